@@ -1,0 +1,151 @@
+// Element types, their C++ storage types and the dtype switch used by every kernel family.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "core/error.h"
+
+namespace sx {
+
+enum class DType : uint8_t { Bool, UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64 };
+
+// IEEE half precision, stored as bits; arithmetic happens in float.
+struct Half {
+  uint16_t x = 0;
+  Half() = default;
+  Half(float f) : x(from_float(f)) {}
+  operator float() const { return to_float(x); }
+  static uint16_t from_float(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    uint32_t sign = (u >> 16) & 0x8000u;
+    uint32_t mag = u & 0x7fffffffu;
+    if (mag >= 0x7f800000u) return uint16_t(sign | 0x7c00u | (mag > 0x7f800000u ? 0x200u : 0u));
+    if (mag >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // overflow to inf
+    if (mag < 0x38800000u) {                                  // subnormal or zero
+      float a;
+      std::memcpy(&a, &mag, 4);
+      uint32_t r = uint32_t(std::nearbyint(a * 16777216.0f));  // a / 2^-24
+      return uint16_t(sign | r);
+    }
+    uint32_t e = mag - 0x38000000u;  // rebias exponent
+    uint32_t r = (e + 0x0fffu + ((e >> 13) & 1u)) >> 13;  // round to nearest even
+    return uint16_t(sign | r);
+  }
+  static float to_float(uint16_t h) {
+    uint32_t sign = uint32_t(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    uint32_t u;
+    if (exp == 0) {
+      float f = float(man) * 5.9604644775390625e-8f;  // 2^-24
+      std::memcpy(&u, &f, 4);
+      u |= sign;
+    } else if (exp == 31) {
+      u = sign | 0x7f800000u | (man << 13);
+    } else {
+      u = sign | ((exp + 112u) << 23) | (man << 13);
+    }
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+};
+
+// bfloat16: the top half of a float32, rounded to nearest even.
+struct BFloat16 {
+  uint16_t x = 0;
+  BFloat16() = default;
+  BFloat16(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+      x = uint16_t((u >> 16) | 0x40u);
+    } else {
+      x = uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    }
+  }
+  operator float() const {
+    uint32_t u = uint32_t(x) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+};
+
+// Accumulation / compute type for a storage type (halves compute in float).
+template <typename T> struct Acc { using type = T; };
+template <> struct Acc<Half> { using type = float; };
+template <> struct Acc<BFloat16> { using type = float; };
+template <> struct Acc<bool> { using type = int64_t; };
+template <> struct Acc<uint8_t> { using type = int64_t; };
+template <> struct Acc<int32_t> { using type = int64_t; };
+template <typename T> using acc_t = typename Acc<T>::type;
+
+inline size_t itemsize(DType d) {
+  switch (d) {
+    case DType::Bool: case DType::UInt8: return 1;
+    case DType::Float16: case DType::BFloat16: return 2;
+    case DType::Int32: case DType::Float32: return 4;
+    default: return 8;
+  }
+}
+inline bool is_floating(DType d) { return d >= DType::Float16; }
+inline bool is_integral(DType d, bool include_bool) {
+  return d == DType::Bool ? include_bool : !is_floating(d);
+}
+
+inline const char* dtype_name(DType d) {
+  switch (d) {
+    case DType::Bool: return "bool";
+    case DType::UInt8: return "uint8";
+    case DType::Int32: return "int32";
+    case DType::Int64: return "int64";
+    case DType::Float16: return "float16";
+    case DType::BFloat16: return "bfloat16";
+    case DType::Float32: return "float32";
+    case DType::Float64: return "float64";
+  }
+  return "?";
+}
+
+// PyTorch's promotion lattice: bool < uint8 < int32 < int64 < float16/bfloat16 < float32 < float64,
+// with float16 and bfloat16 promoting to float32.
+inline DType promote_types(DType a, DType b) {
+  if (a == b) return a;
+  if ((a == DType::Float16 && b == DType::BFloat16) || (a == DType::BFloat16 && b == DType::Float16))
+    return DType::Float32;
+  return a > b ? a : b;
+}
+
+// Calls fn with a value of the C++ type matching dtype (used once per kernel family).
+#define SX_DISPATCH_CASE(ENUM, TYPE, ...) \
+  case ::sx::DType::ENUM: {               \
+    using scalar_t = TYPE;                \
+    __VA_ARGS__();                        \
+    break;                                \
+  }
+
+#define SX_DISPATCH_ALL(DT, NAME, ...)                                                   \
+  switch (DT) {                                                                          \
+    SX_DISPATCH_CASE(Bool, bool, __VA_ARGS__)                                            \
+    SX_DISPATCH_CASE(UInt8, uint8_t, __VA_ARGS__)                                        \
+    SX_DISPATCH_CASE(Int32, int32_t, __VA_ARGS__)                                        \
+    SX_DISPATCH_CASE(Int64, int64_t, __VA_ARGS__)                                        \
+    SX_DISPATCH_CASE(Float16, ::sx::Half, __VA_ARGS__)                                   \
+    SX_DISPATCH_CASE(BFloat16, ::sx::BFloat16, __VA_ARGS__)                              \
+    SX_DISPATCH_CASE(Float32, float, __VA_ARGS__)                                        \
+    SX_DISPATCH_CASE(Float64, double, __VA_ARGS__)                                       \
+  }
+
+#define SX_DISPATCH_FLOAT(DT, NAME, ...)                                                 \
+  switch (DT) {                                                                          \
+    SX_DISPATCH_CASE(Float16, ::sx::Half, __VA_ARGS__)                                   \
+    SX_DISPATCH_CASE(BFloat16, ::sx::BFloat16, __VA_ARGS__)                              \
+    SX_DISPATCH_CASE(Float32, float, __VA_ARGS__)                                        \
+    SX_DISPATCH_CASE(Float64, double, __VA_ARGS__)                                       \
+    default: throw ::sx::TypeError(std::string("[") + NAME + "] expected a floating dtype, got " + ::sx::dtype_name(DT)); \
+  }
+
+}  // namespace sx

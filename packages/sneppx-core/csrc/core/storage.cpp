@@ -1,0 +1,112 @@
+#include "core/storage.h"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace sx {
+
+void* cuda_alloc(size_t nbytes, int index);  // csrc/cuda
+void cuda_free(void* p, int index);
+
+namespace {
+constexpr size_t kAlign = 64;
+constexpr size_t kCacheMin = 256 * 1024;
+constexpr size_t kCacheMax = size_t(1) << 30;  // never hold more than 1 GiB idle
+
+struct BlockCache {
+  std::mutex mu;
+  std::multimap<size_t, void*> free_blocks;  // size -> block
+  size_t cached = 0;
+};
+BlockCache& cache() {
+  static BlockCache* c = new BlockCache();  // leaked on purpose: outlives static tensors
+  return *c;
+}
+size_t round_size(size_t n) {
+  if (n < kCacheMin) return (n + kAlign - 1) / kAlign * kAlign;
+  return (n + 4095) / 4096 * 4096;
+}
+}  // namespace
+
+void* cpu_alloc(size_t nbytes) {
+  size_t n = round_size(nbytes == 0 ? 1 : nbytes);
+  if (n >= kCacheMin) {
+    BlockCache& c = cache();
+    std::lock_guard<std::mutex> g(c.mu);
+    auto it = c.free_blocks.find(n);
+    if (it != c.free_blocks.end()) {
+      void* p = it->second;
+      c.free_blocks.erase(it);
+      c.cached -= n;
+      return p;
+    }
+  }
+  void* p = std::aligned_alloc(kAlign, n);
+  if (!p) {
+    cpu_empty_cache();
+    p = std::aligned_alloc(kAlign, n);
+  }
+  if (!p) throw MemoryError(msg("[alloc] cannot allocate ", nbytes, " bytes on cpu"));
+  return p;
+}
+
+void cpu_free(void* p, size_t nbytes) {
+  size_t n = round_size(nbytes == 0 ? 1 : nbytes);
+  if (n >= kCacheMin && n <= kCacheMax / 4) {
+    BlockCache& c = cache();
+    std::lock_guard<std::mutex> g(c.mu);
+    while (c.cached + n > kCacheMax && !c.free_blocks.empty()) {
+      auto it = c.free_blocks.begin();
+      c.cached -= it->first;
+      std::free(it->second);
+      c.free_blocks.erase(it);
+    }
+    c.free_blocks.emplace(n, p);
+    c.cached += n;
+    return;
+  }
+  std::free(p);
+}
+
+size_t cpu_empty_cache() {
+  BlockCache& c = cache();
+  std::lock_guard<std::mutex> g(c.mu);
+  size_t released = c.cached;
+  for (auto& kv : c.free_blocks) std::free(kv.second);
+  c.free_blocks.clear();
+  c.cached = 0;
+  return released;
+}
+
+size_t cpu_cached_bytes() {
+  BlockCache& c = cache();
+  std::lock_guard<std::mutex> g(c.mu);
+  return c.cached;
+}
+
+std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
+  auto s = std::make_shared<Storage>();
+  s->nbytes = nbytes;
+  s->device = device;
+  s->data = device.type == DeviceType::CPU ? cpu_alloc(nbytes) : cuda_alloc(nbytes, device.index);
+  return s;
+}
+
+std::shared_ptr<Storage> Storage::wrap(void* data, size_t nbytes, Device device, std::shared_ptr<void> owner) {
+  auto s = std::make_shared<Storage>();
+  s->data = data;
+  s->nbytes = nbytes;
+  s->device = device;
+  s->owner = owner ? std::move(owner) : std::shared_ptr<void>(data, [](void*) {});
+  return s;
+}
+
+Storage::~Storage() {
+  if (owner || !data) return;  // foreign memory: the owner's deleter frees it
+  if (device.type == DeviceType::CPU) cpu_free(data, nbytes);
+  else cuda_free(data, device.index);
+}
+
+}  // namespace sx

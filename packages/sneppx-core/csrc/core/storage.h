@@ -1,0 +1,39 @@
+// Reference-counted, 64-byte aligned memory with a device and a version counter.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <memory>
+
+#include "core/device.h"
+
+namespace sx {
+
+struct Storage {
+  void* data = nullptr;
+  size_t nbytes = 0;
+  Device device;
+  // Bumped by every in-place write; autograd compares it with the value seen at save time.
+  uint32_t version = 0;
+  // Keeps foreign memory (a NumPy array, a DLPack capsule) alive; empty for our own blocks.
+  std::shared_ptr<void> owner;
+
+  Storage() = default;
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  ~Storage();
+
+  // Allocates nbytes on device (contents undefined).
+  static std::shared_ptr<Storage> allocate(size_t nbytes, Device device);
+  // Wraps memory owned by someone else; owner is released when the storage dies.
+  static std::shared_ptr<Storage> wrap(void* data, size_t nbytes, Device device, std::shared_ptr<void> owner);
+};
+
+// The CPU allocator: 64-byte aligned blocks; blocks of 256 KiB and more are cached for reuse so
+// that large temporaries do not pay fresh page faults on every op.
+void* cpu_alloc(size_t nbytes);
+void cpu_free(void* p, size_t nbytes);
+// Returns cached blocks to the system; returns the number of bytes released.
+size_t cpu_empty_cache();
+size_t cpu_cached_bytes();
+
+}  // namespace sx

@@ -1,0 +1,63 @@
+// A tensor is (storage, offset, shape, strides, dtype) plus its autograd metadata.
+// `Tensor` is a shared pointer so that Python identity (x.grad is x.grad) and views are cheap.
+#pragma once
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/storage.h"
+
+namespace sx {
+
+struct Node;
+struct TensorImpl;
+using Tensor = std::shared_ptr<TensorImpl>;
+using TensorList = std::vector<Tensor>;
+using GradHook = std::function<Tensor(const Tensor&)>;       // may return nullptr (keep grad)
+using PostAccHook = std::function<void(const Tensor&)>;      // gets the leaf after accumulation
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  int64_t offset = 0;  // in elements
+  Shape shape, strides;
+  DType dtype = DType::Float32;
+
+  // autograd
+  bool requires_grad = false;
+  bool retains_grad = false;
+  Tensor grad;
+  std::shared_ptr<Node> grad_fn;           // null for leaves
+  std::weak_ptr<Node> grad_accumulator;    // leaves only
+  std::vector<GradHook> hooks;             // leaves: run before accumulation
+  std::vector<PostAccHook> post_acc_hooks; // leaves: run after accumulation
+  Tensor view_base;                        // set for views of another tensor
+
+  int64_t dim() const { return int64_t(shape.size()); }
+  int64_t numel() const {
+    int64_t n = 1;
+    for (auto s : shape) n *= s;
+    return n;
+  }
+  Device device() const { return storage->device; }
+  bool is_leaf() const { return grad_fn == nullptr; }
+  bool is_contiguous() const;
+  char* raw() const { return static_cast<char*>(storage->data) + offset * int64_t(itemsize(dtype)); }
+  template <typename T> T* data() const { return reinterpret_cast<T*>(raw()); }
+  uint32_t version() const { return storage->version; }
+  void bump_version() { ++storage->version; }
+};
+
+Shape contiguous_strides(const Shape& shape);
+int64_t shape_numel(const Shape& shape, const char* op);  // checks for overflow and negatives
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
+
+// Uninitialised tensor of the given shape.
+Tensor empty(const Shape& shape, DType dtype, Device device = {});
+// A tensor sharing `base`'s storage with new geometry (no autograd recorded).
+Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset);
+// A new impl aliasing t's data, without autograd history.
+Tensor alias_detached(const Tensor& t);
+std::string describe(const Tensor& t);  // "float32 (2, 3)" for error messages
+
+}  // namespace sx

@@ -1,0 +1,92 @@
+// Strided N-operand iteration: dims are coalesced, the range is split across the thread pool,
+// and the innermost dimension is handed to a kernel as (pointers, byte strides, count).
+#pragma once
+#include <array>
+
+#include "core/parallel.h"
+#include "core/tensor.h"
+
+namespace sx::cpu {
+
+constexpr int64_t kGrain = 32768;
+
+template <int N>
+struct Geometry {
+  Shape shape;
+  std::array<Shape, N> strides;  // in bytes
+};
+
+// Operands must already have `shape` (broadcast operands as stride-0 views).
+template <int N>
+Geometry<N> coalesce(const Shape& shape, const std::array<const TensorImpl*, N>& ts) {
+  Geometry<N> g;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    g.shape.push_back(shape[d]);
+    for (int k = 0; k < N; ++k) g.strides[k].push_back(ts[k]->strides[d] * int64_t(itemsize(ts[k]->dtype)));
+  }
+  // Merge dim i into i+1 when every operand is contiguous across them.
+  for (int64_t i = int64_t(g.shape.size()) - 2; i >= 0; --i) {
+    bool ok = true;
+    for (int k = 0; k < N; ++k) ok = ok && g.strides[k][i] == g.strides[k][i + 1] * g.shape[i + 1];
+    if (!ok) continue;
+    g.shape[i] *= g.shape[i + 1];
+    g.shape.erase(g.shape.begin() + i + 1);
+    for (int k = 0; k < N; ++k) {
+      g.strides[k][i] = g.strides[k][i + 1];
+      g.strides[k].erase(g.strides[k].begin() + i + 1);
+    }
+  }
+  return g;
+}
+
+// fn(char* ptrs[N], const int64_t inner_strides[N], int64_t n)
+template <int N, typename F>
+void for_each(const Shape& shape, const std::array<const TensorImpl*, N>& ts, F&& fn, int64_t grain = kGrain) {
+  Geometry<N> g = coalesce<N>(shape, ts);
+  std::array<char*, N> base;
+  for (int k = 0; k < N; ++k) base[k] = ts[k]->raw();
+  int64_t nd = int64_t(g.shape.size());
+  if (nd == 0) {
+    int64_t zero[N] = {};
+    char* p[N];
+    for (int k = 0; k < N; ++k) p[k] = base[k];
+    int64_t numel = 1;
+    for (auto s : shape) numel *= s;
+    if (numel) fn(p, zero, 1);
+    return;
+  }
+  int64_t total = 1;
+  for (auto s : g.shape) total *= s;
+  int64_t inner = g.shape[nd - 1];
+  parallel_for(total, grain, [&](int64_t b, int64_t e) {
+    // multi-index of b
+    Shape idx(nd);
+    int64_t rem = b;
+    for (int64_t d = nd - 1; d >= 0; --d) {
+      idx[d] = rem % g.shape[d];
+      rem /= g.shape[d];
+    }
+    int64_t istr[N];
+    for (int k = 0; k < N; ++k) istr[k] = g.strides[k][nd - 1];
+    int64_t pos = b;
+    while (pos < e) {
+      char* p[N];
+      for (int k = 0; k < N; ++k) {
+        int64_t off = 0;
+        for (int64_t d = 0; d < nd; ++d) off += idx[d] * g.strides[k][d];
+        p[k] = base[k] + off;
+      }
+      int64_t n = std::min(inner - idx[nd - 1], e - pos);
+      fn(p, istr, n);
+      pos += n;
+      idx[nd - 1] += n;
+      for (int64_t d = nd - 1; d > 0 && idx[d] >= g.shape[d]; --d) {
+        idx[d] = 0;
+        idx[d - 1]++;
+      }
+    }
+  });
+}
+
+}  // namespace sx::cpu

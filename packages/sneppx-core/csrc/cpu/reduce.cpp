@@ -1,0 +1,130 @@
+// Reduction kernels over a contiguous (outer, n, inner) layout: the reduced axis is `n`.
+// inner == 1 reduces rows; inner > 1 accumulates whole rows (vectorises over inner).
+#include <cmath>
+#include <limits>
+
+#include "cpu/kernels.h"
+#include "cpu/loops.h"
+#include "cpu/reduce.h"
+
+namespace sx::cpu {
+namespace {
+
+template <typename T, typename C, typename Init, typename Step, typename Fin>
+void reduce_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, Init init, Step step, Fin fin) {
+  parallel_for(outer * inner, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+    if (inner == 1) {
+      for (int64_t o = b; o < e; ++o) {
+        const T* p = in + o * n;
+        C acc[8];
+        for (int k = 0; k < 8; ++k) acc[k] = init();
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8)
+          for (int k = 0; k < 8; ++k) acc[k] = step(acc[k], C(p[i + k]));
+        for (; i < n; ++i) acc[0] = step(acc[0], C(p[i]));
+        C r = acc[0];
+        for (int k = 1; k < 8; ++k) r = step(r, acc[k]);
+        out[o] = T(fin(r));
+      }
+    } else {
+      std::vector<C> acc;
+      for (int64_t idx = b; idx < e;) {
+        int64_t o = idx / inner, j0 = idx % inner, j1 = std::min(inner, j0 + (e - idx));
+        acc.assign(size_t(j1 - j0), init());
+        for (int64_t i = 0; i < n; ++i) {
+          const T* p = in + (o * n + i) * inner;
+          for (int64_t j = j0; j < j1; ++j) acc[size_t(j - j0)] = step(acc[size_t(j - j0)], C(p[j]));
+        }
+        for (int64_t j = j0; j < j1; ++j) out[o * inner + j] = T(fin(acc[size_t(j - j0)]));
+        idx += j1 - j0;
+      }
+    }
+  });
+}
+
+template <typename C> C nan_max(C a, C b) {
+  if constexpr (!std::is_integral_v<C>) if (a != a || b != b) return std::numeric_limits<C>::quiet_NaN();
+  return a > b ? a : b;
+}
+template <typename C> C nan_min(C a, C b) {
+  if constexpr (!std::is_integral_v<C>) if (a != a || b != b) return std::numeric_limits<C>::quiet_NaN();
+  return a < b ? a : b;
+}
+
+}  // namespace
+
+void reduce(ReduceOp op, const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner) {
+  SX_DISPATCH_ALL(in->dtype, "reduce", [&] {
+    using T = scalar_t;
+    using C = std::conditional_t<std::is_same_v<T, bool>, int64_t, acc_t<T>>;
+    const T* p = in->data<T>();
+    T* o = out->data<T>();
+    switch (op) {
+      case ReduceOp::Sum:
+        reduce_loop<T, C>(p, o, outer, n, inner, [] { return C(0); }, [](C a, C b) { return a + b; }, [](C a) { return a; });
+        break;
+      case ReduceOp::Prod:
+        reduce_loop<T, C>(p, o, outer, n, inner, [] { return C(1); }, [](C a, C b) { return a * b; }, [](C a) { return a; });
+        break;
+      case ReduceOp::Max:
+        reduce_loop<T, C>(p, o, outer, n, inner, [] { return std::numeric_limits<C>::lowest(); },
+                          [](C a, C b) { return nan_max(a, b); }, [](C a) { return a; });
+        break;
+      case ReduceOp::Min:
+        reduce_loop<T, C>(p, o, outer, n, inner, [] { return std::numeric_limits<C>::max(); },
+                          [](C a, C b) { return nan_min(a, b); }, [](C a) { return a; });
+        break;
+    }
+  });
+}
+
+void arg_reduce(bool is_max, const Tensor& in, const Tensor& values, const Tensor& indices, int64_t outer, int64_t n,
+                int64_t inner) {
+  SX_DISPATCH_ALL(in->dtype, "argmax", [&] {
+    using T = scalar_t;
+    using C = acc_t<T>;
+    const T* p = in->data<T>();
+    T* v = values->data<T>();
+    int64_t* ix = indices->data<int64_t>();
+    parallel_for(outer * inner, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t idx = b; idx < e; ++idx) {
+        int64_t o = idx / inner, j = idx % inner;
+        const T* q = p + o * n * inner + j;
+        C best = C(q[0]);
+        int64_t bi = 0;
+        for (int64_t i = 1; i < n; ++i) {
+          C x = C(q[i * inner]);
+          if constexpr (!std::is_integral_v<C>) if (best != best) break;  // NaN wins, first one
+          bool better = is_max ? (x > best) : (x < best);
+          if constexpr (!std::is_integral_v<C>) better = better || (x != x);
+          if (better) { best = x; bi = i; }
+        }
+        v[idx] = T(best);
+        ix[idx] = bi;
+      }
+    });
+  });
+}
+
+void cumsum(const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner) {
+  SX_DISPATCH_ALL(in->dtype, "cumsum", [&] {
+    using T = scalar_t;
+    using C = acc_t<T>;
+    const T* p = in->data<T>();
+    T* o = out->data<T>();
+    parallel_for(outer, std::max<int64_t>(1, kGrain / std::max<int64_t>(n * inner, 1)), [&](int64_t b, int64_t e) {
+      std::vector<C> acc(static_cast<size_t>(inner));
+      for (int64_t oo = b; oo < e; ++oo) {
+        std::fill(acc.begin(), acc.end(), C(0));
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t j = 0; j < inner; ++j) {
+            int64_t k = (oo * n + i) * inner + j;
+            acc[size_t(j)] += C(p[k]);
+            o[k] = T(acc[size_t(j)]);
+          }
+      }
+    });
+  });
+}
+
+}  // namespace sx::cpu

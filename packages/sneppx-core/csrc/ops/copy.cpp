@@ -1,0 +1,113 @@
+// Dtype conversion, copies and in-place assignment (with autograd history rebasing).
+#include "cpu/kernels.h"
+#include "ops/common.h"
+
+namespace sx {
+
+void* cuda_alloc(size_t nbytes, int index);
+
+Tensor expand_view(const Tensor& t, const Shape& shape) {
+  if (t->shape == shape) return t;
+  int64_t nd = int64_t(shape.size()), off = nd - t->dim();
+  Shape st(nd, 0);
+  for (int64_t i = 0; i < t->dim(); ++i) st[off + i] = t->shape[i] == 1 && shape[off + i] != 1 ? 0 : t->strides[i];
+  auto v = make_view(t, shape, st, t->offset);
+  return v;
+}
+
+Tensor cast_nograd(const Tensor& t, DType dt) {
+  if (t->dtype == dt) return t;
+  Tensor out = empty(t->shape, dt, t->device());
+  cpu::copy(out, t);
+  return out;
+}
+
+Tensor grad_for(const Tensor& g, const Tensor& t) {
+  if (!g) return g;
+  Tensor r = g->shape == t->shape ? g : sum_to(g, t->shape);
+  return r->dtype == t->dtype ? r : to_dtype(r, t->dtype);
+}
+
+void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
+  SX_CHECK(a->device() == b->device(), RuntimeError, "[", op, "] expected tensors on the same device, got ",
+           a->device().str(), " and ", b->device().str());
+}
+
+IntList normalize_dims(const OptDims& dims, int64_t ndim, const char* op) {
+  IntList out;
+  if (!dims) {
+    for (int64_t i = 0; i < ndim; ++i) out.push_back(i);
+    return out;
+  }
+  for (auto d : *dims) out.push_back(wrap_dim(d, ndim, op));
+  std::sort(out.begin(), out.end());
+  SX_CHECK(std::adjacent_find(out.begin(), out.end()) == out.end(), ValueError, "[", op, "] dim appears twice in ",
+           shape_str(*dims));
+  if (ndim == 0) out.clear();
+  return out;
+}
+
+Tensor to_dtype(const Tensor& x, DType dt) {
+  if (x->dtype == dt) return x;
+  Tensor out = cast_nograd(x, dt);
+  if (!is_floating(dt)) return out;  // integer results carry no gradient
+  DType src = x->dtype;
+  return record("ToCopyBackward", {x}, out, [src](const Tensor& g) { return TensorList{to_dtype(g, src)}; });
+}
+
+Tensor clone_nograd(const Tensor& x) {
+  Tensor out = empty(x->shape, x->dtype, x->device());
+  cpu::copy(out, x);
+  return out;
+}
+
+Tensor contiguous(const Tensor& x) { return x->is_contiguous() ? x : clone(x); }
+
+Tensor clone(const Tensor& x) {
+  Tensor out = clone_nograd(x);
+  return record("CloneBackward", {x}, out, [](const Tensor& g) { return TensorList{g}; });
+}
+
+Tensor detach(const Tensor& x) { return alias_detached(x); }
+
+Tensor to_device(const Tensor& x, Device d) {
+  if (x->device() == d) return x;
+  cuda_alloc(0, d.index);  // throws a clear error in builds without CUDA
+  throw RuntimeError("[to] copies between devices are not implemented in this build");
+}
+
+void assign_inplace(const Tensor& x, const Tensor& value, const char* op) {
+  bool track = grad_mode::enabled() && (x->requires_grad || value->requires_grad);
+  if (track) {
+    SX_CHECK(!(x->is_leaf() && x->requires_grad), RuntimeError, "[", op,
+             "] a leaf tensor that requires grad is being used in an in-place operation; wrap it in no_grad() "
+             "or use an out-of-place op");
+    SX_CHECK(!x->view_base, RuntimeError, "[", op,
+             "] in-place writes into a view take part in autograd here only outside of grad mode; use an "
+             "out-of-place op (e.g. torch-style where/cat) instead");
+  }
+  Shape bs = broadcast_shapes(x->shape, value->shape, op);
+  SX_CHECK(bs == x->shape, ValueError, "[", op, "] cannot write a value of shape ", shape_str(value->shape),
+           " into a tensor of shape ", shape_str(x->shape));
+  Tensor src = value->storage == x->storage ? clone_nograd(value) : value;
+  cpu::copy(x, expand_view(src, x->shape));
+  x->bump_version();
+  if (track) {
+    Shape vs = value->shape;
+    DType vd = value->dtype;
+    Tensor tmp = empty({0}, x->dtype);
+    record(op, {value}, tmp, [vs, vd](const Tensor& g) {
+      Tensor r = g->shape == vs ? g : sum_to(g, vs);
+      return TensorList{r->dtype == vd ? r : to_dtype(r, vd)};
+    });
+    x->grad_fn = tmp->grad_fn;
+    x->requires_grad = true;
+  }
+}
+
+void copy_(const Tensor& dst, const Tensor& src) {
+  check_same_device("copy_", dst, src);
+  assign_inplace(dst, src, "copy_");
+}
+
+}  // namespace sx

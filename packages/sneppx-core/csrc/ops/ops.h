@@ -1,0 +1,167 @@
+// The public C++ op set. Each op validates its arguments (errors name the op, shapes and
+// dtypes), promotes dtypes, computes the output, and records autograd when needed.
+#pragma once
+#include <optional>
+#include <utility>
+
+#include "autograd/node.h"
+#include "core/generator.h"
+#include "core/tensor.h"
+
+namespace sx {
+
+// A Python number: keeps its kind for type promotion (int + float tensor stays float32, ...).
+struct Scalar {
+  enum Kind : uint8_t { Bool, Int, Float } kind = Float;
+  double d = 0;
+  int64_t i = 0;
+  Scalar() = default;
+  Scalar(double v) : kind(Float), d(v), i(int64_t(v)) {}
+  Scalar(float v) : Scalar(double(v)) {}
+  Scalar(int64_t v) : kind(Int), d(double(v)), i(v) {}
+  Scalar(int v) : Scalar(int64_t(v)) {}
+  Scalar(bool v) : kind(Bool), d(v), i(v) {}
+  template <typename T> T to() const {
+    if constexpr (std::is_integral_v<T>) return kind == Float ? T(d) : T(i);
+    else return T(kind == Float ? d : double(i));
+  }
+};
+using IntList = std::vector<int64_t>;
+using OptDims = std::optional<IntList>;  // nullopt = all dims
+
+// ---- dtype / promotion helpers
+DType result_type(const Tensor& a, const Tensor& b);
+DType scalar_result_type(const Tensor& t, const Scalar& s);
+Tensor scalar_tensor(const Scalar& s, DType dtype, Device device = {});
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+
+// ---- factories (factory.cpp)
+Tensor zeros(const Shape& s, DType dt = DType::Float32, Device dev = {});
+Tensor ones(const Shape& s, DType dt = DType::Float32, Device dev = {});
+Tensor full(const Shape& s, const Scalar& v, DType dt, Device dev = {});
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+Tensor arange(double start, double end, double step, DType dt);
+Tensor linspace(double start, double end, int64_t steps, DType dt);
+Tensor eye(int64_t n, int64_t m, DType dt);
+Tensor rand(const Shape& s, DType dt, Generator* g);
+Tensor randn(const Shape& s, DType dt, Generator* g);
+Tensor randint(int64_t low, int64_t high, const Shape& s, DType dt, Generator* g);
+Tensor randperm(int64_t n, DType dt, Generator* g);
+Tensor multinomial(const Tensor& probs, int64_t n, bool replacement, Generator* g);
+Tensor bernoulli(const Tensor& p, Generator* g);
+void uniform_(const Tensor& t, double lo, double hi, Generator* g);
+void normal_(const Tensor& t, double mean, double std, Generator* g);
+void fill_(const Tensor& t, const Scalar& v);
+
+// ---- conversion and copies (copy.cpp)
+Tensor to_dtype(const Tensor& x, DType dt);  // differentiable; returns x when dt matches
+Tensor contiguous(const Tensor& x);
+Tensor clone(const Tensor& x);
+void copy_(const Tensor& dst, const Tensor& src);  // broadcasts src, converts dtype, bumps version
+Tensor detach(const Tensor& x);
+Tensor to_device(const Tensor& x, Device d);
+
+// ---- elementwise (elementwise.cpp)
+enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, FloorDiv, Rem, Pow, Max, Min, Atan2,
+                                Eq, Ne, Lt, Le, Gt, Ge, And, Or, Xor };
+enum class UnaryOp : uint8_t { Neg, Abs, Exp, Log, Log1p, Expm1, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid,
+                               Relu, Gelu, GeluTanh, Silu, Erf, Sign, Floor, Ceil, Round, Trunc,
+                               Reciprocal, Not, IsNan, IsInf, IsFinite, Log2, Square };
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
+Tensor unary(UnaryOp op, const Tensor& x);
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, const Scalar& b);
+Tensor mul(const Tensor& a, const Scalar& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Scalar& b);
+Tensor neg(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor sign(const Tensor& x);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& v);
+Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi);
+Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w);
+Tensor softplus(const Tensor& x, double beta, double threshold);
+Tensor leaky_relu(const Tensor& x, double slope);
+Tensor elu(const Tensor& x, double alpha);
+// In place: computes f(x, ...) and writes into x (version bump, autograd history rebased).
+void assign_inplace(const Tensor& x, const Tensor& value, const char* op);
+
+// ---- reductions (reduce.cpp)
+Tensor sum(const Tensor& x, const OptDims& dims = std::nullopt, bool keepdim = false,
+           std::optional<DType> dt = std::nullopt);
+Tensor mean(const Tensor& x, const OptDims& dims = std::nullopt, bool keepdim = false);
+Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim);
+Tensor amax(const Tensor& x, const OptDims& dims, bool keepdim);
+Tensor amin(const Tensor& x, const OptDims& dims, bool keepdim);
+std::pair<Tensor, Tensor> max_dim(const Tensor& x, int64_t dim, bool keepdim);
+std::pair<Tensor, Tensor> min_dim(const Tensor& x, int64_t dim, bool keepdim);
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim);
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim);
+Tensor var(const Tensor& x, const OptDims& dims, double correction, bool keepdim);
+Tensor std_(const Tensor& x, const OptDims& dims, double correction, bool keepdim);
+Tensor logsumexp(const Tensor& x, const OptDims& dims, bool keepdim);
+Tensor norm(const Tensor& x, double p, const OptDims& dims, bool keepdim);
+Tensor all(const Tensor& x, const OptDims& dims, bool keepdim);
+Tensor any(const Tensor& x, const OptDims& dims, bool keepdim);
+Tensor cumsum(const Tensor& x, int64_t dim);
+Tensor sum_to(const Tensor& g, const Shape& shape);  // reduces broadcast dims back to shape
+
+// ---- linear algebra (linalg.cpp)
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor outer(const Tensor& a, const Tensor& b);
+
+// ---- shapes and views (shape.cpp)
+Tensor reshape(const Tensor& x, const IntList& shape);
+Tensor view(const Tensor& x, const IntList& shape);
+Tensor transpose(const Tensor& x, int64_t d0, int64_t d1);
+Tensor permute(const Tensor& x, const IntList& dims);
+Tensor squeeze(const Tensor& x, const OptDims& dims);
+Tensor unsqueeze(const Tensor& x, int64_t dim);
+Tensor expand(const Tensor& x, const IntList& shape);
+Tensor flatten(const Tensor& x, int64_t start, int64_t end);
+Tensor unflatten(const Tensor& x, int64_t dim, const IntList& sizes);
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
+Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> stop,
+             int64_t step);
+Tensor select(const Tensor& x, int64_t dim, int64_t index);
+Tensor cat(const TensorList& xs, int64_t dim);
+Tensor stack(const TensorList& xs, int64_t dim);
+TensorList split(const Tensor& x, const IntList& sizes, int64_t dim);
+TensorList split_size(const Tensor& x, int64_t size, int64_t dim);
+TensorList chunk(const Tensor& x, int64_t chunks, int64_t dim);
+Tensor tril(const Tensor& x, int64_t k);
+Tensor triu(const Tensor& x, int64_t k);
+Tensor flip(const Tensor& x, const IntList& dims);
+Tensor roll(const Tensor& x, const IntList& shifts, const IntList& dims);
+Tensor repeat(const Tensor& x, const IntList& reps);
+// Gradient of slice(x, dim, start, .., step): zeros of `shape` with g written into the slice.
+Tensor slice_backward(const Tensor& g, const Shape& shape, int64_t dim, int64_t start, int64_t step);
+
+// ---- indexing (index.cpp)
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, double alpha);
+Tensor one_hot(const Tensor& x, int64_t num_classes);
+std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted);
+std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending, bool stable);
+Tensor nonzero(const Tensor& x);
+// Advanced indexing with integer tensors for a leading run of dims (NumPy rules applied by caller):
+// result[b..., rest...] = x[i0[b], i1[b], ..., rest...].
+Tensor index_front(const Tensor& x, const TensorList& indices);
+// out-of-place index_put on the leading dims: result = x; result[idx...] (+)= values.
+Tensor index_put_front(const Tensor& x, const TensorList& indices, const Tensor& values, bool accumulate);
+
+}  // namespace sx

@@ -1,0 +1,220 @@
+// Reductions. Each finds an (outer, n, inner) layout of its input (copying only when the reduced
+// dims are not one contiguous block), runs a kernel, and records a vjp written with public ops.
+#include <cmath>
+
+#include "cpu/kernels.h"
+#include "cpu/reduce.h"
+#include "ops/common.h"
+
+namespace sx {
+
+namespace {
+struct Layout {
+  Tensor data;  // contiguous
+  int64_t outer = 1, n = 1, inner = 1;
+  Shape out_shape, keep_shape;
+};
+
+Layout layout_for(const Tensor& x, const IntList& dims) {
+  Layout L;
+  int64_t nd = x->dim();
+  std::vector<bool> red(size_t(nd), false);
+  for (auto d : dims) red[size_t(d)] = true;
+  for (int64_t i = 0; i < nd; ++i) {
+    L.keep_shape.push_back(red[size_t(i)] ? 1 : x->shape[i]);
+    if (!red[size_t(i)]) L.out_shape.push_back(x->shape[i]);
+  }
+  bool block = dims.empty() || (dims.back() - dims.front() + 1 == int64_t(dims.size()));
+  if (block && x->is_contiguous()) {
+    L.data = x;
+    int64_t lo = dims.empty() ? nd : dims.front(), hi = dims.empty() ? nd - 1 : dims.back();
+    for (int64_t i = 0; i < nd; ++i) (i < lo ? L.outer : (i <= hi ? L.n : L.inner)) *= x->shape[i];
+    return L;
+  }
+  IntList perm;
+  for (int64_t i = 0; i < nd; ++i) if (!red[size_t(i)]) perm.push_back(i), L.outer *= x->shape[i];
+  for (auto d : dims) perm.push_back(d), L.n *= x->shape[d];
+  Shape ps, pst;
+  for (auto p : perm) ps.push_back(x->shape[p]), pst.push_back(x->strides[p]);
+  L.data = clone_nograd(make_view(x, ps, pst, x->offset));
+  return L;
+}
+
+// Expands a reduced gradient back to the input's shape.
+Tensor expand_back(const Tensor& g, const Shape& keep, const Shape& full_shape) {
+  return expand(reshape(g, keep), full_shape);
+}
+
+Tensor reduce_impl(cpu::ReduceOp op, const Tensor& x, const IntList& dims, bool keepdim, DType dt, const char* name) {
+  Tensor xc = cast_nograd(x, dt);
+  Layout L = layout_for(xc, dims);
+  if (dims.empty() && x->dim() > 0) L.n = 1;
+  SX_CHECK(L.n > 0 || op == cpu::ReduceOp::Sum || op == cpu::ReduceOp::Prod, IndexError, "[", name,
+           "] cannot reduce over an empty dimension of a tensor of shape ", shape_str(x->shape));
+  Tensor out = empty(keepdim ? L.keep_shape : L.out_shape, dt, x->device());
+  cpu::reduce(op, L.data, out, L.outer, L.n, L.inner);
+  return out;
+}
+}  // namespace
+
+Tensor sum(const Tensor& x, const OptDims& dims, bool keepdim, std::optional<DType> dt) {
+  IntList d = normalize_dims(dims, x->dim(), "sum");
+  DType rt = dt ? *dt : (is_floating(x->dtype) ? x->dtype : DType::Int64);
+  if (dims && dims->empty()) d = normalize_dims(std::nullopt, x->dim(), "sum");  // sum(dim=[]) = all
+  Tensor out = reduce_impl(cpu::ReduceOp::Sum, x, d, keepdim, rt, "sum");
+  if (!is_floating(rt) || !needs_grad({&x})) return out;
+  Shape keep, xs = x->shape;
+  for (int64_t i = 0; i < x->dim(); ++i) keep.push_back(std::find(d.begin(), d.end(), i) != d.end() ? 1 : xs[i]);
+  DType xd = x->dtype;
+  return record("SumBackward", {x}, out, [keep, xs, xd](const Tensor& g) {
+    return TensorList{to_dtype(expand_back(g, keep, xs), xd)};
+  });
+}
+
+Tensor mean(const Tensor& x, const OptDims& dims, bool keepdim) {
+  SX_CHECK(is_floating(x->dtype), TypeError, "[mean] expected a floating tensor, got ", describe(x),
+           "; convert it with .float() first");
+  IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "mean");
+  int64_t n = 1;
+  for (auto i : d) n *= x->shape[i];
+  return mul(sum(x, d, keepdim), Scalar(1.0 / double(n)));
+}
+
+Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  IntList d = dim ? IntList{wrap_dim(*dim, x->dim(), "prod")} : normalize_dims(std::nullopt, x->dim(), "prod");
+  if (x->dim() == 0) d.clear();
+  DType rt = is_floating(x->dtype) ? x->dtype : DType::Int64;
+  Tensor out = reduce_impl(cpu::ReduceOp::Prod, x, d, keepdim, rt, "prod");
+  if (!is_floating(rt) || !needs_grad({&x})) return out;
+  Saved sx(x), so(alias_detached(out));
+  return record("ProdBackward", {x}, out, [sx, so, d, keepdim](const Tensor& g) {
+    // d prod / d x_i = prod / x_i (inputs here are assumed non-zero, as in the simple formula)
+    const Tensor& v = sx.get();
+    Tensor o = so.get(), gg = g;
+    if (!keepdim) for (auto i : d) o = unsqueeze(o, i), gg = unsqueeze(gg, i);
+    return TensorList{div(mul(expand(gg, v->shape), expand(o, v->shape)), v)};
+  });
+}
+
+static Tensor extreme(const Tensor& x, const OptDims& dims, bool keepdim, bool is_max) {
+  const char* name = is_max ? "amax" : "amin";
+  IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), name);
+  Tensor out = reduce_impl(is_max ? cpu::ReduceOp::Max : cpu::ReduceOp::Min, x, d, keepdim, x->dtype, name);
+  if (!is_floating(x->dtype) || !needs_grad({&x})) return out;
+  Saved sx(x), so(alias_detached(out));
+  return record(is_max ? "AmaxBackward" : "AminBackward", {x}, out, [sx, so, d, keepdim](const Tensor& g) {
+    const Tensor& v = sx.get();
+    Tensor o = so.get(), gg = g;
+    if (!keepdim) for (auto i : d) o = unsqueeze(o, i), gg = unsqueeze(gg, i);
+    Tensor mask = to_dtype(binary(BinaryOp::Eq, v, o), g->dtype);  // ties share the gradient evenly
+    Tensor count = sum(mask, d, true);
+    return TensorList{div(mul(mask, gg), count)};
+  });
+}
+Tensor amax(const Tensor& x, const OptDims& dims, bool keepdim) { return extreme(x, dims, keepdim, true); }
+Tensor amin(const Tensor& x, const OptDims& dims, bool keepdim) { return extreme(x, dims, keepdim, false); }
+
+static std::pair<Tensor, Tensor> arg_extreme(const Tensor& x, int64_t dim, bool keepdim, bool is_max) {
+  const char* name = is_max ? "max" : "min";
+  int64_t d = wrap_dim(dim, x->dim(), name);
+  Layout L = layout_for(x, x->dim() ? IntList{d} : IntList{});
+  SX_CHECK(L.n > 0, IndexError, "[", name, "] cannot reduce over an empty dimension of a tensor of shape ",
+           shape_str(x->shape));
+  Shape os = keepdim || x->dim() == 0 ? L.keep_shape : L.out_shape;
+  Tensor values = empty(os, x->dtype), idx = empty(os, DType::Int64);
+  cpu::arg_reduce(is_max, L.data, values, idx, L.outer, L.n, L.inner);
+  if (is_floating(x->dtype) && needs_grad({&x}) && x->dim() > 0) {
+    Shape xs = x->shape;
+    Tensor ix = keepdim ? idx : unsqueeze(idx, d);
+    record(is_max ? "MaxBackward" : "MinBackward", {x}, values, [xs, ix, d, keepdim](const Tensor& g) {
+      Tensor gg = keepdim ? g : unsqueeze(g, d);
+      return TensorList{scatter(zeros(xs, g->dtype), d, ix, gg)};
+    });
+  }
+  return {values, idx};
+}
+std::pair<Tensor, Tensor> max_dim(const Tensor& x, int64_t dim, bool keepdim) { return arg_extreme(x, dim, keepdim, true); }
+std::pair<Tensor, Tensor> min_dim(const Tensor& x, int64_t dim, bool keepdim) { return arg_extreme(x, dim, keepdim, false); }
+
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  if (!dim) return arg_extreme(reshape(detach(x), {-1}), 0, false, true).second;
+  return arg_extreme(detach(x), *dim, keepdim, true).second;
+}
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  if (!dim) return arg_extreme(reshape(detach(x), {-1}), 0, false, false).second;
+  return arg_extreme(detach(x), *dim, keepdim, false).second;
+}
+
+Tensor var(const Tensor& x, const OptDims& dims, double correction, bool keepdim) {
+  SX_CHECK(is_floating(x->dtype), TypeError, "[var] expected a floating tensor, got ", describe(x));
+  IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "var");
+  int64_t n = 1;
+  for (auto i : d) n *= x->shape[i];
+  Tensor c = sub(x, mean(x, d, true));
+  return mul(sum(mul(c, c), d, keepdim), Scalar(1.0 / std::max(0.0, double(n) - correction)));
+}
+
+Tensor std_(const Tensor& x, const OptDims& dims, double correction, bool keepdim) {
+  return sqrt(var(x, dims, correction, keepdim));
+}
+
+Tensor logsumexp(const Tensor& x, const OptDims& dims, bool keepdim) {
+  Tensor xf = is_floating(x->dtype) ? x : to_dtype(x, DType::Float32);
+  IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "logsumexp");
+  Tensor m = detach(amax(xf, d, true));
+  m = where(unary(UnaryOp::IsFinite, m), m, zeros_like(m));  // all -inf rows stay -inf, not NaN
+  Tensor out = add(log(sum(exp(sub(xf, m)), d, true)), m);
+  return keepdim ? out : squeeze(out, d);
+}
+
+Tensor norm(const Tensor& x, double p, const OptDims& dims, bool keepdim) {
+  SX_CHECK(is_floating(x->dtype), TypeError, "[norm] expected a floating tensor, got ", describe(x));
+  if (p == 2) return sqrt(sum(mul(x, x), dims, keepdim));
+  if (p == 1) return sum(unary(UnaryOp::Abs, x), dims, keepdim);
+  if (std::isinf(p)) return p > 0 ? amax(unary(UnaryOp::Abs, x), dims, keepdim) : amin(unary(UnaryOp::Abs, x), dims, keepdim);
+  if (p == 0) return sum(to_dtype(binary(BinaryOp::Ne, x, zeros_like(x)), x->dtype), dims, keepdim);
+  return pow(sum(pow(unary(UnaryOp::Abs, x), Scalar(p)), dims, keepdim), Scalar(1.0 / p));
+}
+
+Tensor all(const Tensor& x, const OptDims& dims, bool keepdim) {
+  Tensor nz = unary(UnaryOp::Not, x);  // true where x is zero
+  IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "all");
+  Tensor bad = reduce_impl(cpu::ReduceOp::Max, nz, d, keepdim, DType::Bool, "all");
+  return unary(UnaryOp::Not, bad);
+}
+
+Tensor any(const Tensor& x, const OptDims& dims, bool keepdim) {
+  Tensor b = cast_nograd(x, DType::Bool);
+  IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "any");
+  return reduce_impl(cpu::ReduceOp::Max, b, d, keepdim, DType::Bool, "any");
+}
+
+Tensor cumsum(const Tensor& x, int64_t dim) {
+  int64_t d = wrap_dim(dim, x->dim(), "cumsum");
+  DType rt = is_floating(x->dtype) ? x->dtype : DType::Int64;
+  Tensor xc = contiguous(cast_nograd(x, rt));
+  Tensor out = empty(x->shape, rt);
+  int64_t outer = 1, inner = 1, n = x->dim() ? x->shape[d] : 1;
+  for (int64_t i = 0; i < x->dim(); ++i) {
+    if (i < d) outer *= x->shape[i];
+    if (i > d) inner *= x->shape[i];
+  }
+  cpu::cumsum(xc, out, outer, n, inner);
+  if (!is_floating(rt) || !needs_grad({&x})) return out;
+  return record("CumsumBackward", {x}, out, [d](const Tensor& g) {
+    return TensorList{flip(cumsum(flip(g, {d}), d), {d})};
+  });
+}
+
+Tensor sum_to(const Tensor& g, const Shape& shape) {
+  if (g->shape == shape) return g;
+  int64_t lead = g->dim() - int64_t(shape.size());
+  SX_CHECK(lead >= 0, ValueError, "[sum_to] cannot reduce shape ", shape_str(g->shape), " to ", shape_str(shape));
+  IntList dims;
+  for (int64_t i = 0; i < g->dim(); ++i)
+    if (i < lead || (shape[i - lead] == 1 && g->shape[i] != 1)) dims.push_back(i);
+  Tensor r = dims.empty() ? g : sum(g, dims, true);
+  return reshape(r, shape);
+}
+
+}  // namespace sx

@@ -1,0 +1,344 @@
+// Shape ops. Views share storage with their input; the vjp of each view undoes its geometry.
+#include "cpu/kernels.h"
+#include "ops/common.h"
+
+namespace sx {
+
+namespace {
+Shape infer_shape(const IntList& shape, int64_t numel, const char* op, const Shape& from) {
+  Shape out(shape.begin(), shape.end());
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      SX_CHECK(infer < 0, ValueError, "[", op, "] only one dimension can be -1, got ", shape_str(shape));
+      infer = int64_t(i);
+    } else {
+      SX_CHECK(out[i] >= 0, ValueError, "[", op, "] invalid shape ", shape_str(shape));
+      known *= out[i];
+    }
+  }
+  if (infer >= 0) {
+    SX_CHECK(known != 0 && numel % known == 0, ValueError, "[", op, "] shape ", shape_str(shape),
+             " is invalid for input of shape ", shape_str(from));
+    out[size_t(infer)] = numel / known;
+  }
+  SX_CHECK(shape_numel(out, op) == numel, ValueError, "[", op, "] shape ", shape_str(shape),
+           " is invalid for input of shape ", shape_str(from), " (", numel, " elements)");
+  return out;
+}
+
+// Strides that view (oldshape, oldstride) as newshape without copying, if any exist.
+bool view_strides(const Shape& os, const Shape& ost, const Shape& ns, Shape& nst) {
+  nst.assign(ns.size(), 0);
+  int64_t numel = 1;
+  for (auto s : os) numel *= s;
+  if (numel == 0 || os.empty()) {
+    nst = contiguous_strides(ns);
+    return true;
+  }
+  int64_t view_d = int64_t(ns.size()) - 1, base = ost.back(), tn = 1, vn = 1;
+  for (int64_t d = int64_t(os.size()) - 1; d >= 0; --d) {
+    tn *= os[d];
+    if (d == 0 || (os[d - 1] != 1 && ost[d - 1] != tn * base)) {
+      while (view_d >= 0 && (vn < tn || ns[view_d] == 1)) {
+        nst[view_d] = vn * base;
+        vn *= ns[view_d];
+        --view_d;
+      }
+      if (vn != tn) return false;
+      if (d > 0) {
+        base = ost[d - 1];
+        tn = 1;
+        vn = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+
+Tensor view_op(const char* name, const Tensor& x, Shape shape, Shape strides, int64_t offset, BackwardFn bw) {
+  Tensor out = make_view(x, std::move(shape), std::move(strides), offset);
+  return record(name, {x}, out, std::move(bw));
+}
+}  // namespace
+
+Tensor view(const Tensor& x, const IntList& shape) {
+  Shape ns = infer_shape(shape, x->numel(), "view", x->shape), nst;
+  SX_CHECK(view_strides(x->shape, x->strides, ns, nst), RuntimeError, "[view] a tensor of shape ",
+           shape_str(x->shape), " and strides ", shape_str(x->strides), " cannot be viewed as ", shape_str(ns),
+           "; use reshape() instead");
+  Shape old = x->shape;
+  return view_op("ViewBackward", x, ns, nst, x->offset, [old](const Tensor& g) { return TensorList{reshape(g, old)}; });
+}
+
+Tensor reshape(const Tensor& x, const IntList& shape) {
+  Shape ns = infer_shape(shape, x->numel(), "reshape", x->shape), nst;
+  if (ns == x->shape) return view_op("ViewBackward", x, ns, x->strides, x->offset, [](const Tensor& g) { return TensorList{g}; });
+  if (view_strides(x->shape, x->strides, ns, nst)) return view(x, shape);
+  return view(clone(x), shape);
+}
+
+Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
+  int64_t a = wrap_dim(d0, x->dim(), "transpose"), b = wrap_dim(d1, x->dim(), "transpose");
+  if (x->dim() == 0) return x;
+  Shape s = x->shape, st = x->strides;
+  std::swap(s[a], s[b]);
+  std::swap(st[a], st[b]);
+  return view_op("TransposeBackward", x, s, st, x->offset, [a, b](const Tensor& g) { return TensorList{transpose(g, a, b)}; });
+}
+
+Tensor permute(const Tensor& x, const IntList& dims) {
+  SX_CHECK(int64_t(dims.size()) == x->dim(), ValueError, "[permute] expected ", x->dim(), " dims, got ", shape_str(dims));
+  IntList d = normalize_dims(dims, x->dim(), "permute"), p(dims.size()), inv(dims.size());
+  Shape s, st;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    p[i] = wrap_dim(dims[i], x->dim(), "permute");
+    s.push_back(x->shape[p[i]]);
+    st.push_back(x->strides[p[i]]);
+    inv[size_t(p[i])] = int64_t(i);
+  }
+  return view_op("PermuteBackward", x, s, st, x->offset, [inv](const Tensor& g) { return TensorList{permute(g, inv)}; });
+}
+
+Tensor squeeze(const Tensor& x, const OptDims& dims) {
+  IntList d = normalize_dims(dims, x->dim(), "squeeze");
+  Shape s, st;
+  for (int64_t i = 0; i < x->dim(); ++i) {
+    bool drop = x->shape[i] == 1 && std::find(d.begin(), d.end(), i) != d.end();
+    if (!drop) s.push_back(x->shape[i]), st.push_back(x->strides[i]);
+  }
+  Shape old = x->shape;
+  return view_op("SqueezeBackward", x, s, st, x->offset, [old](const Tensor& g) { return TensorList{reshape(g, old)}; });
+}
+
+Tensor unsqueeze(const Tensor& x, int64_t dim) {
+  int64_t d = wrap_dim(dim, x->dim() + 1, "unsqueeze");
+  Shape s = x->shape, st = x->strides;
+  int64_t stride = d < x->dim() ? x->shape[d] * x->strides[d] : 1;
+  s.insert(s.begin() + d, 1);
+  st.insert(st.begin() + d, stride);
+  return view_op("UnsqueezeBackward", x, s, st, x->offset, [d](const Tensor& g) { return TensorList{squeeze(g, IntList{d})}; });
+}
+
+Tensor expand(const Tensor& x, const IntList& shape) {
+  SX_CHECK(int64_t(shape.size()) >= x->dim(), ValueError, "[expand] the number of sizes ", shape.size(),
+           " must be at least the number of dims ", x->dim());
+  Shape s(shape.begin(), shape.end());
+  int64_t off = int64_t(s.size()) - x->dim();
+  for (int64_t i = 0; i < int64_t(s.size()); ++i) {
+    int64_t have = i < off ? 1 : x->shape[i - off];
+    if (s[i] == -1) {
+      SX_CHECK(i >= off, ValueError, "[expand] -1 is not allowed in a new leading dimension");
+      s[i] = have;
+    }
+    SX_CHECK(have == s[i] || have == 1, ValueError, "[expand] the expanded size ", s[i], " must match the existing size ",
+             have, " at dim ", i, " (shape ", shape_str(x->shape), " to ", shape_str(shape), ")");
+  }
+  if (s == x->shape) return x;
+  Tensor v = expand_view(x, s);
+  Shape old = x->shape;
+  return view_op("ExpandBackward", x, v->shape, v->strides, x->offset, [old](const Tensor& g) { return TensorList{sum_to(g, old)}; });
+}
+
+Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
+  if (x->dim() == 0) return reshape(x, {1});
+  int64_t a = wrap_dim(start, x->dim(), "flatten"), b = wrap_dim(end, x->dim(), "flatten");
+  SX_CHECK(a <= b, ValueError, "[flatten] start_dim ", start, " cannot come after end_dim ", end);
+  IntList s(x->shape.begin(), x->shape.begin() + a);
+  int64_t n = 1;
+  for (int64_t i = a; i <= b; ++i) n *= x->shape[i];
+  s.push_back(n);
+  s.insert(s.end(), x->shape.begin() + b + 1, x->shape.end());
+  return reshape(x, s);
+}
+
+Tensor unflatten(const Tensor& x, int64_t dim, const IntList& sizes) {
+  int64_t d = wrap_dim(dim, x->dim(), "unflatten");
+  Shape inner = infer_shape(sizes, x->shape[d], "unflatten", x->shape);
+  IntList s(x->shape.begin(), x->shape.begin() + d);
+  s.insert(s.end(), inner.begin(), inner.end());
+  s.insert(s.end(), x->shape.begin() + d + 1, x->shape.end());
+  return reshape(x, s);
+}
+
+Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) {
+  int64_t d = wrap_dim(dim, x->dim(), "slice");
+  SX_CHECK(step > 0, ValueError, "[slice] step must be positive, got ", step);
+  int64_t n = x->shape[d];
+  auto clampi = [n](int64_t v) { return v < 0 ? std::max<int64_t>(v + n, 0) : std::min(v, n); };
+  int64_t b = start ? clampi(*start) : 0, e = stop ? clampi(*stop) : n;
+  int64_t len = e > b ? (e - b + step - 1) / step : 0;
+  Shape s = x->shape, st = x->strides;
+  s[d] = len;
+  st[d] *= step;
+  Shape old = x->shape;
+  return view_op("SliceBackward", x, s, st, x->offset + b * x->strides[d],
+                 [old, d, b, step](const Tensor& g) { return TensorList{slice_backward(g, old, d, b, step)}; });
+}
+
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
+  int64_t d = wrap_dim(dim, x->dim(), "narrow");
+  int64_t n = x->shape[d], b = start < 0 ? start + n : start;
+  SX_CHECK(b >= 0 && length >= 0 && b + length <= n, IndexError, "[narrow] start ", start, " and length ", length,
+           " are out of range for dim ", d, " of size ", n);
+  return slice(x, d, b, b + length, 1);
+}
+
+Tensor select(const Tensor& x, int64_t dim, int64_t index) {
+  SX_CHECK(x->dim() > 0, IndexError, "[select] cannot index a 0-d tensor");
+  int64_t d = wrap_dim(dim, x->dim(), "select");
+  int64_t n = x->shape[d];
+  SX_CHECK(index >= -n && index < n, IndexError, "[index] index ", index, " is out of bounds for dimension ", d,
+           " with size ", n);
+  int64_t i = index < 0 ? index + n : index;
+  return squeeze(slice(x, d, i, i + 1, 1), IntList{d});
+}
+
+Tensor slice_backward(const Tensor& g, const Shape& shape, int64_t dim, int64_t start, int64_t step) {
+  Tensor out = zeros(shape, g->dtype, g->device());
+  Shape st = out->strides;
+  st[dim] *= step;
+  Tensor dst = make_view(out, g->shape, st, start * out->strides[dim]);
+  cpu::copy(dst, g);
+  return record("SliceScatterBackward", {g}, out, [dim, start, step, n = g->shape[dim]](const Tensor& gg) {
+    return TensorList{slice(gg, dim, start, start + (n - 1) * step + 1, step)};
+  });
+}
+
+Tensor cat(const TensorList& xs, int64_t dim) {
+  SX_CHECK(!xs.empty(), ValueError, "[cat] expected a non-empty list of tensors");
+  const Tensor* ref = nullptr;
+  for (auto& t : xs) if (!(t->dim() == 1 && t->shape[0] == 0)) { ref = &t; break; }  // legacy empty tensors skip
+  if (!ref) return clone(xs[0]);
+  int64_t d = wrap_dim(dim, (*ref)->dim(), "cat");
+  DType dt = xs[0]->dtype;
+  Shape s = (*ref)->shape;
+  s[d] = 0;
+  for (auto& t : xs) {
+    dt = promote_types(dt, t->dtype);
+    if (t->dim() == 1 && t->shape[0] == 0) continue;
+    SX_CHECK(t->dim() == (*ref)->dim(), ValueError, "[cat] tensors must have the same number of dims, got ",
+             shape_str((*ref)->shape), " and ", shape_str(t->shape));
+    for (int64_t i = 0; i < t->dim(); ++i)
+      SX_CHECK(i == d || t->shape[i] == (*ref)->shape[i], ValueError, "[cat] sizes must match except in dim ", d,
+               ", got ", shape_str((*ref)->shape), " and ", shape_str(t->shape));
+    s[d] += t->shape[d];
+  }
+  Tensor out = empty(s, dt, (*ref)->device());
+  int64_t off = 0;
+  std::vector<int64_t> sizes;
+  for (auto& t : xs) {
+    int64_t len = t->dim() == 1 && t->shape[0] == 0 && (*ref)->dim() != 1 ? 0 : t->shape[d];
+    sizes.push_back(len);
+    if (len == 0) continue;
+    Shape vs = out->shape;
+    vs[d] = len;
+    cpu::copy(make_view(out, vs, out->strides, off * out->strides[d]), t);
+    off += len;
+  }
+  TensorList inputs(xs.begin(), xs.end());
+  return record("CatBackward", inputs, out, [sizes, d, inputs](const Tensor& g) {
+    TensorList r;
+    int64_t o = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      r.push_back(sizes[i] || inputs[i]->dim() ? grad_for(narrow(g, d, o, sizes[i]), inputs[i]) : nullptr);
+      o += sizes[i];
+    }
+    return r;
+  });
+}
+
+Tensor stack(const TensorList& xs, int64_t dim) {
+  SX_CHECK(!xs.empty(), ValueError, "[stack] expected a non-empty list of tensors");
+  int64_t d = wrap_dim(dim, xs[0]->dim() + 1, "stack");
+  TensorList u;
+  for (auto& t : xs) {
+    SX_CHECK(t->shape == xs[0]->shape, ValueError, "[stack] expects each tensor to be equal size, got ",
+             shape_str(xs[0]->shape), " and ", shape_str(t->shape));
+    u.push_back(unsqueeze(t, d));
+  }
+  return cat(u, d);
+}
+
+TensorList split(const Tensor& x, const IntList& sizes, int64_t dim) {
+  int64_t d = wrap_dim(dim, x->dim(), "split"), total = 0;
+  for (auto s : sizes) total += s;
+  SX_CHECK(total == x->shape[d], ValueError, "[split] sizes ", shape_str(sizes), " do not sum to ", x->shape[d],
+           " (dim ", d, " of ", shape_str(x->shape), ")");
+  TensorList out;
+  int64_t o = 0;
+  for (auto s : sizes) out.push_back(narrow(x, d, o, s)), o += s;
+  return out;
+}
+
+TensorList split_size(const Tensor& x, int64_t size, int64_t dim) {
+  SX_CHECK(size > 0, ValueError, "[split] split_size must be positive, got ", size);
+  int64_t d = wrap_dim(dim, x->dim(), "split"), n = x->shape[d];
+  IntList sizes;
+  for (int64_t o = 0; o < n; o += size) sizes.push_back(std::min(size, n - o));
+  if (sizes.empty()) sizes.push_back(0);
+  return split(x, sizes, d);
+}
+
+TensorList chunk(const Tensor& x, int64_t chunks, int64_t dim) {
+  SX_CHECK(chunks > 0, ValueError, "[chunk] chunks must be positive, got ", chunks);
+  int64_t n = x->shape[wrap_dim(dim, x->dim(), "chunk")];
+  return split_size(x, std::max<int64_t>(1, (n + chunks - 1) / chunks), dim);
+}
+
+static Tensor tri_mask(const Tensor& x, int64_t k, bool lower) {
+  SX_CHECK(x->dim() >= 2, ValueError, "[", lower ? "tril" : "triu", "] expected at least 2 dims, got ", shape_str(x->shape));
+  int64_t n = x->shape[x->dim() - 2], m = x->shape[x->dim() - 1];
+  Tensor r = unsqueeze(arange(0, double(n), 1, DType::Int64), 1), c = arange(0, double(m), 1, DType::Int64);
+  Tensor diff = sub(c, r);  // col - row
+  Tensor keep = binary(lower ? BinaryOp::Le : BinaryOp::Ge, diff, scalar_tensor(Scalar(k), DType::Int64));
+  return where(keep, x, zeros({}, x->dtype, x->device()));
+}
+Tensor tril(const Tensor& x, int64_t k) { return tri_mask(x, k, true); }
+Tensor triu(const Tensor& x, int64_t k) { return tri_mask(x, k, false); }
+
+Tensor flip(const Tensor& x, const IntList& dims) {
+  IntList d = normalize_dims(dims, x->dim(), "flip");
+  Shape st = x->strides;
+  int64_t off = x->offset;
+  for (auto i : d) {
+    if (x->shape[i] > 0) off += (x->shape[i] - 1) * st[i];
+    st[i] = -st[i];
+  }
+  Tensor out = clone_nograd(make_view(x, x->shape, st, off));
+  return record("FlipBackward", {x}, out, [d](const Tensor& g) { return TensorList{flip(g, d)}; });
+}
+
+Tensor roll(const Tensor& x, const IntList& shifts, const IntList& dims) {
+  if (dims.empty()) {
+    SX_CHECK(shifts.size() == 1, ValueError, "[roll] without dims, shifts must have one element");
+    return reshape(roll(flatten(x, 0, -1), shifts, {0}), x->shape);
+  }
+  SX_CHECK(shifts.size() == dims.size(), ValueError, "[roll] shifts and dims must have the same length");
+  Tensor r = x;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int64_t d = wrap_dim(dims[i], x->dim(), "roll"), n = x->shape[d];
+    if (n == 0) continue;
+    int64_t s = ((shifts[i] % n) + n) % n;
+    if (s == 0) continue;
+    r = cat({narrow(r, d, n - s, s), narrow(r, d, 0, n - s)}, d);
+  }
+  return r;
+}
+
+Tensor repeat(const Tensor& x, const IntList& reps) {
+  SX_CHECK(int64_t(reps.size()) >= x->dim(), ValueError, "[repeat] number of repeat dims ", reps.size(),
+           " cannot be smaller than the number of tensor dims ", x->dim());
+  int64_t lead = int64_t(reps.size()) - x->dim();
+  IntList unsq, exp_shape, final_shape;
+  for (int64_t i = 0; i < int64_t(reps.size()); ++i) {
+    SX_CHECK(reps[i] >= 0, ValueError, "[repeat] repeats must be non-negative, got ", shape_str(reps));
+    int64_t s = i < lead ? 1 : x->shape[i - lead];
+    unsq.push_back(1), unsq.push_back(s);
+    exp_shape.push_back(reps[i]), exp_shape.push_back(s);
+    final_shape.push_back(reps[i] * s);
+  }
+  return reshape(contiguous(expand(reshape(x, unsq), exp_shape)), final_shape);
+}
+
+}  // namespace sx

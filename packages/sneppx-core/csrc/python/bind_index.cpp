@@ -1,0 +1,168 @@
+// Python indexing: ints, slices (with steps), None, Ellipsis, bool masks and integer tensors,
+// following NumPy's rules for where advanced-index dims land.
+#include "python/convert.h"
+
+#include "ops/common.h"
+
+namespace sx {
+using namespace py_conv;
+
+namespace {
+
+struct Parsed {
+  Tensor view;                 // after basic indexing
+  std::vector<int64_t> dims;   // dims of `view` indexed by tensors
+  TensorList indices;
+};
+
+bool is_bool_seq(py::handle h) {
+  if (!py::isinstance<py::list>(h) || py::len(h) == 0) return false;
+  for (auto v : h) if (!PyBool_Check(v.ptr())) return false;
+  return true;
+}
+
+Parsed parse(const Tensor& x, py::handle idx) {
+  std::vector<py::handle> items;
+  py::tuple tup;
+  if (py::isinstance<py::tuple>(idx)) {
+    tup = py::reinterpret_borrow<py::tuple>(idx);
+    for (auto it : tup) items.push_back(it);
+  } else {
+    items.push_back(idx);
+  }
+  std::vector<py::object> keep;  // owns converted index objects
+  int64_t consumed = 0;
+  bool seen_ellipsis = false;
+  for (auto it : items) {
+    if (it.is_none() || it.ptr() == Py_Ellipsis) continue;
+    if (is_tensor(it) && it.cast<Tensor>()->dtype == DType::Bool) consumed += std::max<int64_t>(it.cast<Tensor>()->dim(), 1);
+    else consumed += 1;
+  }
+  SX_CHECK(consumed <= x->dim(), IndexError, "[index] too many indices for a tensor of ", x->dim(), " dims (got ", consumed, ")");
+  Parsed p;
+  p.view = x;
+  int64_t dim = 0;
+  for (auto it : items) {
+    if (it.is_none()) {
+      p.view = unsqueeze(p.view, dim++);
+    } else if (it.ptr() == Py_Ellipsis) {
+      SX_CHECK(!seen_ellipsis, IndexError, "[index] an index can only have a single ellipsis");
+      seen_ellipsis = true;
+      dim += x->dim() - consumed;
+    } else if (PyLong_Check(it.ptr()) && !PyBool_Check(it.ptr())) {
+      p.view = select(p.view, dim, it.cast<int64_t>());
+    } else if (PySlice_Check(it.ptr())) {
+      py::slice sl = py::reinterpret_borrow<py::slice>(it);
+      auto get = [](py::object o) -> std::optional<int64_t> {
+        if (o.is_none()) return std::nullopt;
+        return py::int_(o).cast<int64_t>();
+      };
+      std::optional<int64_t> step = get(sl.attr("step"));
+      SX_CHECK(!step || *step > 0, ValueError, "[index] slice step must be positive, got ", *step, "; use flip()");
+      p.view = slice(p.view, dim, get(sl.attr("start")), get(sl.attr("stop")), step ? *step : 1);
+      ++dim;
+    } else {
+      Tensor t;
+      if (is_tensor(it)) t = it.cast<Tensor>();
+      else if (is_bool_seq(it)) t = from_data(it, DType::Bool);
+      else if (py::isinstance<py::list>(it) || py::isinstance<py::tuple>(it) || py::isinstance<py::array>(it) ||
+               py::hasattr(it, "__index__"))
+        t = from_data(it, std::nullopt);
+      else
+        throw IndexError(msg("[index] unsupported index type ", std::string(py::str(py::type::of(it).attr("__name__")))));
+      if (t->dtype == DType::Bool) {
+        int64_t k = std::max<int64_t>(t->dim(), 1);
+        for (int64_t i = 0; i < t->dim(); ++i)
+          SX_CHECK(t->shape[i] == p.view->shape[dim + i], IndexError, "[index] boolean mask of shape ", shape_str(t->shape),
+                   " does not match the indexed shape at dim ", dim + i, " (size ", p.view->shape[dim + i], ")");
+        if (t->dim() == 0) {  // x[True]: add a dim of size 1 (or 0)
+          p.view = unsqueeze(p.view, dim);
+          t = reshape(t, {1});
+        }
+        Tensor nz = nonzero(t);
+        for (int64_t i = 0; i < k; ++i) {
+          p.dims.push_back(dim + i);
+          p.indices.push_back(select(nz, 1, i));
+        }
+        dim += k;
+      } else {
+        SX_CHECK(!is_floating(t->dtype), IndexError, "[index] tensors used as indices must be integer or bool, got ", describe(t));
+        p.dims.push_back(dim++);
+        p.indices.push_back(t);
+      }
+    }
+  }
+  return p;
+}
+
+// Moves the indexed dims to the front, in order; returns the permutation.
+IntList front_perm(const Tensor& v, const std::vector<int64_t>& dims) {
+  IntList perm(dims.begin(), dims.end());
+  for (int64_t i = 0; i < v->dim(); ++i)
+    if (std::find(dims.begin(), dims.end(), i) == dims.end()) perm.push_back(i);
+  return perm;
+}
+
+bool adjacent(const std::vector<int64_t>& dims) {
+  for (size_t i = 1; i < dims.size(); ++i) if (dims[i] != dims[i - 1] + 1) return false;
+  return true;
+}
+
+// Permutation that takes the index_front result (B..., rest...) to NumPy's layout.
+IntList result_perm(int64_t nb, int64_t ndim, const std::vector<int64_t>& dims) {
+  IntList perm;
+  if (!adjacent(dims) || dims[0] == 0) {
+    for (int64_t i = 0; i < ndim; ++i) perm.push_back(i);
+    return perm;
+  }
+  int64_t before = dims[0];
+  for (int64_t i = 0; i < before; ++i) perm.push_back(nb + i);
+  for (int64_t i = 0; i < nb; ++i) perm.push_back(i);
+  for (int64_t i = nb + before; i < ndim; ++i) perm.push_back(i);
+  return perm;
+}
+
+}  // namespace
+
+Tensor getitem(const Tensor& x, py::handle idx) {
+  Parsed p = parse(x, idx);
+  if (p.dims.empty()) return p.view;
+  IntList fp = front_perm(p.view, p.dims);
+  bool in_order = true;
+  for (size_t i = 0; i < fp.size(); ++i) in_order = in_order && fp[i] == int64_t(i);
+  Tensor front = in_order ? p.view : permute(p.view, fp);
+  Tensor r = index_front(front, p.indices);
+  int64_t nb = r->dim() - (front->dim() - int64_t(p.dims.size()));
+  IntList perm = result_perm(nb, r->dim(), p.dims);
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == int64_t(i);
+  return identity ? r : permute(r, perm);
+}
+
+void setitem(const Tensor& x, py::handle idx, py::handle value) {
+  Tensor v = is_tensor(value) ? value.cast<Tensor>() : from_data(value, x->dtype);
+  Parsed p = parse(x, idx);
+  if (p.dims.empty()) {
+    assign_inplace(p.view, v, "setitem");
+    return;
+  }
+  SX_CHECK(!(grad_mode::enabled() && v->requires_grad), RuntimeError,
+           "[setitem] writing a tensor that requires grad through tensor indices is not tracked by autograd; "
+           "use index_put/scatter out of place or wrap the write in no_grad()");
+  Tensor front = permute(p.view, front_perm(p.view, p.dims));
+  // Shape of x[idx] in NumPy's layout, then the value in the (B..., rest...) layout.
+  Shape b;
+  for (auto& i : p.indices) b = broadcast_shapes(b, i->shape, "setitem");
+  Shape fs = b;
+  fs.insert(fs.end(), front->shape.begin() + int64_t(p.dims.size()), front->shape.end());
+  IntList perm = result_perm(int64_t(b.size()), int64_t(fs.size()), p.dims), inv(perm.size());
+  Shape res_shape;
+  for (size_t i = 0; i < perm.size(); ++i) res_shape.push_back(fs[size_t(perm[i])]), inv[size_t(perm[i])] = int64_t(i);
+  SX_CHECK(broadcast_shapes(res_shape, v->shape, "setitem") == res_shape, ValueError, "[setitem] value of shape ",
+           shape_str(v->shape), " cannot be broadcast to the indexed shape ", shape_str(res_shape));
+  Tensor vf = permute(expand_view(cast_nograd(v, x->dtype), res_shape), inv);
+  Tensor updated = index_put_front(front, p.indices, vf, false);
+  assign_inplace(front, updated, "setitem");
+}
+
+}  // namespace sx

@@ -1,0 +1,301 @@
+// Op bindings: each op is a module function and, where PyTorch has one, a Tensor method.
+#include "python/convert.h"
+
+#include "ops/common.h"
+
+namespace sx {
+using namespace py_conv;
+
+namespace {
+using Cls = py::class_<TensorImpl, Tensor>;
+
+// The first annotation names the tensor argument: the method form takes it as self.
+template <typename F>
+void both(py::module_& m, Cls& cls, const char* name, F f) {
+  m.def(name, f);
+  cls.def(name, f);
+}
+template <typename F, typename... Rest>
+void both(py::module_& m, Cls& cls, const char* name, F f, const py::arg& self, const Rest&... rest) {
+  m.def(name, f, self, rest...);
+  cls.def(name, f, rest...);
+}
+
+std::optional<int64_t> opt_int(py::handle h) {
+  if (h.is_none()) return std::nullopt;
+  return h.cast<int64_t>();
+}
+
+double correction_of(py::handle unbiased, py::handle correction) {
+  if (!correction.is_none()) return correction.cast<double>();
+  if (!unbiased.is_none()) return unbiased.cast<bool>() ? 1.0 : 0.0;
+  return 1.0;
+}
+
+std::optional<Scalar> opt_scalar(py::handle h, const char* op) {
+  if (h.is_none()) return std::nullopt;
+  return to_scalar(h, op);
+}
+}  // namespace
+
+void bind_ops(py::module_& m, Cls& cls) {
+  auto none = py::none();
+  // ---- unary
+#define SX_UNARY(NAME, OP) both(m, cls, NAME, [](const Tensor& x) { return unary(UnaryOp::OP, x); })
+  SX_UNARY("neg", Neg); SX_UNARY("abs", Abs); SX_UNARY("exp", Exp); SX_UNARY("log", Log); SX_UNARY("log2", Log2);
+  SX_UNARY("log1p", Log1p); SX_UNARY("expm1", Expm1); SX_UNARY("sqrt", Sqrt); SX_UNARY("rsqrt", Rsqrt);
+  SX_UNARY("sin", Sin); SX_UNARY("cos", Cos); SX_UNARY("tanh", Tanh); SX_UNARY("sigmoid", Sigmoid);
+  SX_UNARY("relu", Relu); SX_UNARY("silu", Silu); SX_UNARY("erf", Erf); SX_UNARY("sign", Sign);
+  SX_UNARY("floor", Floor); SX_UNARY("ceil", Ceil); SX_UNARY("round", Round); SX_UNARY("trunc", Trunc);
+  SX_UNARY("reciprocal", Reciprocal); SX_UNARY("square", Square); SX_UNARY("logical_not", Not);
+  SX_UNARY("isnan", IsNan); SX_UNARY("isinf", IsInf); SX_UNARY("isfinite", IsFinite);
+#undef SX_UNARY
+  both(m, cls, "gelu", [](const Tensor& x, const std::string& approximate) {
+    SX_CHECK(approximate == "none" || approximate == "tanh", ValueError,
+             "[gelu] approximate must be 'none' or 'tanh', got '", approximate, "'");
+    return unary(approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu, x);
+  }, py::arg("input"), py::arg("approximate") = "none");
+  // ---- binary (the other operand may be a Python number)
+#define SX_BINARY(NAME, OP) \
+  both(m, cls, NAME, [](const Tensor& x, py::handle y) { return binary(BinaryOp::OP, x, operand(y, x, NAME)); }, py::arg("input"), py::arg("other"))
+  SX_BINARY("mul", Mul); SX_BINARY("floor_divide", FloorDiv); SX_BINARY("remainder", Rem);
+  SX_BINARY("maximum", Max); SX_BINARY("minimum", Min); SX_BINARY("atan2", Atan2);
+  SX_BINARY("eq", Eq); SX_BINARY("ne", Ne); SX_BINARY("lt", Lt); SX_BINARY("le", Le); SX_BINARY("gt", Gt);
+  SX_BINARY("ge", Ge); SX_BINARY("logical_and", And); SX_BINARY("logical_or", Or); SX_BINARY("logical_xor", Xor);
+#undef SX_BINARY
+  both(m, cls, "add", [](const Tensor& x, py::handle y, py::handle alpha) {
+    Tensor o = operand(y, x, "add");
+    if (!alpha.is_none()) o = binary(BinaryOp::Mul, o, operand(alpha, o, "add"));
+    return add(x, o);
+  }, py::arg("input"), py::arg("other"), py::arg("alpha") = none);
+  both(m, cls, "sub", [](const Tensor& x, py::handle y, py::handle alpha) {
+    Tensor o = operand(y, x, "sub");
+    if (!alpha.is_none()) o = binary(BinaryOp::Mul, o, operand(alpha, o, "sub"));
+    return sub(x, o);
+  }, py::arg("input"), py::arg("other"), py::arg("alpha") = none);
+  both(m, cls, "div", [](const Tensor& x, py::handle y, py::handle rounding_mode) {
+    Tensor o = operand(y, x, "div");
+    if (rounding_mode.is_none()) return div(x, o);
+    std::string mode = rounding_mode.cast<std::string>();
+    if (mode == "floor") return binary(BinaryOp::FloorDiv, x, o);
+    SX_CHECK(mode == "trunc", ValueError, "[div] rounding_mode must be None, 'trunc' or 'floor', got '", mode, "'");
+    Tensor q = div(x, o);
+    return is_floating(result_type(x, o)) ? unary(UnaryOp::Trunc, q) : cast_nograd(unary(UnaryOp::Trunc, q), result_type(x, o));
+  }, py::arg("input"), py::arg("other"), py::arg("rounding_mode") = none);
+  both(m, cls, "pow", [](const Tensor& x, py::handle e) {
+    if (is_tensor(e)) return pow(x, e.cast<Tensor>());
+    return pow(x, to_scalar(e, "pow"));
+  }, py::arg("input"), py::arg("exponent"));
+  m.def("where", [](const Tensor& c, py::handle x, py::handle y) {
+    Tensor xt = is_tensor(x) ? x.cast<Tensor>() : Tensor();
+    Tensor yt = is_tensor(y) ? y.cast<Tensor>() : Tensor();
+    SX_CHECK(xt || yt, TypeError, "[where] at least one of input and other must be a tensor");
+    if (!xt) xt = operand(x, yt, "where");
+    if (!yt) yt = operand(y, xt, "where");
+    return where(c, xt, yt);
+  }, py::arg("condition"), py::arg("input"), py::arg("other"));
+  cls.def("where", [](const Tensor& x, const Tensor& c, py::handle y) { return where(c, x, operand(y, x, "where")); },
+          py::arg("condition"), py::arg("other"));
+  both(m, cls, "masked_fill", [](const Tensor& x, const Tensor& mask, py::handle v) {
+    return masked_fill(x, mask, to_scalar(v, "masked_fill"));
+  }, py::arg("input"), py::arg("mask"), py::arg("value"));
+  auto clamp_fn = [](const Tensor& x, py::handle lo, py::handle hi) {
+    if (is_tensor(lo) || is_tensor(hi)) {
+      Tensor r = x;
+      if (!lo.is_none()) r = binary(BinaryOp::Max, r, operand(lo, x, "clamp"));
+      if (!hi.is_none()) r = binary(BinaryOp::Min, r, operand(hi, x, "clamp"));
+      return r;
+    }
+    return clamp(x, opt_scalar(lo, "clamp"), opt_scalar(hi, "clamp"));
+  };
+  both(m, cls, "clamp", clamp_fn, py::arg("input"), py::arg("min") = none, py::arg("max") = none);
+  both(m, cls, "clip", clamp_fn, py::arg("input"), py::arg("min") = none, py::arg("max") = none);
+  both(m, cls, "lerp", [](const Tensor& s, const Tensor& e, py::handle w) { return lerp(s, e, operand(w, s, "lerp")); },
+       py::arg("input"), py::arg("end"), py::arg("weight"));
+  m.def("softplus", &softplus, py::arg("input"), py::arg("beta") = 1.0, py::arg("threshold") = 20.0);
+  m.def("leaky_relu", &leaky_relu, py::arg("input"), py::arg("negative_slope") = 0.01);
+  m.def("elu", &elu, py::arg("input"), py::arg("alpha") = 1.0);
+
+  // ---- reductions
+  both(m, cls, "sum", [](const Tensor& x, py::handle dim, bool keepdim, py::handle dtype) {
+    return sum(x, opt_dims(dim, "sum"), keepdim, opt_dtype(dtype));
+  }, py::arg("input"), py::arg("dim") = none, py::arg("keepdim") = false, py::kw_only(), py::arg("dtype") = none);
+  both(m, cls, "mean", [](const Tensor& x, py::handle dim, bool keepdim, py::handle dtype) {
+    auto dt = opt_dtype(dtype);
+    return mean(dt ? to_dtype(x, *dt) : x, opt_dims(dim, "mean"), keepdim);
+  }, py::arg("input"), py::arg("dim") = none, py::arg("keepdim") = false, py::kw_only(), py::arg("dtype") = none);
+  both(m, cls, "prod", [](const Tensor& x, py::handle dim, bool keepdim) { return prod(x, opt_int(dim), keepdim); },
+       py::arg("input"), py::arg("dim") = none, py::arg("keepdim") = false);
+  both(m, cls, "amax", [](const Tensor& x, py::handle dim, bool keepdim) { return amax(x, opt_dims(dim, "amax"), keepdim); },
+       py::arg("input"), py::arg("dim") = py::tuple(), py::arg("keepdim") = false);
+  both(m, cls, "amin", [](const Tensor& x, py::handle dim, bool keepdim) { return amin(x, opt_dims(dim, "amin"), keepdim); },
+       py::arg("input"), py::arg("dim") = py::tuple(), py::arg("keepdim") = false);
+  m.def("_max_dim", &max_dim);
+  m.def("_min_dim", &min_dim);
+  both(m, cls, "argmax", [](const Tensor& x, py::handle dim, bool keepdim) { return argmax(x, opt_int(dim), keepdim); },
+       py::arg("input"), py::arg("dim") = none, py::arg("keepdim") = false);
+  both(m, cls, "argmin", [](const Tensor& x, py::handle dim, bool keepdim) { return argmin(x, opt_int(dim), keepdim); },
+       py::arg("input"), py::arg("dim") = none, py::arg("keepdim") = false);
+  both(m, cls, "var", [](const Tensor& x, py::handle dim, py::handle unbiased, bool keepdim, py::handle correction) {
+    return var(x, opt_dims(dim, "var"), correction_of(unbiased, correction), keepdim);
+  }, py::arg("input"), py::arg("dim") = none, py::arg("unbiased") = none, py::arg("keepdim") = false, py::kw_only(),
+       py::arg("correction") = none);
+  both(m, cls, "std", [](const Tensor& x, py::handle dim, py::handle unbiased, bool keepdim, py::handle correction) {
+    return std_(x, opt_dims(dim, "std"), correction_of(unbiased, correction), keepdim);
+  }, py::arg("input"), py::arg("dim") = none, py::arg("unbiased") = none, py::arg("keepdim") = false, py::kw_only(),
+       py::arg("correction") = none);
+  both(m, cls, "logsumexp", [](const Tensor& x, py::handle dim, bool keepdim) {
+    return logsumexp(x, opt_dims(dim, "logsumexp"), keepdim);
+  }, py::arg("input"), py::arg("dim"), py::arg("keepdim") = false);
+  both(m, cls, "norm", [](const Tensor& x, py::handle p, py::handle dim, bool keepdim) {
+    double pv = p.is_none() ? 2.0 : (py::isinstance<py::str>(p) ? (p.cast<std::string>() == "fro" ? 2.0 : throw ValueError("[norm] unsupported p")) : p.cast<double>());
+    return norm(x, pv, opt_dims(dim, "norm"), keepdim);
+  }, py::arg("input"), py::arg("p") = 2.0, py::arg("dim") = none, py::arg("keepdim") = false);
+  both(m, cls, "all", [](const Tensor& x, py::handle dim, bool keepdim) { return all(x, opt_dims(dim, "all"), keepdim); },
+       py::arg("input"), py::arg("dim") = none, py::arg("keepdim") = false);
+  both(m, cls, "any", [](const Tensor& x, py::handle dim, bool keepdim) { return any(x, opt_dims(dim, "any"), keepdim); },
+       py::arg("input"), py::arg("dim") = none, py::arg("keepdim") = false);
+  both(m, cls, "cumsum", [](const Tensor& x, int64_t dim) { return cumsum(x, dim); }, py::arg("input"), py::arg("dim"));
+
+  // ---- linear algebra
+  both(m, cls, "matmul", &matmul, py::arg("input"), py::arg("other"));
+  both(m, cls, "mm", [](const Tensor& x, const Tensor& y) {
+    SX_CHECK(x->dim() == 2 && y->dim() == 2, ValueError, "[mm] expected 2-D tensors, got ", shape_str(x->shape), " and ", shape_str(y->shape));
+    return matmul(x, y);
+  }, py::arg("input"), py::arg("mat2"));
+  both(m, cls, "bmm", &bmm, py::arg("input"), py::arg("mat2"));
+  both(m, cls, "outer", &outer, py::arg("input"), py::arg("vec2"));
+  both(m, cls, "dot", [](const Tensor& x, const Tensor& y) {
+    SX_CHECK(x->dim() == 1 && y->dim() == 1, ValueError, "[dot] expected 1-D tensors, got ", shape_str(x->shape), " and ", shape_str(y->shape));
+    return matmul(x, y);
+  }, py::arg("input"), py::arg("other"));
+
+  // ---- shapes
+  m.def("reshape", [](const Tensor& x, py::handle s) { return reshape(x, int_list(s, "reshape")); }, py::arg("input"), py::arg("shape"));
+  cls.def("reshape", [](const Tensor& x, py::args s) { return reshape(x, shape_args(s, "reshape")); });
+  cls.def("view", [](const Tensor& x, py::args s) {
+    if (s.size() == 1 && !PyLong_Check(s[0].ptr()) && !py::isinstance<py::tuple>(s[0]) && !py::isinstance<py::list>(s[0]))
+      return to_dtype(x, parse_dtype(s[0]));  // view(dtype) is not a reinterpretation here
+    return view(x, shape_args(s, "view"));
+  });
+  both(m, cls, "transpose", &transpose, py::arg("input"), py::arg("dim0"), py::arg("dim1"));
+  both(m, cls, "swapaxes", &transpose, py::arg("input"), py::arg("axis0"), py::arg("axis1"));
+  m.def("permute", [](const Tensor& x, py::handle d) { return permute(x, int_list(d, "permute")); }, py::arg("input"), py::arg("dims"));
+  cls.def("permute", [](const Tensor& x, py::args d) { return permute(x, shape_args(d, "permute")); });
+  both(m, cls, "squeeze", [](const Tensor& x, py::handle dim) { return squeeze(x, opt_dims(dim, "squeeze")); },
+       py::arg("input"), py::arg("dim") = none);
+  both(m, cls, "unsqueeze", &unsqueeze, py::arg("input"), py::arg("dim"));
+  cls.def("expand", [](const Tensor& x, py::args s) { return expand(x, shape_args(s, "expand")); });
+  both(m, cls, "broadcast_to", [](const Tensor& x, py::handle s) { return expand(x, int_list(s, "broadcast_to")); },
+       py::arg("input"), py::arg("size"));
+  cls.def("expand_as", [](const Tensor& x, const Tensor& o) { return expand(x, o->shape); });
+  both(m, cls, "flatten", &flatten, py::arg("input"), py::arg("start_dim") = 0, py::arg("end_dim") = -1);
+  both(m, cls, "unflatten", [](const Tensor& x, int64_t d, py::handle s) { return unflatten(x, d, int_list(s, "unflatten")); },
+       py::arg("input"), py::arg("dim"), py::arg("sizes"));
+  both(m, cls, "narrow", &narrow, py::arg("input"), py::arg("dim"), py::arg("start"), py::arg("length"));
+  both(m, cls, "select", &select, py::arg("input"), py::arg("dim"), py::arg("index"));
+  both(m, cls, "contiguous", &contiguous);
+  both(m, cls, "clone", &clone);
+  m.def("detach", &detach);
+  m.def("cat", [](const TensorList& xs, int64_t dim) { return cat(xs, dim); }, py::arg("tensors"), py::arg("dim") = 0);
+  m.def("concat", [](const TensorList& xs, int64_t dim) { return cat(xs, dim); }, py::arg("tensors"), py::arg("dim") = 0);
+  m.def("stack", [](const TensorList& xs, int64_t dim) { return stack(xs, dim); }, py::arg("tensors"), py::arg("dim") = 0);
+  both(m, cls, "split", [](const Tensor& x, py::handle s, int64_t dim) {
+    TensorList r = PyLong_Check(s.ptr()) ? split_size(x, s.cast<int64_t>(), dim) : split(x, int_list(s, "split"), dim);
+    return py::tuple(py::cast(r));
+  }, py::arg("tensor"), py::arg("split_size_or_sections"), py::arg("dim") = 0);
+  both(m, cls, "chunk", [](const Tensor& x, int64_t c, int64_t dim) { return py::tuple(py::cast(chunk(x, c, dim))); },
+       py::arg("input"), py::arg("chunks"), py::arg("dim") = 0);
+  both(m, cls, "unbind", [](const Tensor& x, int64_t dim) {
+    py::list out;
+    int64_t d = wrap_dim(dim, x->dim(), "unbind");
+    for (int64_t i = 0; i < x->shape[d]; ++i) out.append(select(x, d, i));
+    return py::tuple(out);
+  }, py::arg("input"), py::arg("dim") = 0);
+  both(m, cls, "tril", &tril, py::arg("input"), py::arg("diagonal") = 0);
+  both(m, cls, "triu", &triu, py::arg("input"), py::arg("diagonal") = 0);
+  both(m, cls, "flip", [](const Tensor& x, py::handle d) { return flip(x, int_list(d, "flip")); }, py::arg("input"), py::arg("dims"));
+  both(m, cls, "roll", [](const Tensor& x, py::handle s, py::handle d) {
+    return roll(x, int_list(s, "roll"), d.is_none() ? IntList{} : int_list(d, "roll"));
+  }, py::arg("input"), py::arg("shifts"), py::arg("dims") = none);
+  cls.def("repeat", [](const Tensor& x, py::args r) { return repeat(x, shape_args(r, "repeat")); });
+  m.def("movedim", [](const Tensor& x, int64_t src, int64_t dst) {
+    int64_t s = wrap_dim(src, x->dim(), "movedim"), d = wrap_dim(dst, x->dim(), "movedim");
+    IntList p;
+    for (int64_t i = 0; i < x->dim(); ++i) if (i != s) p.push_back(i);
+    p.insert(p.begin() + d, s);
+    return permute(x, p);
+  }, py::arg("input"), py::arg("source"), py::arg("destination"));
+
+  // ---- indexing and sorting
+  both(m, cls, "gather", &gather, py::arg("input"), py::arg("dim"), py::arg("index"));
+  both(m, cls, "scatter", [](const Tensor& x, int64_t dim, const Tensor& idx, py::handle src) {
+    return scatter(x, dim, idx, operand(src, x, "scatter"));
+  }, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src"));
+  both(m, cls, "scatter_add", &scatter_add, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src"));
+  both(m, cls, "index_select", &index_select, py::arg("input"), py::arg("dim"), py::arg("index"));
+  both(m, cls, "index_add", &index_add, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("source"),
+       py::kw_only(), py::arg("alpha") = 1.0);
+  m.def("one_hot", &one_hot, py::arg("tensor"), py::arg("num_classes") = -1);
+  m.def("_topk", &topk);
+  m.def("_sort", &sort);
+  both(m, cls, "argsort", [](const Tensor& x, int64_t dim, bool descending, bool stable) {
+    return sort(x, dim, descending, stable).second;
+  }, py::arg("input"), py::arg("dim") = -1, py::arg("descending") = false, py::arg("stable") = false);
+  both(m, cls, "nonzero", &nonzero);
+  both(m, cls, "masked_select", [](const Tensor& x, const Tensor& mask) {
+    Shape s = broadcast_shapes(x->shape, mask->shape, "masked_select");
+    Tensor xe = expand(x, s), me = contiguous(expand_view(mask, s));
+    Tensor nz = nonzero(me);
+    TensorList idx;
+    for (int64_t i = 0; i < nz->shape[1]; ++i) idx.push_back(select(nz, 1, i));
+    return index_front(xe, idx);
+  }, py::arg("input"), py::arg("mask"));
+  m.def("_index_front", &index_front);
+  m.def("_index_put_front", &index_put_front);
+
+  // ---- conversion, factories and random numbers (Python wraps these with PyTorch signatures)
+  m.def("_to_dtype", &to_dtype);
+  m.def("_to_device", [](const Tensor& x, py::handle d) { return to_device(x, parse_device(d)); });
+  m.def("_full", [](const IntList& s, py::handle v, py::handle dt, py::handle dev) {
+    Scalar sv = to_scalar(v, "full");
+    DType d = dt.is_none() ? (sv.kind == Scalar::Float ? DType::Float32 : (sv.kind == Scalar::Int ? DType::Int64 : DType::Bool)) : parse_dtype(dt);
+    return full(s, sv, d, parse_device(dev));
+  });
+  m.def("_zeros", [](const IntList& s, py::handle dt, py::handle dev) {
+    return zeros(s, dt.is_none() ? DType::Float32 : parse_dtype(dt), parse_device(dev));
+  });
+  m.def("_empty", [](const IntList& s, py::handle dt, py::handle dev) {
+    Device d = parse_device(dev);
+    if (d != Device{}) return to_device(zeros({0}), d);
+    return empty(s, dt.is_none() ? DType::Float32 : parse_dtype(dt), d);
+  });
+  m.def("_arange", &arange);
+  m.def("_linspace", &linspace);
+  m.def("_eye", &eye);
+  m.def("_rand", [](const IntList& s, DType dt, py::handle g) { return rand(s, dt, opt_generator(g)); });
+  m.def("_randn", [](const IntList& s, DType dt, py::handle g) { return randn(s, dt, opt_generator(g)); });
+  m.def("_randint", [](int64_t lo, int64_t hi, const IntList& s, DType dt, py::handle g) { return randint(lo, hi, s, dt, opt_generator(g)); });
+  m.def("_randperm", [](int64_t n, DType dt, py::handle g) { return randperm(n, dt, opt_generator(g)); });
+  both(m, cls, "multinomial", [](const Tensor& p, int64_t n, bool replacement, py::handle g) {
+    return multinomial(p, n, replacement, opt_generator(g));
+  }, py::arg("input"), py::arg("num_samples"), py::arg("replacement") = false, py::kw_only(), py::arg("generator") = none);
+  both(m, cls, "bernoulli", [](const Tensor& p, py::handle g) { return bernoulli(p, opt_generator(g)); },
+       py::arg("input"), py::kw_only(), py::arg("generator") = none);
+  m.def("_grad", [](const TensorList& outs, const TensorList& ins, py::handle grad_outs, py::handle retain, bool create, bool allow_unused) {
+    TensorList gs;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      py::handle g = grad_outs.is_none() ? py::handle(Py_None) : py::handle(py::list(grad_outs.cast<py::sequence>())[i]);
+      if (g.is_none()) {
+        SX_CHECK(outs[i]->numel() == 1, RuntimeError, "[grad] grad can be implicitly created only for scalar outputs; pass grad_outputs");
+        gs.push_back(ones(outs[i]->shape, outs[i]->dtype));
+      } else {
+        gs.push_back(g.cast<Tensor>());
+      }
+    }
+    bool keep = retain.is_none() ? create : retain.cast<bool>();
+    return run_backward(outs, gs, keep, create, ins, allow_unused);
+  });
+}
+
+}  // namespace sx

@@ -1,0 +1,232 @@
+// The Tensor class: construction, properties, NumPy exchange, operators and autograd entry points.
+#include "python/convert.h"
+#include "python/dlpack.h"
+
+#include "cpu/kernels.h"
+#include "ops/common.h"
+
+namespace sx {
+using namespace py_conv;
+
+namespace {
+
+Tensor binop(BinaryOp op, const Tensor& a, py::handle b, bool reverse) {
+  Tensor bt = operand(b, a, "binary");
+  return reverse ? binary(op, bt, a) : binary(op, a, bt);
+}
+
+// x op= y: computes out of place, checks the cast, writes back into x.
+Tensor inplace(BinaryOp op, const Tensor& x, py::handle y) {
+  Tensor r = binop(op, x, y, false);
+  SX_CHECK(r->dtype == x->dtype || is_floating(x->dtype) || !is_floating(r->dtype), TypeError, "[inplace] result type ",
+           dtype_name(r->dtype), " can't be cast to the output type ", dtype_name(x->dtype));
+  assign_inplace(x, r, "inplace");
+  return x;
+}
+
+void backward(const Tensor& t, py::handle gradient, std::optional<bool> retain_graph, bool create_graph,
+              py::handle inputs) {
+  Tensor g;
+  if (gradient.is_none()) {
+    g = ones(t->shape, t->dtype, t->device());  // non-scalar outputs seed with ones, as the guide does
+  } else {
+    g = operand(gradient, t, "backward");
+    SX_CHECK(g->shape == t->shape, ValueError, "[backward] gradient of shape ", shape_str(g->shape),
+             " does not match the output's shape ", shape_str(t->shape));
+  }
+  TensorList ins;
+  if (!inputs.is_none()) for (auto i : inputs) ins.push_back(i.cast<Tensor>());
+  bool keep = retain_graph ? *retain_graph : create_graph;
+  if (ins.empty()) {
+    run_backward({t}, {g}, keep, create_graph, {}, false);
+  } else {  // backward(inputs=...): accumulate only into those
+    TensorList gs = run_backward({t}, {g}, keep, create_graph, ins, true);
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (gs[i]) ins[i]->grad = ins[i]->grad ? add(ins[i]->grad, gs[i]) : gs[i];
+  }
+}
+
+}  // namespace
+
+Tensor getitem(const Tensor& x, py::handle idx);
+void setitem(const Tensor& x, py::handle idx, py::handle value);
+
+void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls);
+void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
+  cls.def(py::init([](py::object data, py::object dtype, py::object device, bool requires_grad) {
+        Tensor t = from_data(data, opt_dtype(dtype));
+        Device d = parse_device(device);
+        if (d != Device{}) t = to_device(t, d);
+        SX_CHECK(!requires_grad || is_floating(t->dtype), RuntimeError,
+                 "[tensor] only floating point tensors can require gradients, got ", dtype_name(t->dtype));
+        t->requires_grad = requires_grad;
+        return t;
+      }),
+      py::arg("data"), py::arg("dtype") = py::none(), py::arg("device") = py::none(), py::arg("requires_grad") = false);
+
+  cls.def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t->shape)); })
+      .def_property_readonly("ndim", [](const Tensor& t) { return t->dim(); })
+      .def_property_readonly("dtype", [](const Tensor& t) { return t->dtype; })
+      .def_property_readonly("device", [](const Tensor& t) { return t->device(); })
+      .def_property_readonly("is_cuda", [](const Tensor& t) { return t->device().type == DeviceType::CUDA; })
+      .def_property_readonly("is_leaf", [](const Tensor& t) { return t->is_leaf(); })
+      .def_property_readonly("grad_fn", [](const Tensor& t) { return t->grad_fn; })
+      .def_property_readonly("_version", [](const Tensor& t) { return t->version(); })
+      .def_property("requires_grad", [](const Tensor& t) { return t->requires_grad; },
+                    [](const Tensor& t, bool v) {
+                      SX_CHECK(t->is_leaf() || v, RuntimeError,
+                               "[requires_grad] you can only change requires_grad flags of leaf tensors; use detach()");
+                      SX_CHECK(!v || is_floating(t->dtype), RuntimeError,
+                               "[requires_grad] only floating point tensors can require gradients, got ", dtype_name(t->dtype));
+                      t->requires_grad = v;
+                    })
+      .def_property("grad", [](const Tensor& t) { return t->grad; },
+                    [](const Tensor& t, py::object g) {
+                      if (g.is_none()) { t->grad = nullptr; return; }
+                      Tensor gt = g.cast<Tensor>();
+                      SX_CHECK(gt->shape == t->shape, ValueError, "[grad] assigned gradient of shape ", shape_str(gt->shape),
+                               " does not match the tensor's shape ", shape_str(t->shape));
+                      t->grad = gt;
+                    })
+      .def("numel", [](const Tensor& t) { return t->numel(); })
+      .def("dim", [](const Tensor& t) { return t->dim(); })
+      .def("size", [](const Tensor& t, py::object dim) -> py::object {
+             if (dim.is_none()) return py::tuple(py::cast(t->shape));
+             return py::int_(t->shape[size_t(wrap_dim(dim.cast<int64_t>(), t->dim(), "size"))]);
+           }, py::arg("dim") = py::none())
+      .def("stride", [](const Tensor& t, py::object dim) -> py::object {
+             if (dim.is_none()) return py::tuple(py::cast(t->strides));
+             return py::int_(t->strides[size_t(wrap_dim(dim.cast<int64_t>(), t->dim(), "stride"))]);
+           }, py::arg("dim") = py::none())
+      .def("storage_offset", [](const Tensor& t) { return t->offset; })
+      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->raw()); })
+      .def("element_size", [](const Tensor& t) { return itemsize(t->dtype); })
+      .def("is_contiguous", [](const Tensor& t) { return t->is_contiguous(); })
+      .def("is_floating_point", [](const Tensor& t) { return is_floating(t->dtype); })
+      .def("__len__", [](const Tensor& t) {
+        SX_CHECK(t->dim() > 0, TypeError, "[len] len() of a 0-d tensor");
+        return t->shape[0];
+      })
+      .def("item", [](const Tensor& t) {
+        SX_CHECK(t->numel() == 1, ValueError, "[item] a tensor with ", t->numel(), " elements cannot be converted to a Python number");
+        return tolist(reshape(detach(t), {}));
+      })
+      .def("tolist", [](const Tensor& t) { return tolist(t); })
+      .def("numpy", [](const Tensor& t, bool force) {
+             SX_CHECK(!t->requires_grad || force, RuntimeError,
+                      "[numpy] can't call numpy() on a tensor that requires grad; use tensor.detach().numpy()");
+             return to_numpy(t);
+           }, py::arg("force") = false)
+      .def("__array__", [](const Tensor& t, py::object dtype, py::object) {
+             py::array a = to_numpy(detach(t->dtype == DType::BFloat16 ? cast_nograd(t, DType::Float32) : t));
+             return dtype.is_none() ? py::object(a) : a.attr("astype")(dtype);
+           }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+      .def_static("from_numpy", [](py::array a) { return from_numpy(a); }, "Wraps a NumPy array without copying.")
+      .def("__dlpack__", [](const Tensor& t, py::kwargs) { return to_dlpack(t); })
+      .def("__dlpack_device__", [](const Tensor& t) { return py::make_tuple(t->device().type == DeviceType::CPU ? 1 : 2, t->device().index); })
+      .def("backward", &backward, py::arg("gradient") = py::none(), py::arg("retain_graph") = py::none(),
+           py::arg("create_graph") = false, py::arg("inputs") = py::none())
+      .def("detach", [](const Tensor& t) { return detach(t); })
+      .def("detach_", [](const Tensor& t) {
+        t->grad_fn = nullptr;
+        t->requires_grad = false;
+        return t;
+      })
+      .def("requires_grad_", [](const Tensor& t, bool v) {
+             SX_CHECK(t->is_leaf() || v, RuntimeError, "[requires_grad_] only leaf tensors can stop requiring grad; use detach()");
+             SX_CHECK(!v || is_floating(t->dtype), RuntimeError, "[requires_grad_] only floating point tensors can require gradients");
+             t->requires_grad = v;
+             return t;
+           }, py::arg("requires_grad") = true)
+      .def("retain_grad", [](const Tensor& t) {
+        SX_CHECK(t->requires_grad, RuntimeError, "[retain_grad] can't retain_grad on a tensor that does not require grad");
+        if (t->grad_fn) t->grad_fn->retained = t;
+      })
+      .def_property_readonly("retains_grad", [](const Tensor& t) { return t->grad_fn && t->grad_fn->retained.lock() == t; })
+      .def("_register_hook", [](const Tensor& t, py::function fn) {
+        SX_CHECK(t->requires_grad, RuntimeError, "[register_hook] cannot register a hook on a tensor that does not require grad");
+        GradHook h = [fn](const Tensor& g) -> Tensor {
+          py::object r = fn(g);
+          return r.is_none() ? nullptr : r.cast<Tensor>();
+        };
+        auto& list = t->grad_fn ? t->grad_fn->pre_hooks : t->hooks;
+        list.push_back(h);
+        return list.size() - 1;
+      })
+      .def("_remove_hook", [](const Tensor& t, size_t i) {
+        auto& list = t->grad_fn ? t->grad_fn->pre_hooks : t->hooks;
+        if (i < list.size()) list[i] = [](const Tensor&) -> Tensor { return nullptr; };
+      })
+      .def("register_post_accumulate_grad_hook", [](const Tensor& t, py::function fn) {
+        SX_CHECK(t->is_leaf() && t->requires_grad, RuntimeError,
+                 "[register_post_accumulate_grad_hook] only leaf tensors that require grad take this hook");
+        t->post_acc_hooks.push_back([fn](const Tensor& v) { fn(v); });
+      })
+      .def("__getitem__", &getitem)
+      .def("__setitem__", &setitem)
+      .def("__hash__", [](py::handle self) { return py::hash(py::int_(reinterpret_cast<uintptr_t>(self.ptr()))); })
+      .def("__bool__", [](const Tensor& t) {
+        SX_CHECK(t->numel() == 1, RuntimeError, "[bool] the truth value of a tensor with ", t->numel(),
+                 " elements is ambiguous; use .any() or .all()");
+        return tolist(reshape(detach(t), {})).cast<bool>();
+      })
+      .def("__float__", [](const Tensor& t) { return py::float_(tolist(reshape(detach(t), {}))); })
+      .def("__int__", [](const Tensor& t) { return py::int_(tolist(reshape(detach(t), {}))); })
+      .def("__index__", [](const Tensor& t) {
+        SX_CHECK(!is_floating(t->dtype) && t->numel() == 1, TypeError, "[index] only integer tensors of a single element can be used as an index");
+        return tolist(reshape(t, {})).cast<int64_t>();
+      });
+
+  // Arithmetic and comparison operators.
+#define SX_BINOP(PY, OP, REV) cls.def(PY, [](const Tensor& a, py::handle b) { return binop(BinaryOp::OP, a, b, REV); }, py::is_operator())
+  SX_BINOP("__add__", Add, false); SX_BINOP("__radd__", Add, true);
+  SX_BINOP("__sub__", Sub, false); SX_BINOP("__rsub__", Sub, true);
+  SX_BINOP("__mul__", Mul, false); SX_BINOP("__rmul__", Mul, true);
+  SX_BINOP("__truediv__", Div, false); SX_BINOP("__rtruediv__", Div, true);
+  SX_BINOP("__floordiv__", FloorDiv, false); SX_BINOP("__rfloordiv__", FloorDiv, true);
+  SX_BINOP("__mod__", Rem, false); SX_BINOP("__rmod__", Rem, true);
+  SX_BINOP("__rpow__", Pow, true);
+  SX_BINOP("__eq__", Eq, false); SX_BINOP("__ne__", Ne, false);
+  SX_BINOP("__lt__", Lt, false); SX_BINOP("__le__", Le, false);
+  SX_BINOP("__gt__", Gt, false); SX_BINOP("__ge__", Ge, false);
+  SX_BINOP("__and__", And, false); SX_BINOP("__or__", Or, false); SX_BINOP("__xor__", Xor, false);
+  SX_BINOP("__rand__", And, true); SX_BINOP("__ror__", Or, true); SX_BINOP("__rxor__", Xor, true);
+#undef SX_BINOP
+#define SX_IOP(PY, OP) cls.def(PY, [](const Tensor& a, py::handle b) { return inplace(BinaryOp::OP, a, b); }, py::is_operator())
+  SX_IOP("__iadd__", Add); SX_IOP("__isub__", Sub); SX_IOP("__imul__", Mul); SX_IOP("__itruediv__", Div);
+  SX_IOP("__ifloordiv__", FloorDiv); SX_IOP("__imod__", Rem); SX_IOP("__ipow__", Pow);
+  SX_IOP("__iand__", And); SX_IOP("__ior__", Or);
+#undef SX_IOP
+  cls.def("__pow__", [](const Tensor& a, py::handle b) {
+       if (is_tensor(b)) return pow(a, b.cast<Tensor>());
+       return pow(a, to_scalar(b, "pow"));
+     }, py::is_operator())
+      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::is_operator())
+      .def("__rmatmul__", [](const Tensor& a, const Tensor& b) { return matmul(b, a); }, py::is_operator())
+      .def("__neg__", [](const Tensor& a) { return neg(a); })
+      .def("__pos__", [](const Tensor& a) { return a; })
+      .def("__abs__", [](const Tensor& a) { return unary(UnaryOp::Abs, a); })
+      .def("__invert__", [](const Tensor& a) {
+        SX_CHECK(a->dtype == DType::Bool, TypeError, "[invert] ~ is only supported for bool tensors here, got ", describe(a));
+        return unary(UnaryOp::Not, a);
+      });
+  // In-place named forms.
+  cls.def("add_", [](const Tensor& a, py::handle b, py::handle alpha) {
+        if (alpha.is_none()) return inplace(BinaryOp::Add, a, b);
+        py::object scaled = py::cast(binop(BinaryOp::Mul, operand(b, a, "add_"), alpha, false));
+        return inplace(BinaryOp::Add, a, scaled);
+      }, py::arg("other"), py::arg("alpha") = py::none())
+      .def("sub_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Sub, a, b); })
+      .def("mul_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Mul, a, b); })
+      .def("div_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Div, a, b); })
+      .def("pow_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Pow, a, b); })
+      .def("copy_", [](const Tensor& a, const Tensor& b) { copy_(a, b); return a; })
+      .def("fill_", [](const Tensor& a, py::handle v) { fill_(a, to_scalar(v, "fill_")); return a; })
+      .def("zero_", [](const Tensor& a) { fill_(a, Scalar(int64_t(0))); return a; })
+      .def("uniform_", [](const Tensor& a, double lo, double hi, py::handle g) { uniform_(a, lo, hi, opt_generator(g)); return a; },
+           py::arg("a") = 0.0, py::arg("b") = 1.0, py::arg("generator") = py::none())
+      .def("normal_", [](const Tensor& a, double mean, double std, py::handle g) { normal_(a, mean, std, opt_generator(g)); return a; },
+           py::arg("mean") = 0.0, py::arg("std") = 1.0, py::arg("generator") = py::none());
+}
+
+}  // namespace sx

@@ -1,0 +1,32 @@
+// Conversions between Python objects and core types, shared by the binding files.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "ops/ops.h"
+
+namespace py = pybind11;
+
+namespace sx::py_conv {
+
+DType parse_dtype(py::handle h);                 // Dtype, "float32", numpy dtype or None -> error
+std::optional<DType> opt_dtype(py::handle h);    // None -> nullopt
+Device parse_device(py::handle h);               // "cpu", "cuda:0", Device, None -> cpu
+bool is_tensor(py::handle h);
+bool is_scalar(py::handle h);
+Scalar to_scalar(py::handle h, const char* op);
+// A Tensor operand for a binary op: tensors pass through, numbers become wrapped 0-d tensors.
+Tensor operand(py::handle h, const Tensor& other, const char* op);
+// Shape from varargs (zeros(2, 3)) or one sequence (zeros((2, 3))).
+IntList shape_args(const py::args& args, const char* op);
+IntList int_list(py::handle h, const char* op);  // int or sequence of ints
+OptDims opt_dims(py::handle h, const char* op);  // None, int or sequence
+Generator* opt_generator(py::handle h);
+// Copies arbitrary Python data (nested lists, scalars, arrays, Tensors) into a new tensor.
+Tensor from_data(py::handle data, std::optional<DType> dtype);
+Tensor from_numpy(py::array a);                  // shares memory
+py::array to_numpy(const Tensor& t);              // shares memory
+py::object tolist(const Tensor& t);
+
+}  // namespace sx::py_conv

@@ -1,0 +1,126 @@
+// The extension module _SNEPPX_c: types, exceptions, grad mode and runtime settings.
+#include "python/convert.h"
+#include "python/dlpack.h"
+
+#include "core/parallel.h"
+
+namespace sx {
+bool cuda_available();
+int cuda_device_count();
+void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls);
+void bind_ops(py::module_& m, py::class_<TensorImpl, Tensor>& cls);
+}  // namespace sx
+
+using namespace sx;
+
+PYBIND11_MODULE(_SNEPPX_c, m) {
+  m.doc() = "SneppX compiled core: tensors, kernels and autograd";
+  py::register_local_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const sx::ValueError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const sx::TypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const sx::IndexError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const sx::MemoryError& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
+    } catch (const sx::RuntimeError& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    } catch (const std::bad_alloc&) {
+      PyErr_SetString(PyExc_MemoryError, "[alloc] out of memory");
+    }
+  });
+
+  py::enum_<DType>(m, "Dtype", "Element types. Accepted wherever a dtype is: Dtype.FLOAT32, sneppx.float32 or 'float32'.")
+      .value("BOOL", DType::Bool)
+      .value("UINT8", DType::UInt8)
+      .value("INT32", DType::Int32)
+      .value("INT64", DType::Int64)
+      .value("FLOAT16", DType::Float16)
+      .value("BFLOAT16", DType::BFloat16)
+      .value("FLOAT32", DType::Float32)
+      .value("FLOAT64", DType::Float64)
+      .def_property_readonly("itemsize", [](DType d) { return itemsize(d); })
+      .def_property_readonly("is_floating_point", [](DType d) { return is_floating(d); })
+      .def_property_readonly("name", [](DType d) { return std::string(dtype_name(d)); })
+      .def("__repr__", [](DType d) { return std::string("sneppx.") + dtype_name(d); })
+      .def("__str__", [](DType d) { return std::string("sneppx.") + dtype_name(d); })
+      .def("__eq__", [](DType d, py::handle o) {
+        try { return d == py_conv::parse_dtype(o); } catch (...) { return false; }
+      })
+      .def("__ne__", [](DType d, py::handle o) {
+        try { return d != py_conv::parse_dtype(o); } catch (...) { return true; }
+      })
+      .def("__hash__", [](DType d) { return int(d); });
+
+  py::class_<Device>(m, "Device", "A device: Device('cpu'), Device('cuda', 0) or Device('cuda:1').")
+      .def(py::init([](py::object type, py::object index) {
+             Device d = py_conv::parse_device(type);
+             if (!index.is_none()) d.index = index.cast<int>();
+             return d;
+           }), py::arg("type"), py::arg("index") = py::none())
+      .def_property_readonly("type", [](const Device& d) { return d.type == DeviceType::CPU ? "cpu" : "cuda"; })
+      .def_property_readonly("index", [](const Device& d) -> py::object {
+        if (d.type == DeviceType::CPU) return py::none();
+        return py::int_(d.index);
+      })
+      .def("__eq__", [](const Device& d, py::handle o) {
+        try { return d == py_conv::parse_device(o); } catch (...) { return false; }
+      })
+      .def("__hash__", [](const Device& d) { return int(d.type) * 1024 + d.index; })
+      .def("__str__", &Device::str)
+      .def("__repr__", [](const Device& d) { return "device(type='" + std::string(d.type == DeviceType::CPU ? "cpu" : "cuda") + "'" + (d.type == DeviceType::CPU ? "" : ", index=" + std::to_string(d.index)) + ")"; });
+
+  py::class_<Generator>(m, "Generator", "A random-number stream (Philox counter based): Generator(seed).")
+      .def(py::init([](py::object seed) {
+             Generator g;
+             if (!seed.is_none()) g.seed = seed.cast<uint64_t>();
+             return g;
+           }), py::arg("seed") = py::none())
+      .def("manual_seed", [](Generator& g, py::object seed) {
+        g.seed = py::int_(seed).cast<uint64_t>();
+        g.offset = 0;
+        return &g;
+      }, py::return_value_policy::reference)
+      .def("initial_seed", [](const Generator& g) { return g.seed; })
+      .def("get_state", [](const Generator& g) { return py::make_tuple(g.seed, g.offset); })
+      .def("set_state", [](Generator& g, py::tuple s) {
+        g.seed = s[0].cast<uint64_t>();
+        g.offset = s[1].cast<uint64_t>();
+      });
+  m.def("default_generator", []() { return &default_generator(); }, py::return_value_policy::reference);
+
+  py::class_<Node, std::shared_ptr<Node>>(m, "Node", "A recorded backward function (Tensor.grad_fn).")
+      .def("name", &Node::name)
+      .def_property_readonly("next_functions", [](const Node& n) {
+        py::list out;
+        for (auto& nx : n.next) out.append(py::make_tuple(nx ? py::cast(nx) : py::none(), 0));
+        return py::tuple(out);
+      })
+      .def("__repr__", [](const Node& n) { return "<" + n.name() + ">"; });
+
+  m.def("is_grad_enabled", &grad_mode::enabled);
+  m.def("_set_grad_enabled", &grad_mode::set);
+  m.def("get_num_threads", &get_num_threads);
+  m.def("set_num_threads", &set_num_threads);
+  m.def("empty_cache", &cpu_empty_cache, "Returns cached CPU blocks to the system; returns bytes freed.");
+  m.def("cached_bytes", &cpu_cached_bytes);
+  m.def("cuda_is_available", &cuda_available);
+  m.def("cuda_device_count", &cuda_device_count);
+  m.def("from_dlpack", &from_dlpack);
+#ifdef SNEPPX_WITH_CUDA
+  m.attr("_HAS_CUDA") = true;
+#else
+  m.attr("_HAS_CUDA") = false;
+#endif
+#ifdef SNEPPX_VERSION_INFO
+  m.attr("__version__") = SNEPPX_VERSION_INFO;
+#endif
+
+  auto cls = py::class_<TensorImpl, Tensor>(m, "Tensor", py::dynamic_attr(),
+                                           "An n-dimensional array with autograd, PyTorch style.");
+  bind_tensor(m, cls);
+  bind_ops(m, cls);
+}

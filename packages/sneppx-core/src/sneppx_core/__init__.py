@@ -1,0 +1,49 @@
+"""sneppx_core: the SneppX tensor and autograd engine.
+
+A C++20 core (``_SNEPPX_c``) with BLAS-backed matrix products, a persistent thread pool and
+tape-based reverse-mode autograd, under a Python API that follows PyTorch's names::
+
+    import sneppx_core as sx
+    x = sx.Tensor.randn((4, 8))
+    w = sx.Tensor.randn((8, 16), requires_grad=True)
+    (x @ w).backward()
+"""
+
+from __future__ import annotations
+
+import scipy_openblas32 as _openblas  # noqa: F401  (loads libscipy_openblas before the extension)
+
+from . import _SNEPPX_c as _C
+from ._compat import require_core
+from ._version import __version__
+from ._C_face import (  # noqa: F401
+    Device, Dtype, Generator, Tensor, bool_, bfloat16, float16, float32, float64, int32, int64, uint8,
+    default_generator, get_num_threads, set_num_threads, empty_cache, from_dlpack, is_grad_enabled,
+)
+from ._factories import (
+    arange, empty, empty_like, eye, full, full_like, linspace, manual_seed, ones, ones_like, rand, rand_like,
+    randint, randint_like, randn, randn_like, randperm, seed, tensor, zeros, zeros_like,
+)
+from ._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from ._ops import *  # noqa: F401,F403
+from ._ops import __all__ as _ops_all
+from . import autograd, cuda, functional, testing  # noqa: F401
+
+bool = bool_  # noqa: A001  (sneppx_core.bool, as torch.bool)
+float = float32  # noqa: A001
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+
+_HAS_C_BACKEND = True
+_HAS_CUDA = _C._HAS_CUDA
+
+__all__ = [
+    "Tensor", "Device", "Dtype", "Generator", "bool_", "bfloat16", "float16", "float32", "float64", "int32", "int64",
+    "uint8", "default_generator", "get_num_threads", "set_num_threads", "empty_cache", "from_dlpack",
+    "is_grad_enabled", "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace", "manual_seed", "ones",
+    "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm", "seed", "tensor",
+    "zeros", "zeros_like", "enable_grad", "inference_mode", "no_grad", "set_grad_enabled", "autograd", "cuda",
+    "functional", "testing", "require_core", "__version__", "_HAS_C_BACKEND", "_HAS_CUDA", *_ops_all,
+]

@@ -1,0 +1,164 @@
+"""Tensor factories with PyTorch's signatures: ``zeros(2, 3)`` and ``zeros((2, 3))`` alike."""
+
+from __future__ import annotations
+
+import builtins
+
+from . import _SNEPPX_c as _C
+from ._C_face import Tensor, float32, int64
+
+_default_seed = [67280421310721]
+
+
+def _shape(size) -> list:
+    if len(size) == 1 and not isinstance(size[0], builtins.int):
+        return [builtins.int(s) for s in size[0]]
+    for s in size:
+        if not isinstance(s, builtins.int):
+            raise TypeError(f"[factory] sizes must be integers, got {s!r}")
+    return list(size)
+
+
+def _finish(t, requires_grad, device=None):
+    if device is not None and str(device) != "cpu":
+        t = _C._to_device(t, device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _dtype(dtype, default):
+    return default if dtype is None else dtype
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of zeros of the given shape (float32 unless ``dtype`` says otherwise)."""
+    return _finish(_C._zeros(_shape(size), dtype, None), requires_grad, device)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of ones of the given shape."""
+    return _finish(_C._full(_shape(size), 1, _dtype(dtype, float32), None), requires_grad, device)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    """An uninitialised tensor of the given shape."""
+    return _finish(_C._empty(_shape(size), dtype, None), requires_grad, device)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from the value)."""
+    if isinstance(size, builtins.int):
+        size = (size,)
+    return _finish(_C._full(list(size), fill_value, dtype, None), requires_grad, device)
+
+
+def zeros_like(t, dtype=None, device=None, requires_grad=False):
+    """Zeros with the shape (and, by default, dtype) of ``t``."""
+    return zeros(t.shape, dtype=_dtype(dtype, t.dtype), device=device, requires_grad=requires_grad)
+
+
+def ones_like(t, dtype=None, device=None, requires_grad=False):
+    """Ones with the shape (and, by default, dtype) of ``t``."""
+    return ones(t.shape, dtype=_dtype(dtype, t.dtype), device=device, requires_grad=requires_grad)
+
+
+def empty_like(t, dtype=None, device=None, requires_grad=False):
+    """An uninitialised tensor like ``t``."""
+    return empty(t.shape, dtype=_dtype(dtype, t.dtype), device=device, requires_grad=requires_grad)
+
+
+def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
+    """A tensor like ``t`` filled with ``fill_value``."""
+    return full(t.shape, fill_value, dtype=_dtype(dtype, t.dtype), device=device, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 for integer arguments."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        ints = all(isinstance(v, builtins.int) for v in (start, end, step))
+        dtype = int64 if ints else float32
+    return _finish(_C._arange(builtins.float(start), builtins.float(end), builtins.float(step), dtype), requires_grad, device)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    return _finish(_C._linspace(builtins.float(start), builtins.float(end), builtins.int(steps), _dtype(dtype, float32)),
+                   requires_grad, device)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    """An ``n`` x ``m`` identity matrix."""
+    return _finish(_C._eye(n, n if m is None else m, _dtype(dtype, float32)), requires_grad, device)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Uniform random numbers in [0, 1)."""
+    return _finish(_C._rand(_shape(size), _dtype(dtype, float32), generator), requires_grad, device)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Standard normal random numbers."""
+    return _finish(_C._randn(_shape(size), _dtype(dtype, float32), generator), requires_grad, device)
+
+
+def randint(low, high=None, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    """Random integers in [low, high); ``randint(high, size)`` starts at 0."""
+    if size is None:
+        if high is None or isinstance(high, builtins.int):
+            raise TypeError("[randint] size is required, e.g. randint(0, 10, (3,))")
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    size = (size,) if isinstance(size, builtins.int) else size
+    return _finish(_C._randint(builtins.int(low), builtins.int(high), list(size), _dtype(dtype, int64), generator),
+                   requires_grad, device)
+
+
+def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
+    """A random permutation of 0..n-1 (int64)."""
+    return _finish(_C._randperm(builtins.int(n), _dtype(dtype, int64), generator), requires_grad, device)
+
+
+def rand_like(t, generator=None, dtype=None):
+    """Uniform random numbers shaped like ``t``."""
+    return rand(t.shape, generator=generator, dtype=_dtype(dtype, t.dtype))
+
+
+def randn_like(t, generator=None, dtype=None):
+    """Normal random numbers shaped like ``t``."""
+    return randn(t.shape, generator=generator, dtype=_dtype(dtype, t.dtype))
+
+
+def randint_like(t, low, high=None, generator=None, dtype=None):
+    """Random integers shaped like ``t``."""
+    return randint(low, high, t.shape, generator=generator, dtype=_dtype(dtype, t.dtype))
+
+
+def manual_seed(seed) -> Tensor.__class__:
+    """Seeds the default generator: every random function becomes deterministic."""
+    import math
+
+    if isinstance(seed, builtins.float) and not math.isfinite(seed):
+        raise ValueError(f"[manual_seed] seed must be a finite integer, got {seed!r}")
+    seed = builtins.int(seed)
+    if seed < 0:
+        seed &= (1 << 64) - 1
+    _default_seed[0] = seed
+    return _C.default_generator().manual_seed(seed)
+
+
+def seed() -> builtins.int:
+    """Seeds the default generator from the operating system's entropy and returns the seed."""
+    import os
+
+    s = builtins.int.from_bytes(os.urandom(8), "little")
+    manual_seed(s)
+    return s
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """Copies ``data`` (nested lists, numbers, arrays or tensors) into a new tensor, like ``torch.tensor``."""
+    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)

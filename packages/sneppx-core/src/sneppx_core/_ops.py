@@ -1,0 +1,99 @@
+"""Module-level ops (PyTorch names) and the Tensor methods that are thin Python sugar.
+
+Hot paths (operators, elementwise ops, reductions, matmul, views) are bound in C++ directly;
+what is defined here only rearranges arguments or builds result tuples.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+
+from . import _SNEPPX_c as _C
+from ._C_face import Device, Dtype, Tensor
+
+_NAMES = [
+    "abs", "neg", "exp", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid",
+    "relu", "silu", "gelu", "erf", "sign", "floor", "ceil", "round", "trunc", "reciprocal", "square",
+    "logical_not", "isnan", "isinf", "isfinite", "add", "sub", "mul", "div", "floor_divide", "remainder",
+    "pow", "maximum", "minimum", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+    "logical_xor", "where", "masked_fill", "clamp", "clip", "lerp", "softplus", "leaky_relu", "elu", "sum",
+    "mean", "prod", "amax", "amin", "argmax", "argmin", "var", "std", "logsumexp", "norm", "all", "any",
+    "cumsum", "matmul", "mm", "bmm", "outer", "dot", "reshape", "transpose", "swapaxes", "permute", "squeeze",
+    "unsqueeze", "broadcast_to", "flatten", "unflatten", "narrow", "select", "contiguous", "clone", "detach",
+    "cat", "concat", "stack", "split", "chunk", "unbind", "tril", "triu", "flip", "roll", "movedim", "gather",
+    "scatter", "scatter_add", "index_select", "index_add", "one_hot", "argsort", "nonzero", "masked_select",
+    "multinomial", "bernoulli",
+]
+globals().update({n: getattr(_C, n) for n in _NAMES})
+
+ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
+ValuesIndices.__doc__ = "The (values, indices) result of max, min, sort and topk, as in PyTorch."
+
+
+def max(input, dim=None, keepdim=False):  # noqa: A001
+    """Largest value; with ``dim``, a (values, indices) pair; with a tensor, the elementwise maximum."""
+    if isinstance(dim, Tensor):
+        return _C.maximum(input, dim)
+    if dim is None:
+        return _C.amax(input)
+    return ValuesIndices(*_C._max_dim(input, dim, keepdim))
+
+
+def min(input, dim=None, keepdim=False):  # noqa: A001
+    """Smallest value; with ``dim``, a (values, indices) pair; with a tensor, the elementwise minimum."""
+    if isinstance(dim, Tensor):
+        return _C.minimum(input, dim)
+    if dim is None:
+        return _C.amin(input)
+    return ValuesIndices(*_C._min_dim(input, dim, keepdim))
+
+
+def sort(input, dim=-1, descending=False, stable=False):
+    """Sorted values and their indices along ``dim`` (NaN sorts as the largest value)."""
+    return ValuesIndices(*_C._sort(input, dim, descending, stable))
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
+    """The ``k`` largest (or smallest) values along ``dim`` and their indices."""
+    return ValuesIndices(*_C._topk(input, k, dim, largest, sorted))
+
+
+def softmax(input, dim, dtype=None):
+    """softmax(x)_i = exp(x_i) / sum_j exp(x_j) along ``dim``."""
+    from .functional import softmax as f
+
+    return f(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim, dtype=None):
+    """log_softmax(x)_i = x_i - logsumexp(x) along ``dim``."""
+    from .functional import log_softmax as f
+
+    return f(input, dim, dtype=dtype)
+
+
+def numel(input):
+    """Number of elements of ``input``."""
+    return input.numel()
+
+
+def is_tensor(obj):
+    """True if ``obj`` is a sneppx Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def from_numpy(a):
+    """Wraps a NumPy array as a tensor sharing its memory."""
+    return Tensor.from_numpy(a)
+
+
+def result_type(a, b):
+    """The dtype PyTorch's promotion rules give for ``a`` op ``b``."""
+    return (a + b).dtype if isinstance(a, Tensor) else (b + a).dtype
+
+
+__all__ = _NAMES + ["max", "min", "sort", "topk", "softmax", "log_softmax", "numel", "is_tensor", "from_numpy",
+                    "result_type", "ValuesIndices"]
+
+from . import _tensor_methods  # noqa: E402,F401  (attaches Python-level Tensor methods)
