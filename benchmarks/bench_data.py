@@ -6,8 +6,9 @@ Cases (batch size 64, shuffled, one full epoch per timed run, worker start-up in
 * ``python50us``: a map-style dataset whose ``__getitem__`` spends 50 us in Python and returns
   ``(784 float32 NumPy row, int label)``; the same object is given to both loaders;
 
-each with ``num_workers`` 0 and 2. Rows report batches per second (median of several runs) and
-``ratio = sneppx / torch`` (higher is better; 1.0 means as fast as PyTorch).
+each with ``num_workers`` 0 and 2. The two loaders are timed alternately, run after run, and
+rows report batches per second (median of the runs) and ``ratio = sneppx / torch`` (higher is
+better; 1.0 means as fast as PyTorch).
 
 Run: ``python benchmarks/bench_data.py [--quick]``.
 """
@@ -23,7 +24,7 @@ import sneppx_core as sx
 
 import sneppx_data as sd
 
-FULL = {"rows": 60000, "slow_items": 64 * 150, "repeats": 5}
+FULL = {"rows": 60000, "slow_items": 64 * 150, "repeats": 7}
 QUICK = {"rows": 60000, "slow_items": 64 * 40, "repeats": 3}
 BATCH, DIM, COST_S = 64, 784, 50e-6
 
@@ -52,9 +53,18 @@ def _epoch_rate(make_loader) -> float:
     return n / (time.perf_counter() - t0)
 
 
-def _median_rate(make_loader, repeats: int) -> float:
-    _epoch_rate(make_loader)  # warm-up: page in the data, import worker code paths
-    return statistics.median(_epoch_rate(make_loader) for _ in range(repeats))
+def _median_rates(make_ours, make_theirs, repeats: int) -> tuple:
+    """Median batches/s of both loaders, timed alternately (in alternating order) so that
+    changes in machine load hit both sides alike; ``make_theirs`` may be None."""
+    makers = [m for m in (make_ours, make_theirs) if m is not None]
+    for make in makers:
+        _epoch_rate(make)  # warm-up: page in the data, import worker code paths
+    rates = {id(m): [] for m in makers}
+    for r in range(repeats):
+        for make in (makers if r % 2 == 0 else makers[::-1]):
+            rates[id(make)].append(_epoch_rate(make))
+    medians = [statistics.median(rates[id(m)]) for m in makers]
+    return medians[0], (medians[1] if make_theirs is not None else None)
 
 
 def _loaders(cfg: dict, torch):
@@ -79,15 +89,17 @@ def run(quick: bool = False) -> list:
     rows = []
     for name, (ours, theirs) in _loaders(cfg, torch).items():
         for workers in (0, 2):
-            sx_rate = _median_rate(lambda: sd.DataLoader(
-                ours, batch_size=BATCH, shuffle=True, num_workers=workers), cfg["repeats"])
-            row = {"name": f"{name} batch={BATCH} num_workers={workers}", "sneppx": sx_rate,
-                   "torch": None, "ratio": None, "unit": "batches/s"}
-            if torch is not None:
-                t_rate = _median_rate(lambda: torch.utils.data.DataLoader(
-                    theirs, batch_size=BATCH, shuffle=True, num_workers=workers), cfg["repeats"])
-                row.update(torch=t_rate, ratio=sx_rate / t_rate)
-            rows.append(row)
+            def make_ours(workers=workers, ours=ours):
+                return sd.DataLoader(ours, batch_size=BATCH, shuffle=True, num_workers=workers)
+
+            def make_theirs(workers=workers, theirs=theirs):
+                return torch.utils.data.DataLoader(theirs, batch_size=BATCH, shuffle=True,
+                                                   num_workers=workers)
+
+            sx_rate, t_rate = _median_rates(make_ours, make_theirs if torch else None, cfg["repeats"])
+            rows.append({"name": f"{name} batch={BATCH} num_workers={workers}", "sneppx": sx_rate,
+                         "torch": t_rate, "ratio": None if t_rate is None else sx_rate / t_rate,
+                         "unit": "batches/s"})
     return rows
 
 

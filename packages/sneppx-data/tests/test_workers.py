@@ -271,3 +271,46 @@ def test_core_ops_work_inside_forked_workers():
     out = list(DataLoader(CoreOps(), batch_size=2, num_workers=2))
     got = np.concatenate([to_np(b) for b in out])
     np.testing.assert_allclose(got, [(2.0 * i + 1.0) * 512 * 512 for i in range(4)], rtol=1e-6)
+
+
+class CoreTyped(Dataset):
+    """Tensor samples of dtypes NumPy cannot hold (bfloat16) next to ordinary ones."""
+
+    def __len__(self):
+        return 6
+
+    def __getitem__(self, i):
+        return sx.full((3,), float(i) + 0.5, dtype=sx.bfloat16), sx.Tensor(np.arange(2, dtype=np.int32) + i)
+
+
+def test_core_dtypes_survive_the_trip_from_workers():
+    ref = list(DataLoader(CoreTyped(), batch_size=4))
+    got = list(DataLoader(CoreTyped(), batch_size=4, num_workers=2))
+    assert len(got) == len(ref) == 2
+    for (a, b), (c, d) in zip(got, ref):
+        assert a.dtype == c.dtype == sx.bfloat16 and b.dtype == d.dtype == sx.int32
+        np.testing.assert_array_equal(to_np(a.float()), to_np(c.float()))
+        np.testing.assert_array_equal(to_np(b), to_np(d))
+
+
+def test_token_dataset_through_workers(tmp_path):
+    from sneppx_data import TokenDataset
+
+    tok = np.random.default_rng(0).integers(0, 50000, 5000).astype(np.uint16)
+    tok.tofile(tmp_path / "tokens.bin")
+    ds = TokenDataset(tmp_path / "tokens.bin", seq_len=32, dtype="uint16")
+    ref = list(DataLoader(ds, batch_size=8, shuffle=True, generator=1))
+    for context in (None, "spawn"):  # spawn pickles the dataset: it travels as its path
+        got = list(DataLoader(ds, batch_size=8, shuffle=True, generator=1, num_workers=1,
+                              multiprocessing_context=context))
+        assert len(got) == len(ref)
+        for (x, y), (x2, y2) in zip(got, ref):
+            np.testing.assert_array_equal(to_np(x), to_np(x2))
+            np.testing.assert_array_equal(to_np(x)[:, 1:], to_np(y)[:, :-1])
+
+
+def test_unpicklable_dataset_with_spawn_fails_cleanly():
+    ds = Failing(-1)
+    ds.hook = lambda: None  # a lambda cannot be pickled for a spawned worker
+    with pytest.raises(Exception, match="pickle|Pickl"):
+        iter(DataLoader(ds, batch_size=2, num_workers=1, multiprocessing_context="spawn"))

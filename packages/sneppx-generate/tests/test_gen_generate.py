@@ -106,6 +106,19 @@ def test_seeded_sampling_is_reproducible_and_row_independent():
     assert generate(model, PROMPTS, generation_config=cfg.replace(seed=None))["sequences"] == b
 
 
+def test_a_rows_samples_do_not_depend_on_when_other_rows_finish():
+    rng = np.random.default_rng(3)
+    table = rng.normal(size=(10, 10)).astype(np.float32)
+    table[:, [1, 9]] = -50.0  # 1 is EOS: never sampled, and neither is 9 ...
+    table[9, 1] = 50.0  # ... but a prompt of 9 is followed by EOS
+    model = BigramLM(table)
+    cfg = GenerationConfig(max_new_tokens=12, do_sample=True, eos_token_id=1, pad_token_id=0, seed=11)
+    early = generate(model, [[9], [3]], generation_config=cfg)
+    late = generate(model, [[8], [3]], generation_config=cfg)
+    assert early["num_generated"][0] == 1 and late["num_generated"][0] == 12
+    assert early["sequences"][1] == late["sequences"][1]
+
+
 def test_sampling_follows_the_processed_distribution():
     logits = np.array([2.0, 1.0, 0.5, 0.0, -1.0, 1.5], dtype=np.float32)
     model = BigramLM(np.tile(logits, (6, 1)))

@@ -142,6 +142,15 @@ def test_tensor_in_tensor_out(dtype):
     np.testing.assert_array_equal(t.numpy(), LOGITS.astype(t.numpy().dtype))  # input unchanged
 
 
+@pytest.mark.parametrize("dtype", [sx.float16, sx.bfloat16])
+def test_half_precision_tensors_keep_their_dtype(dtype):
+    t = sx.Tensor(LOGITS.tolist(), dtype=dtype)
+    rounded = t.float().numpy()
+    out = apply_top_k(t, 5)
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(out.float().numpy(), np.stack([ref_top_k(r, 5) for r in rounded]))
+
+
 def test_process_logits_applies_hf_order():
     ids = [[1, 2], [3], [4, 4], [0]]
     cfg = GenerationConfig(repetition_penalty=1.3, temperature=0.7, top_k=20, top_p=0.9, min_p=0.05)

@@ -43,6 +43,26 @@ Geometry<N> coalesce(const Shape& shape, const std::array<const TensorImpl*, N>&
 // fn(char* ptrs[N], const int64_t inner_strides[N], int64_t n)
 template <int N, typename F>
 void for_each(const Shape& shape, const std::array<const TensorImpl*, N>& ts, F&& fn, int64_t grain = kGrain) {
+  // Fast path: every operand is contiguous with the full shape, so the loop is one flat range.
+  bool flat = true;
+  for (int k = 0; k < N && flat; ++k) flat = ts[k]->shape == shape && ts[k]->is_contiguous();
+  if (flat) {
+    int64_t total = 1;
+    for (auto s : shape) total *= s;
+    int64_t st[N];
+    for (int k = 0; k < N; ++k) st[k] = int64_t(itemsize(ts[k]->dtype));
+    auto run = [&](int64_t b, int64_t e) {
+      char* p[N];
+      for (int k = 0; k < N; ++k) p[k] = ts[k]->raw() + b * st[k];
+      fn(p, st, e - b);
+    };
+    if (total <= grain) {
+      if (total > 0) run(0, total);
+    } else {
+      parallel_for(total, grain, run);
+    }
+    return;
+  }
   Geometry<N> g = coalesce<N>(shape, ts);
   std::array<char*, N> base;
   for (int k = 0; k < N; ++k) base[k] = ts[k]->raw();

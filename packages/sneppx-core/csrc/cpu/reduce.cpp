@@ -1,6 +1,7 @@
 // Reduction kernels over a contiguous (outer, n, inner) layout: the reduced axis is `n`.
 // inner == 1 reduces rows; inner > 1 accumulates whole rows (vectorises over inner).
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "cpu/kernels.h"
@@ -42,13 +43,56 @@ void reduce_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, I
   });
 }
 
+// Branch-free (vectorisable) max/min in which a NaN, once seen, sticks.
 template <typename C> C nan_max(C a, C b) {
-  if constexpr (!std::is_integral_v<C>) if (a != a || b != b) return std::numeric_limits<C>::quiet_NaN();
-  return a > b ? a : b;
+  if constexpr (std::is_integral_v<C>) return a > b ? a : b;
+  else return ((b > a) | (b != b)) ? b : a;
 }
 template <typename C> C nan_min(C a, C b) {
-  if constexpr (!std::is_integral_v<C>) if (a != a || b != b) return std::numeric_limits<C>::quiet_NaN();
-  return a < b ? a : b;
+  if constexpr (std::is_integral_v<C>) return a < b ? a : b;
+  else return ((b < a) | (b != b)) ? b : a;
+}
+
+// Max/min of a contiguous float row with GCC/Clang vector extensions (the auto-vectoriser
+// does not turn NaN-propagating max into vector code). NaN anywhere gives NaN, as in PyTorch.
+template <typename C, bool IsMax>
+C row_extreme(const C* p, int64_t n) {
+  constexpr int L = 32 / sizeof(C);
+  typedef C vec __attribute__((vector_size(32)));
+  C init = IsMax ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity();
+  vec acc, bad;
+  for (int k = 0; k < L; ++k) acc[k] = init, bad[k] = 0;
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    vec v;
+    std::memcpy(&v, p + i, sizeof(vec));
+    acc = IsMax ? (v > acc ? v : acc) : (v < acc ? v : acc);
+    bad = (v != v) ? v : bad;
+  }
+  C r = init;
+  bool nan = false;
+  for (int k = 0; k < L; ++k) {
+    r = IsMax ? (acc[k] > r ? acc[k] : r) : (acc[k] < r ? acc[k] : r);
+    nan = nan || bad[k] != bad[k];
+  }
+  for (; i < n; ++i) {
+    r = IsMax ? (p[i] > r ? p[i] : r) : (p[i] < r ? p[i] : r);
+    nan = nan || p[i] != p[i];
+  }
+  return nan ? std::numeric_limits<C>::quiet_NaN() : r;
+}
+
+template <typename T>
+bool fast_extreme(ReduceOp op, const T* p, T* o, int64_t outer, int64_t n, int64_t inner) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (inner != 1 || (op != ReduceOp::Max && op != ReduceOp::Min)) return false;
+    bool mx = op == ReduceOp::Max;
+    parallel_for(outer, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) o[r] = mx ? row_extreme<T, true>(p + r * n, n) : row_extreme<T, false>(p + r * n, n);
+    });
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -59,6 +103,7 @@ void reduce(ReduceOp op, const Tensor& in, const Tensor& out, int64_t outer, int
     using C = std::conditional_t<std::is_same_v<T, bool>, int64_t, acc_t<T>>;
     const T* p = in->data<T>();
     T* o = out->data<T>();
+    if (n > 0 && fast_extreme<T>(op, p, o, outer, n, inner)) return;
     switch (op) {
       case ReduceOp::Sum:
         reduce_loop<T, C>(p, o, outer, n, inner, [] { return C(0); }, [](C a, C b) { return a + b; }, [](C a) { return a; });

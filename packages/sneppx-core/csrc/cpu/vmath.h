@@ -43,7 +43,7 @@ inline float vtanh(float x) {
   q = q * x2 + 2.26843463243900e-03f;
   q = q * x2 + 4.89352518554385e-03f;
   float res = p / q;
-  res = (xc < 0.0004f && xc > -0.0004f) ? xc : res;
+  res = std::fabs(xc) < 0.0004f ? xc : res;
   return x != x ? x : res;
 }
 

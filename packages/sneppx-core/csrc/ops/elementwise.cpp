@@ -122,7 +122,8 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   Tensor ac = cast_nograd(a, ct), bc = cast_nograd(b, ct);
   if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem) && !is_floating(ct)) {
     Tensor zero = empty(bc->shape, DType::Bool);
-    cpu::binary(BinaryOp::Eq, zero, bc, scalar_tensor(Scalar(int64_t(0)), ct));
+    // kernels take operands already broadcast to the output's shape
+    cpu::binary(BinaryOp::Eq, zero, bc, expand_view(scalar_tensor(Scalar(int64_t(0)), ct), bc->shape));
     const bool* z = zero->data<bool>();
     for (int64_t i = 0; i < zero->numel(); ++i)
       SX_CHECK(!z[i], RuntimeError, "[", name, "] ZeroDivisionError: integer division by zero");

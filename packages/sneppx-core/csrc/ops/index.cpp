@@ -106,6 +106,19 @@ static void check_scatter(const Tensor& x, int64_t d, const Tensor& idx, const T
   check_range(idx, x->shape[d], op, d);
 }
 
+// Zero-pads g, placed at the leading corner, up to shape (src may be larger than index in
+// scatter/scatter_add); one dim at a time so that each step's own vjp is a slice.
+static Tensor pad_corner(const Tensor& g, const Shape& shape) {
+  Tensor r = g;
+  for (int64_t i = 0; i < r->dim(); ++i) {
+    if (r->shape[i] == shape[i]) continue;
+    Shape s = r->shape;
+    s[i] = shape[i];
+    r = slice_backward(r, s, i, 0, 1);
+  }
+  return r;
+}
+
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
   int64_t d = wrap_dim(dim, x->dim(), "scatter");
   Tensor idx = as_index(index, "scatter");
@@ -115,7 +128,7 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& 
   if (!is_floating(x->dtype) || !needs_grad({&x, &src})) return out;
   Tensor sv = src;
   return record("ScatterBackward", {x, src}, out, [d, idx, sv](const Tensor& g) {
-    Tensor gs = sv->dim() == 0 ? sum(gather(g, d, idx)) : gather(g, d, idx);
+    Tensor gs = sv->dim() == 0 ? sum(gather(g, d, idx)) : pad_corner(gather(g, d, idx), sv->shape);
     return TensorList{scatter(g, d, idx, zeros({}, g->dtype)), grad_for(gs, sv)};
   });
 }
@@ -129,7 +142,7 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
   Tensor sv = src;
   return record("ScatterAddBackward", {x, src}, out, [d, idx, sv](const Tensor& g) {
     Tensor gs = gather(g, d, idx);
-    if (gs->shape != sv->shape) gs = slice_backward(gs, sv->shape, 0, 0, 1);
+    if (gs->shape != sv->shape) gs = pad_corner(gs, sv->shape);
     return TensorList{g, gs};
   });
 }

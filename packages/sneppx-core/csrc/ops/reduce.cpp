@@ -86,13 +86,23 @@ Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   DType rt = is_floating(x->dtype) ? x->dtype : DType::Int64;
   Tensor out = reduce_impl(cpu::ReduceOp::Prod, x, d, keepdim, rt, "prod");
   if (!is_floating(rt) || !needs_grad({&x})) return out;
-  Saved sx(x), so(alias_detached(out));
-  return record("ProdBackward", {x}, out, [sx, so, d, keepdim](const Tensor& g) {
-    // d prod / d x_i = prod / x_i (inputs here are assumed non-zero, as in the simple formula)
+  Saved sx(x);
+  return record("ProdBackward", {x}, out, [sx, d, keepdim](const Tensor& g) {
+    // d prod / d x_i = product of the other elements. With z zeros in a slice: z == 0 gives
+    // prod / x_i; z == 1 gives the product of the non-zeros at the zero and 0 elsewhere; z > 1 gives 0.
     const Tensor& v = sx.get();
-    Tensor o = so.get(), gg = g;
-    if (!keepdim) for (auto i : d) o = unsqueeze(o, i), gg = unsqueeze(gg, i);
-    return TensorList{div(mul(expand(gg, v->shape), expand(o, v->shape)), v)};
+    if (v->dim() == 0) return TensorList{g};
+    Tensor gg = g;
+    if (!keepdim) for (auto i : d) gg = unsqueeze(gg, i);
+    Tensor is_zero = binary(BinaryOp::Eq, v, zeros_like(v));
+    Tensor safe = where(is_zero, ones_like(v), v);
+    Tensor p_nz = d.size() == 1 ? prod(safe, d[0], true)
+                                : reshape(prod(reshape(safe, {-1}), 0, false), IntList(size_t(v->dim()), 1));
+    Tensor zeros_in = sum(to_dtype(is_zero, v->dtype), d, true);
+    Tensor one_zero = to_dtype(binary(BinaryOp::Eq, zeros_in, ones_like(zeros_in)), v->dtype);
+    Tensor no_zero = to_dtype(binary(BinaryOp::Eq, zeros_in, zeros_like(zeros_in)), v->dtype);
+    Tensor others = where(is_zero, mul(p_nz, one_zero), mul(div(p_nz, safe), no_zero));
+    return TensorList{mul(gg, others)};
   });
 }
 
@@ -180,13 +190,15 @@ Tensor all(const Tensor& x, const OptDims& dims, bool keepdim) {
   Tensor nz = unary(UnaryOp::Not, x);  // true where x is zero
   IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "all");
   Tensor bad = reduce_impl(cpu::ReduceOp::Max, nz, d, keepdim, DType::Bool, "all");
-  return unary(UnaryOp::Not, bad);
+  Tensor r = unary(UnaryOp::Not, bad);
+  return x->dtype == DType::UInt8 ? cast_nograd(r, DType::UInt8) : r;  // PyTorch keeps uint8 here
 }
 
 Tensor any(const Tensor& x, const OptDims& dims, bool keepdim) {
   Tensor b = cast_nograd(x, DType::Bool);
   IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "any");
-  return reduce_impl(cpu::ReduceOp::Max, b, d, keepdim, DType::Bool, "any");
+  Tensor r = reduce_impl(cpu::ReduceOp::Max, b, d, keepdim, DType::Bool, "any");
+  return x->dtype == DType::UInt8 ? cast_nograd(r, DType::UInt8) : r;  // PyTorch keeps uint8 here
 }
 
 Tensor cumsum(const Tensor& x, int64_t dim) {

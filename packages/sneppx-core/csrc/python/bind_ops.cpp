@@ -100,10 +100,16 @@ void bind_ops(py::module_& m, Cls& cls) {
     return masked_fill(x, mask, to_scalar(v, "masked_fill"));
   }, py::arg("input"), py::arg("mask"), py::arg("value"));
   auto clamp_fn = [](const Tensor& x, py::handle lo, py::handle hi) {
-    if (is_tensor(lo) || is_tensor(hi)) {
+    if (is_tensor(lo) || is_tensor(hi)) {  // where(), not maximum(): at ties x keeps the whole gradient
       Tensor r = x;
-      if (!lo.is_none()) r = binary(BinaryOp::Max, r, operand(lo, x, "clamp"));
-      if (!hi.is_none()) r = binary(BinaryOp::Min, r, operand(hi, x, "clamp"));
+      if (!lo.is_none()) {
+        Tensor l = operand(lo, x, "clamp");
+        r = where(binary(BinaryOp::Lt, r, l), l, r);
+      }
+      if (!hi.is_none()) {
+        Tensor h = operand(hi, x, "clamp");
+        r = where(binary(BinaryOp::Gt, r, h), h, r);
+      }
       return r;
     }
     return clamp(x, opt_scalar(lo, "clamp"), opt_scalar(hi, "clamp"));

@@ -202,7 +202,8 @@ Tensor from_data(py::handle data, std::optional<DType> dtype) {
   // Python floats default to float32, as in PyTorch; NumPy arrays keep their dtype.
   if (!from_array && natural == DType::Float64) natural = DType::Float32;
   DType target = dtype ? *dtype : natural;
-  Tensor shared = from_numpy(np.attr("ascontiguousarray")(a).cast<py::array>());
+  // asarray(order="C") keeps 0-d arrays 0-d (ascontiguousarray would return shape (1,)).
+  Tensor shared = from_numpy(np.attr("asarray")(a, py::arg("order") = "C").cast<py::array>());
   Tensor out = empty(shared->shape, target);
   cpu::copy(out, shared);
   return out;

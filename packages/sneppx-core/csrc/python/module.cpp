@@ -9,6 +9,7 @@ bool cuda_available();
 int cuda_device_count();
 void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls);
 void bind_ops(py::module_& m, py::class_<TensorImpl, Tensor>& cls);
+void bind_nn(py::module_& m);
 }  // namespace sx
 
 using namespace sx;
@@ -123,4 +124,5 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
                                            "An n-dimensional array with autograd, PyTorch style.");
   bind_tensor(m, cls);
   bind_ops(m, cls);
+  bind_nn(m);
 }

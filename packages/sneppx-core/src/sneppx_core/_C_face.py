@@ -16,4 +16,18 @@ bfloat16 = Dtype.BFLOAT16
 float32 = Dtype.FLOAT32
 float64 = Dtype.FLOAT64
 
+
+def _dtype_key(obj):
+    if isinstance(obj, Dtype):
+        return obj.name
+    if isinstance(obj, str):
+        return obj[len("sneppx."):] if obj.startswith("sneppx.") else obj
+    return None
+
+
+# Dtypes compare equal to their names, so code written with strings keeps working.
+Dtype.__eq__ = lambda self, other: self.name == _dtype_key(other)
+Dtype.__ne__ = lambda self, other: self.name != _dtype_key(other)
+Dtype.__hash__ = lambda self: hash(self.name)
+Dtype.__repr__ = lambda self: "sneppx." + self.name
 Dtype.__str__ = Dtype.__repr__

@@ -90,21 +90,24 @@ class MultiProcessIter:
         self._persistent = loader.persistent_workers
         self._length = len(loader) if hasattr(loader.dataset, "__len__") else None
         self._base_seed = draw_seed(loader._seed_source)
-        self._reader = SegmentReader()
-        self._workers, self._conns = [], []
-        self._start_workers(loader)
-        self._grace = [_GRACE_S]
+        self._reader, self._prefix = SegmentReader(), segment_prefix()
+        self._workers, self._conns, self._grace = [], [], [_GRACE_S]
+        # Registered before any worker starts, so a failure half-way still cleans up.
         self._finalizer = weakref.finalize(
             self, shutdown_workers, self._workers, self._conns, self._reader, self._prefix, self._grace
         )
         self._closed = False
+        try:
+            self._start_workers(loader)
+        except BaseException:
+            self._shutdown(grace=0.0)
+            raise
         self._reset(first=True)
 
     def _start_workers(self, loader) -> None:
         spec = loader._fetch_spec()
         ctx = get_context(loader.multiprocessing_context)
         _start_tracker()
-        self._prefix = segment_prefix()
         for i in range(self._n):
             parent_conn, child_conn = ctx.Pipe(duplex=True)
             args = (child_conn, spec, i, self._base_seed + i, self._prefix, os.getpid())
@@ -167,6 +170,11 @@ class MultiProcessIter:
 
     def _receive(self, w: int):
         conn, proc = self._conns[w], self._workers[w]
+        try:
+            if conn.poll():  # already there: skip building a selector
+                return conn.recv()
+        except (EOFError, OSError):
+            self._report_death(w)
         ready = wait([conn, proc.sentinel], timeout=self._timeout if self._timeout > 0 else None)
         if not ready:
             self._shutdown(grace=0.0)
@@ -215,6 +223,7 @@ class MultiProcessIter:
         return self._length
 
     def _shutdown(self, grace: float = _GRACE_S) -> None:
+        """Stop and reap the workers and free their shared memory (idempotent)."""
         self._closed = True
         self._grace[0] = grace
         self._finalizer()

@@ -114,7 +114,7 @@ def _tensor_leaf(t, arrays: list):
     if view is not None:
         arrays.append(view)
         return Leaf(len(arrays) - 1, "T")
-    if "bfloat16" in str(t.dtype):
+    if t.dtype == sx.bfloat16:
         arrays.append(t.float().numpy())  # bf16 -> f32 is exact; cast back on arrival
         return Leaf(len(arrays) - 1, "bf16")
     return t

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import sneppx_core as sx
 
-from .tensor_dataset import StackedSamples, _numpy_view
+from .tensor_dataset import StackedSamples, _numpy_view, array_to_tensor
 
 _BAD_KINDS = "OSUV"  # object, bytes, str, void: no tensor for these
 
@@ -29,7 +29,7 @@ def _stack_tensors(batch) -> "sx.Tensor":
             )
     views = [_numpy_view(t) for t in batch]
     if all(v is not None for v in views) and len({v.dtype for v in views}) == 1:
-        return sx.Tensor.from_numpy(np.stack(views))
+        return array_to_tensor(np.stack(views))
     return sx.stack(list(batch), 0)
 
 
@@ -60,7 +60,8 @@ def default_collate(batch):
     Rules (by the type of the first sample):
 
     * ``Tensor`` -> ``stack`` along a new first dimension (all shapes must match);
-    * NumPy array -> stacked into one Tensor; NumPy scalar -> 1-D Tensor of its dtype;
+    * NumPy array -> stacked into one Tensor; NumPy scalar -> 1-D Tensor of its dtype
+      (integer types sneppx_core lacks, e.g. int16, are widened to int32 / int64);
     * ``bool`` -> bool Tensor, ``int`` -> int64 Tensor, ``float`` -> float64 Tensor;
     * ``str`` / ``bytes`` -> the list unchanged;
     * ``Mapping`` -> the same mapping type with each key collated;
@@ -86,9 +87,9 @@ def default_collate(batch):
     if isinstance(elem, np.ndarray):
         if elem.dtype.kind in _BAD_KINDS:
             raise _collate_error(f"numpy array of dtype {elem.dtype}")
-        return sx.Tensor.from_numpy(np.stack(batch))
+        return array_to_tensor(np.stack(batch))
     if isinstance(elem, np.generic) and not isinstance(elem, (np.str_, np.bytes_)):
-        return sx.Tensor.from_numpy(np.array(batch))
+        return array_to_tensor(np.array(batch))
     if isinstance(elem, (bool, int, float)):
         return _collate_numbers(batch, elem)
     if isinstance(elem, (str, bytes)):
@@ -121,9 +122,9 @@ def default_convert(data):
     if isinstance(data, sx.Tensor):
         return data
     if isinstance(data, np.ndarray):
-        return data if data.dtype.kind in _BAD_KINDS else sx.Tensor.from_numpy(data)
+        return data if data.dtype.kind in _BAD_KINDS else array_to_tensor(data)
     if isinstance(data, np.generic) and not isinstance(data, (np.str_, np.bytes_)):
-        return sx.Tensor.from_numpy(np.asarray(data))
+        return array_to_tensor(np.asarray(data))
     if isinstance(data, (str, bytes)):
         return data
     if isinstance(data, Mapping):

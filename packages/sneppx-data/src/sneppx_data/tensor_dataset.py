@@ -42,11 +42,28 @@ class StackedSamples(Sequence):
         return f"StackedSamples({shapes})"
 
 
+# NumPy dtypes sneppx_core has no tensor type for, and the type that holds all their values.
+_WIDEN = {np.dtype(np.int8): np.int32, np.dtype(np.int16): np.int32, np.dtype(np.uint16): np.int32,
+          np.dtype(np.uint32): np.int64, np.dtype(np.uint64): np.int64}
+
+
+def array_to_tensor(a: np.ndarray):
+    """``Tensor.from_numpy(a)`` (shared memory), widening integer types the core lacks.
+
+    int8 / int16 / uint16 become int32 and uint32 / uint64 int64 (a copy); other dtypes the
+    core cannot hold raise TypeError.
+    """
+    wide = _WIDEN.get(a.dtype)
+    if wide is not None:
+        a = a.astype(wide)
+    return sx.Tensor.from_numpy(a)
+
+
 def _as_tensor(t, where: str):
     if isinstance(t, sx.Tensor):
         return t
     if isinstance(t, np.ndarray):
-        return sx.Tensor.from_numpy(np.ascontiguousarray(t))
+        return array_to_tensor(np.ascontiguousarray(t))
     raise TypeError(f"{where}: expected sneppx_core.Tensor or numpy.ndarray, got {type(t).__name__}")
 
 
@@ -70,7 +87,7 @@ def take_rows(tensor, view, idx: np.ndarray, where: str):
         bad = idx[(idx >= n) | (idx < -n)][0]
         raise IndexError(f"{where}: index {int(bad)} is out of range for {n} samples")
     if view is not None:
-        return sx.Tensor.from_numpy(np.take(view, idx, axis=0))
+        return array_to_tensor(np.take(view, idx, axis=0))
     return tensor[sx.Tensor.from_numpy(idx.astype(np.int64))]
 
 

@@ -1,0 +1,173 @@
+"""Training-step speed of ``sneppx_nn`` models against the same models in ``torch.nn``.
+
+Cases (one training step = forward, cross-entropy loss, backward, AdamW update):
+
+* ``mlp``: the migration guide's MLP (784-256-10, GELU), batch 64;
+* ``gpt``: a small decoder-only language model (vocab 256, d_model 128, 4 heads, 2 layers,
+  learned positions, tied head), sequences of 64 tokens, batch 8.
+
+Both libraries run in this process with 2 threads. SneppX's AdamW is the fused
+``sneppx_core.functional.adam_step``; PyTorch's is ``torch.optim.AdamW``. Rows report the median
+milliseconds per step and ``ratio = sneppx / torch`` (lower is better; target <= 0.8).
+
+Run: ``python benchmarks/bench_nn.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+import numpy as np
+import sneppx_core as sx
+import sneppx_core.functional as F
+
+import sneppx_nn as nn
+
+FULL = {"warmup": 10, "steps": 60}
+QUICK = {"warmup": 3, "steps": 15}
+LR, BETAS, EPS, WD = 1e-3, (0.9, 0.999), 1e-8, 0.01
+GPT = {"vocab": 256, "d_model": 128, "heads": 4, "layers": 2, "seq": 64, "batch": 8}
+
+
+class MLP(nn.Module):
+    """The guide's MLP."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(784, 256), nn.GELU(), nn.Linear(256, 10))
+
+    def forward(self, x):
+        return self.net(x.reshape((-1, 784)))
+
+
+class SxAdamW:
+    """AdamW on ``F.adam_step`` (decoupled weight decay), the update the optimizer package fuses."""
+
+    def __init__(self, params):
+        self.params = list(params)
+        self.m = [sx.zeros_like(p) for p in self.params]
+        self.v = [sx.zeros_like(p) for p in self.params]
+        self.t = 0
+
+    def step(self):
+        """One AdamW update of every parameter, then clears the gradients."""
+        self.t += 1
+        grads = [p.grad for p in self.params]
+        with sx.no_grad():
+            F.adam_step(self.params, grads, self.m, self.v, None, step=self.t, lr=LR, beta1=BETAS[0],
+                        beta2=BETAS[1], eps=EPS, weight_decay=WD, decoupled_weight_decay=True)
+        for p in self.params:
+            p.grad = None
+
+
+def _median_ms(step, cfg) -> float:
+    for _ in range(cfg["warmup"]):
+        step()
+    times = []
+    for _ in range(cfg["steps"]):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    return 1e3 * statistics.median(times)
+
+
+def _sx_step(model, x, y):
+    opt, loss_fn = SxAdamW(model.parameters()), nn.CrossEntropyLoss()
+
+    def step():
+        logits = model(x)
+        loss = loss_fn(logits.reshape((-1, logits.shape[-1])), y)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def _torch_step(torch, model, x, y):
+    opt = torch.optim.AdamW(model.parameters(), lr=LR, betas=BETAS, eps=EPS, weight_decay=WD)
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def step():
+        logits = model(x)
+        loss = loss_fn(logits.reshape(-1, logits.shape[-1]), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    return step
+
+
+def _torch_models(torch):
+    tnn = torch.nn
+    g = GPT
+
+    class TorchGPT(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok_emb = tnn.Embedding(g["vocab"], g["d_model"])
+            self.pos_emb = tnn.Embedding(g["seq"], g["d_model"])
+            self.blocks = tnn.ModuleList(tnn.TransformerEncoderLayer(
+                g["d_model"], g["heads"], 4 * g["d_model"], dropout=0.0, activation="gelu", batch_first=True,
+                norm_first=True) for _ in range(g["layers"]))
+            self.norm_f = tnn.LayerNorm(g["d_model"])
+            self.register_buffer("mask", tnn.Transformer.generate_square_subsequent_mask(g["seq"]))
+
+        def forward(self, ids):
+            x = self.tok_emb(ids) + self.pos_emb(torch.arange(ids.shape[1]))
+            for blk in self.blocks:
+                x = blk(x, src_mask=self.mask, is_causal=True)
+            return self.norm_f(x) @ self.tok_emb.weight.T
+
+    mlp = tnn.Sequential(tnn.Flatten(), tnn.Linear(784, 256), tnn.GELU(), tnn.Linear(256, 10))
+    return mlp, TorchGPT()
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 784)).astype(np.float32)
+    y = rng.integers(0, 10, 64)
+    ids = rng.integers(0, GPT["vocab"], (GPT["batch"], GPT["seq"] + 1))
+    return x, y, ids[:, :-1].copy(), ids[:, 1:].reshape(-1).copy()
+
+
+def run(quick: bool = False) -> list:
+    """Times one training step of each case in both libraries; rows name, sneppx, torch, ratio, unit."""
+    cfg = QUICK if quick else FULL
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    sx.set_num_threads(2)
+    x, y, ids, targets = _data()
+    g = GPT
+    ours = {"mlp train step 784-256-10 batch 64": (MLP(), x, y),
+            "gpt train step V256 d128 h4 L2 T64 batch 8": (
+                nn.Transformer(g["vocab"], g["d_model"], g["heads"], g["layers"], max_seq_len=g["seq"]), ids, targets)}
+    theirs = dict(zip(ours, _torch_models(torch))) if torch is not None else {}
+    if torch is not None:
+        torch.set_num_threads(2)
+    rows = []
+    for name, (model, a, b) in ours.items():
+        ms = _median_ms(_sx_step(model, sx.Tensor(a), sx.Tensor(b)), cfg)
+        row = {"name": name, "sneppx": ms, "torch": None, "ratio": None, "unit": "ms/step"}
+        if torch is not None:
+            tms = _median_ms(_torch_step(torch, theirs[name], torch.from_numpy(a), torch.from_numpy(b)), cfg)
+            row.update(torch=tms, ratio=ms / tms)
+        rows.append(row)
+    return rows
+
+
+def main(argv: list) -> None:
+    """Prints the rows of :func:`run` as a table."""
+    rows = run(quick="--quick" in argv)
+    print(f"{'benchmark':45s} {'sneppx':>9s} {'torch':>9s} {'ratio':>7s}  unit")
+    for r in rows:
+        torch_s = "-" if r["torch"] is None else f"{r['torch']:.3f}"
+        ratio_s = "-" if r["ratio"] is None else f"{r['ratio']:.2f}x"
+        print(f"{r['name']:45s} {r['sneppx']:9.3f} {torch_s:>9s} {ratio_s:>7s}  {r['unit']}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,146 @@
+"""Developer and CI sessions. `nox -s tests` is the README's test command.
+
+The core wheel (the only compiled package) is built once and reused by every session: it is cached
+under .nox/_wheels keyed by a hash of core's sources, so one run builds it at most once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+import shutil
+
+import nox
+
+ROOT = pathlib.Path(__file__).parent
+CORE = ROOT / "packages" / "sneppx-core"
+SIBLINGS = ["sneppx-data", "sneppx-generate", "sneppx-nn", "sneppx-optim", "sneppx-distributed"]
+WHEELS = ROOT / ".nox" / "_wheels"
+TEST_DEPS = ["pytest>=7", "hypothesis>=6"]
+
+nox.options.default_venv_backend = "uv|venv"
+nox.options.sessions = ["tests"]
+
+
+def _present(names):
+    return [n for n in names if (ROOT / "packages" / n / "pyproject.toml").exists()]
+
+
+def _core_hash() -> str:
+    h = hashlib.sha256()
+    for p in sorted(CORE.rglob("*")):
+        if p.is_file() and "build" not in p.parts and p.suffix not in (".so", ".pyc") and "tests" not in p.parts:
+            h.update(str(p.relative_to(CORE)).encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def core_wheel(session: nox.Session, env: dict | None = None, tag: str = "release") -> pathlib.Path:
+    """Builds (once) and returns the sneppx-core wheel for the current sources."""
+    out = WHEELS / f"{tag}-{_core_hash()}"
+    found = list(out.glob("sneppx_core-*.whl"))
+    if found:
+        return found[0]
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    session.install("pip")
+    session.run("python", "-m", "pip", "wheel", "--no-deps", "-w", str(out), str(CORE), env=env or {})
+    return next(out.glob("sneppx_core-*.whl"))
+
+
+def install_all(session: nox.Session, extra=()):
+    session.install(str(core_wheel(session)), *[str(ROOT / "packages" / n) for n in _present(SIBLINGS)], *extra)
+    if (ROOT / "pyproject.toml").exists():
+        session.install("--no-deps", str(ROOT))
+
+
+def test_paths():
+    paths = [str(ROOT / "packages" / n / "tests") for n in ["sneppx-core", *_present(SIBLINGS)]]
+    if (ROOT / "tests").exists():
+        paths.append(str(ROOT / "tests"))
+    return [p for p in paths if pathlib.Path(p).exists()]
+
+
+@nox.session
+def tests(session: nox.Session):
+    """All packages in one venv; the PyTorch parity tests are skipped (see the parity session)."""
+    install_all(session, TEST_DEPS)
+    session.run("pytest", "-q", "-m", "not parity", *test_paths(), *session.posargs)
+
+
+@nox.session(venv_backend="venv")
+def parity(session: nox.Session):
+    """The same tests against PyTorch 2.13 (CPU), installed with pip (which finds the CPU build)."""
+    install_all(session, TEST_DEPS)
+    session.run("python", "-m", "pip", "install", "-q", "torch==2.13.0")
+    session.run("pytest", "-q", "-m", "parity", *test_paths(), *session.posargs)
+
+
+@nox.session
+def isolated(session: nox.Session):
+    """Each sibling with only its declared dependencies, tested on its own."""
+    wheel = core_wheel(session)
+    for name in _present(SIBLINGS):
+        session.install(str(wheel), str(ROOT / "packages" / name), *TEST_DEPS)
+        session.run("pytest", "-q", "-m", "not parity", str(ROOT / "packages" / name / "tests"))
+        session.run("python", "-m", "pip", "uninstall", "-y", name, silent=True)
+
+
+@nox.session
+def inference(session: nox.Session):
+    """The inference install: sneppx-core + sneppx-generate alone."""
+    session.install(str(core_wheel(session)), str(ROOT / "packages" / "sneppx-generate"), *TEST_DEPS)
+    session.run("python", "-c", "import importlib.util as u; assert u.find_spec('sneppx_nn') is None")
+    session.run("pytest", "-q", "-m", "not parity", str(ROOT / "packages" / "sneppx-generate" / "tests"))
+
+
+@nox.session
+def lint(session: nox.Session):
+    """ruff over the Python sources."""
+    session.install("ruff")
+    session.run("ruff", "check", "--select", "E9,F63,F7,F82", str(ROOT))
+
+
+@nox.session
+def bench(session: nox.Session):
+    """The benchmark suite side by side with PyTorch; rewrites docs/benchmarks.md."""
+    install_all(session, ["torch==2.13.0"])
+    session.run("python", str(ROOT / "benchmarks" / "run.py"), *session.posargs)
+
+
+@nox.session
+def sanitize(session: nox.Session):
+    """Core built with AddressSanitizer and UBSan, running core's tests."""
+    env = {"CMAKE_ARGS": "-DSNEPPX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug"}
+    wheel = core_wheel(session, env=env, tag="asan")
+    session.install(str(wheel), *TEST_DEPS)
+    asan = session.run("gcc", "-print-file-name=libasan.so", silent=True, external=True).strip()
+    session.run("pytest", "-q", "-x", "-m", "not parity", str(CORE / "tests"),
+                env={"LD_PRELOAD": asan, "ASAN_OPTIONS": "detect_leaks=0"})
+
+
+@nox.session
+def cuda(session: nox.Session):
+    """Compile check of the CUDA backend with nvcc (runs nothing on a GPU)."""
+    if not shutil.which("nvcc"):
+        session.skip("nvcc not found")
+    session.install("pip")
+    env = {"CMAKE_ARGS": "-DSNEPPX_CUDA=ON"}
+    session.run("python", "-m", "pip", "wheel", "--no-deps", "-w", str(WHEELS / "cuda"), str(CORE), env=env)
+
+
+@nox.session
+def docs(session: nox.Session):
+    """Builds the documentation site with MkDocs (API pages from docstrings)."""
+    install_all(session, ["mkdocs", "mkdocstrings[python]"])
+    session.run("mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(ROOT / "site"))
+
+
+@nox.session
+def demo(session: nox.Session):
+    """The README's main job: train a small model on the default corpus, then generate from it."""
+    install_all(session)
+    out = os.environ.get("SNEPPX_DEMO_DIR", str(ROOT / ".nox" / "demo-run"))
+    session.run("sneppx", "train", "--out", out)
+    session.run("sneppx", "generate", out, "--prompt", "def ", "--max-new-tokens", "200")

@@ -1,0 +1,367 @@
+// Tiled attention. Forward: per (unit, query block), loop over key blocks computing S = (scale Q) K^T,
+// the running row max m and sum l, P = exp(S - m) and O = O * exp(m_old - m) + P V; never more than one
+// (Bq, Bk) tile of scores. Backward: per unit, loop over key blocks (outer) and query blocks (inner),
+// recomputing P = exp(S - lse) from the saved log-sum-exp; dV += P^T dO, dP = dO V^T,
+// dS = P (dP - rowsum(dO * O)), dQ += dS K, dK += dS^T Q. Tile products use a register-blocked
+// AVX2 kernel for float32 (6 x 16 accumulators) and a plain loop otherwise.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define SX_ATTN_AVX2 1
+#endif
+
+#include "core/generator.h"
+#include "core/parallel.h"
+#include "cpu/attention_kernels.h"
+#include "cpu/vmath.h"
+
+namespace sx::cpu {
+
+namespace {
+constexpr int64_t kBq = 64, kBk = 64;
+inline int64_t pad8(int64_t n) { return (n + 7) & ~int64_t(7); }
+
+// C (M x N) = [C +] A (M x K) B (K x N); A(i, k) = A[i * ars + k * acs]; B, C row-major.
+template <typename T>
+void gemm_generic(int64_t M, int64_t N, int64_t K, const T* A, int64_t ars, int64_t acs, const T* B, int64_t ldb,
+                  T* C, int64_t ldc, bool acc) {
+  for (int64_t i = 0; i < M; ++i) {
+    T* c = C + i * ldc;
+    if (!acc) std::fill(c, c + N, T(0));
+    for (int64_t k = 0; k < K; ++k) {
+      T av = A[i * ars + k * acs];
+      const T* b = B + k * ldb;
+      for (int64_t j = 0; j < N; ++j) c[j] += av * b[j];
+    }
+  }
+}
+
+#ifdef SX_ATTN_AVX2
+template <int R, int NV>
+inline void micro(int64_t K, const float* A, int64_t ars, int64_t acs, const float* B, int64_t ldb, float* C,
+                  int64_t ldc, bool acc) {
+  __m256 c[R][NV];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) c[r][v] = acc ? _mm256_loadu_ps(C + r * ldc + 8 * v) : _mm256_setzero_ps();
+  for (int64_t k = 0; k < K; ++k) {
+    __m256 b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = _mm256_loadu_ps(B + k * ldb + 8 * v);
+    const float* ak = A + k * acs;
+    for (int r = 0; r < R; ++r) {
+      __m256 av = _mm256_broadcast_ss(ak + r * ars);
+      for (int v = 0; v < NV; ++v) c[r][v] = _mm256_fmadd_ps(av, b[v], c[r][v]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) _mm256_storeu_ps(C + r * ldc + 8 * v, c[r][v]);
+}
+
+template <int NV>
+void gemm_cols(int64_t M, int64_t K, const float* A, int64_t ars, int64_t acs, const float* B, int64_t ldb, float* C,
+               int64_t ldc, bool acc) {
+  int64_t i = 0;
+  for (; i + 6 <= M; i += 6) micro<6, NV>(K, A + i * ars, ars, acs, B, ldb, C + i * ldc, ldc, acc);
+  const float* a = A + i * ars;
+  float* c = C + i * ldc;
+  switch (M - i) {
+    case 5: micro<5, NV>(K, a, ars, acs, B, ldb, c, ldc, acc); break;
+    case 4: micro<4, NV>(K, a, ars, acs, B, ldb, c, ldc, acc); break;
+    case 3: micro<3, NV>(K, a, ars, acs, B, ldb, c, ldc, acc); break;
+    case 2: micro<2, NV>(K, a, ars, acs, B, ldb, c, ldc, acc); break;
+    case 1: micro<1, NV>(K, a, ars, acs, B, ldb, c, ldc, acc); break;
+    default: break;
+  }
+}
+#endif
+
+template <typename T>
+void tile_gemm(int64_t M, int64_t N, int64_t K, const T* A, int64_t ars, int64_t acs, const T* B, int64_t ldb, T* C,
+               int64_t ldc, bool acc) {
+#ifdef SX_ATTN_AVX2
+  if constexpr (std::is_same_v<T, float>) {
+    if (N % 8 == 0) {
+      int64_t j = 0;
+      for (; j + 16 <= N; j += 16) gemm_cols<2>(M, K, A, ars, acs, B + j, ldb, C + j, ldc, acc);
+      if (j < N) gemm_cols<1>(M, K, A, ars, acs, B + j, ldb, C + j, ldc, acc);
+      return;
+    }
+  }
+#endif
+  gemm_generic<T>(M, N, K, A, ars, acs, B, ldb, C, ldc, acc);
+}
+
+template <typename T> T row_max(const T* s, int64_t n) {  // n % 8 == 0
+  T acc[8];
+  for (int l = 0; l < 8; ++l) acc[l] = -std::numeric_limits<T>::infinity();
+  for (int64_t j = 0; j < n; j += 8)
+    for (int l = 0; l < 8; ++l) acc[l] = s[j + l] > acc[l] ? s[j + l] : acc[l];
+  T m = acc[0];
+  for (int l = 1; l < 8; ++l) m = acc[l] > m ? acc[l] : m;
+  return m;
+}
+
+// s[j] = exp(s[j] - m); returns the sum (n % 8 == 0).
+template <typename T> T exp_row(T* s, T m, int64_t n) {
+  T acc[8] = {};
+  for (int64_t j = 0; j < n; j += 8)
+    for (int l = 0; l < 8; ++l) {
+      T e = sexp<T>(s[j + l] - m);
+      s[j + l] = e;
+      acc[l] += e;
+    }
+  T t = 0;
+  for (int l = 0; l < 8; ++l) t += acc[l];
+  return t;
+}
+
+// Kt (D x NP) = K rows [0, nk) transposed, columns nk..NP zero.
+template <typename T> void pack_t(const T* K, int64_t rs, int64_t nk, int64_t D, int64_t NP, T* Kt) {
+  for (int64_t d = 0; d < D; ++d) std::fill(Kt + d * NP + nk, Kt + (d + 1) * NP, T(0));
+  for (int64_t j = 0; j < nk; ++j)
+    for (int64_t d = 0; d < D; ++d) Kt[d * NP + j] = K[j * rs + d];
+}
+
+// Rows [0, n) of width D into a (n x W) buffer, scaled, zero padded.
+template <typename T> void pack_rows(const T* X, int64_t rs, int64_t n, int64_t D, int64_t W, T s, T* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t d = 0; d < D; ++d) out[i * W + d] = X[i * rs + d] * s;
+    std::fill(out + i * W + D, out + (i + 1) * W, T(0));
+  }
+}
+
+// Sets S[j] = -inf past the last key row i may see, adds the mask row, for one row of a tile.
+template <typename T>
+void mask_row(T* s, int64_t nk, int64_t NP, int64_t last, const T* mrow) {
+  if (mrow)
+    for (int64_t j = 0; j < nk; ++j) s[j] += mrow[j];
+  for (int64_t j = std::max<int64_t>(last + 1, 0); j < NP; ++j) s[j] = -std::numeric_limits<T>::infinity();
+}
+
+// Dropout factors z[j] = keep / (1 - p) for keys [j0, j0 + n) of row `row` (j0 % 4 == 0).
+template <typename T> void dropout_row(const AttnArgs& a, int64_t row, int64_t j0, int64_t n, T* z) {
+  const uint64_t thr = uint64_t(a.dropout_p * 4294967296.0);
+  const T s = T(1) / T(1 - a.dropout_p);
+  uint64_t ctr = a.base + uint64_t(row * ((a.Tk + 3) / 4) + j0 / 4);
+  for (int64_t j = 0; j < n; j += 4) {
+    auto r = philox(a.seed, ctr + uint64_t(j / 4));
+    for (int64_t l = 0; l < 4 && j + l < n; ++l) z[j + l] = uint64_t(r[l]) >= thr ? s : T(0);
+  }
+}
+
+// Runs work(u) for u in [0, n) with dynamic scheduling over the pool (causal units differ in cost).
+template <typename Init, typename Work> void dynamic_for(int64_t n, Init init, Work work) {
+  std::atomic<int64_t> next{0};
+  int64_t nt = std::min<int64_t>(get_num_threads(), n);
+  parallel_for(std::max<int64_t>(nt, 1), 1, [&](int64_t, int64_t) {
+    auto scratch = init();
+    for (int64_t u; (u = next.fetch_add(1)) < n;) work(u, scratch);
+  });
+}
+}  // namespace
+
+template <typename T>
+void attn_fwd(const AttnArgs& a, const T* q, const T* k, const T* v, const T* mask, T* out, T* lse) {
+  const int64_t Tq = a.Tq, Tk = a.Tk, D = a.D, Dv = a.Dv, DvP = pad8(Dv), off = Tk - Tq;
+  const int64_t nqb = (Tq + kBq - 1) / kBq;
+  const bool v_direct = Dv % 8 == 0;
+  const T inf = std::numeric_limits<T>::infinity();
+  struct Scratch {
+    std::vector<T> qs, kt, s, o, vp, m, l, z;
+  };
+  auto init = [&] {
+    Scratch s;
+    s.qs.resize(kBq * D);
+    s.kt.resize(D * kBk);
+    s.s.resize(kBq * kBk);
+    s.o.resize(kBq * DvP);
+    s.vp.resize(v_direct ? 0 : kBk * DvP);
+    s.m.resize(kBq);
+    s.l.resize(kBq);
+    s.z.resize(kBk);
+    return s;
+  };
+  dynamic_for(a.units * nqb, init, [&](int64_t unit, Scratch& sc) {
+    const int64_t u = unit / nqb, i0 = (unit % nqb) * kBq, nq = std::min(kBq, Tq - i0);
+    const T* Q = q + a.q_off[u] + i0 * a.q_rs;
+    const T* K = k + a.k_off[u];
+    const T* V = v + a.v_off[u];
+    const T* Mk = mask ? mask + a.m_off[u] : nullptr;
+    pack_rows(Q, a.q_rs, nq, D, D, T(a.scale), sc.qs.data());
+    std::fill(sc.m.begin(), sc.m.end(), -inf);
+    std::fill(sc.l.begin(), sc.l.end(), T(0));
+    std::fill(sc.o.begin(), sc.o.end(), T(0));
+    int64_t kend = a.causal ? std::clamp<int64_t>(i0 + nq + off, 0, Tk) : Tk;
+    for (int64_t j0 = 0; j0 < kend; j0 += kBk) {
+      const int64_t nk = std::min(kBk, Tk - j0), NP = pad8(nk);
+      pack_t(K + j0 * a.k_rs, a.k_rs, nk, D, NP, sc.kt.data());
+      T* S = sc.s.data();
+      tile_gemm<T>(nq, NP, D, sc.qs.data(), D, 1, sc.kt.data(), NP, S, NP, false);
+      const T* Vb = V + j0 * a.v_rs;
+      int64_t ldv = a.v_rs;
+      if (!v_direct) {
+        pack_rows(Vb, a.v_rs, nk, Dv, DvP, T(1), sc.vp.data());
+        Vb = sc.vp.data();
+        ldv = DvP;
+      }
+      for (int64_t i = 0; i < nq; ++i) {
+        const int64_t ig = i0 + i;
+        T* s = S + i * NP;
+        int64_t last = a.causal ? std::min(ig + off - j0, nk - 1) : nk - 1;
+        mask_row(s, nk, NP, last, Mk ? Mk + ig * Tk + j0 : nullptr);
+        T mnew = std::max(sc.m[i], row_max(s, NP));
+        if (mnew == -inf) {  // no visible key so far: contributes nothing
+          std::fill(s, s + NP, T(0));
+          continue;
+        }
+        T alpha = sc.m[i] == -inf ? T(0) : sexp<T>(sc.m[i] - mnew);
+        sc.l[i] = sc.l[i] * alpha + exp_row(s, mnew, NP);
+        sc.m[i] = mnew;
+        if (alpha != T(1)) {
+          T* o = sc.o.data() + i * DvP;
+          for (int64_t d = 0; d < DvP; ++d) o[d] *= alpha;
+        }
+        if (a.dropout_p > 0) {
+          dropout_row(a, u * Tq + ig, j0, nk, sc.z.data());
+          for (int64_t j = 0; j < nk; ++j) s[j] *= sc.z[j];
+        }
+      }
+      tile_gemm<T>(nq, DvP, nk, S, NP, 1, Vb, ldv, sc.o.data(), DvP, true);
+    }
+    T* O = out + (u * Tq + i0) * Dv;
+    T* L = lse + u * Tq + i0;
+    for (int64_t i = 0; i < nq; ++i) {
+      T inv = sc.l[i] > 0 ? T(1) / sc.l[i] : T(0);
+      for (int64_t d = 0; d < Dv; ++d) O[i * Dv + d] = sc.o[i * DvP + d] * inv;
+      L[i] = sc.l[i] > 0 ? sc.m[i] + std::log(sc.l[i]) : inf;
+    }
+  });
+}
+
+template <typename T>
+void attn_bwd(const AttnArgs& a, const T* q, const T* k, const T* v, const T* mask, const T* out, const T* lse,
+              const T* dout, T* dq, T* dk, T* dv, T* dmask) {
+  const int64_t Tq = a.Tq, Tk = a.Tk, D = a.D, Dv = a.Dv, Dp = pad8(D), DvP = pad8(Dv), off = Tk - Tq;
+  const bool k_direct = D % 8 == 0, do_direct = Dv % 8 == 0, drop = a.dropout_p > 0;
+  struct Scratch {
+    std::vector<T> kt, vt, kp, dkacc, dvacc, qs, dop, s, pd, dp, dqacc, delta, z;
+  };
+  auto init = [&] {
+    Scratch s;
+    s.kt.resize(D * kBk);
+    s.vt.resize(Dv * kBk);
+    s.kp.resize(k_direct ? 0 : kBk * Dp);
+    s.dkacc.resize(kBk * Dp);
+    s.dvacc.resize(kBk * DvP);
+    s.qs.resize(kBq * Dp);
+    s.dop.resize(do_direct ? 0 : kBq * DvP);
+    s.s.resize(kBq * kBk);
+    s.pd.resize(drop ? kBq * kBk : 0);
+    s.dp.resize(kBq * kBk);
+    s.dqacc.resize(Tq * Dp);
+    s.delta.resize(Tq);
+    s.z.resize(kBk);
+    return s;
+  };
+  dynamic_for(a.units, init, [&](int64_t u, Scratch& sc) {
+    const T* Q = q + a.q_off[u];
+    const T* K = k + a.k_off[u];
+    const T* V = v + a.v_off[u];
+    const T* Mk = mask ? mask + a.m_off[u] : nullptr;
+    const T* O = out + u * Tq * Dv;
+    const T* dO = dout + u * Tq * Dv;
+    const T* L = lse + u * Tq;
+    for (int64_t i = 0; i < Tq; ++i) {
+      T s = 0;
+      for (int64_t d = 0; d < Dv; ++d) s += dO[i * Dv + d] * O[i * Dv + d];
+      sc.delta[i] = s;
+    }
+    std::fill(sc.dqacc.begin(), sc.dqacc.end(), T(0));
+    for (int64_t j0 = 0; j0 < Tk; j0 += kBk) {
+      const int64_t nk = std::min(kBk, Tk - j0), NP = pad8(nk);
+      T* dK = dk + (u * Tk + j0) * D;
+      T* dV = dv + (u * Tk + j0) * Dv;
+      const int64_t istart = a.causal ? std::max<int64_t>(0, j0 - off) : 0;
+      if (istart >= Tq) {  // no query sees these keys
+        std::fill(dK, dK + nk * D, T(0));
+        std::fill(dV, dV + nk * Dv, T(0));
+        continue;
+      }
+      pack_t(K + j0 * a.k_rs, a.k_rs, nk, D, NP, sc.kt.data());
+      pack_t(V + j0 * a.v_rs, a.v_rs, nk, Dv, NP, sc.vt.data());
+      const T* Kr = K + j0 * a.k_rs;
+      int64_t ldk = a.k_rs;
+      if (!k_direct) {
+        pack_rows(Kr, a.k_rs, nk, D, Dp, T(1), sc.kp.data());
+        Kr = sc.kp.data();
+        ldk = Dp;
+      }
+      std::fill(sc.dkacc.begin(), sc.dkacc.end(), T(0));
+      std::fill(sc.dvacc.begin(), sc.dvacc.end(), T(0));
+      for (int64_t i0 = istart / kBq * kBq; i0 < Tq; i0 += kBq) {
+        const int64_t nq = std::min(kBq, Tq - i0);
+        pack_rows(Q + i0 * a.q_rs, a.q_rs, nq, D, Dp, T(a.scale), sc.qs.data());
+        const T* dOb = dO + i0 * Dv;
+        int64_t lddo = Dv;
+        if (!do_direct) {
+          pack_rows(dOb, Dv, nq, Dv, DvP, T(1), sc.dop.data());
+          dOb = sc.dop.data();
+          lddo = DvP;
+        }
+        T* S = sc.s.data();
+        T* dP = sc.dp.data();
+        T* PD = drop ? sc.pd.data() : S;
+        tile_gemm<T>(nq, NP, D, sc.qs.data(), Dp, 1, sc.kt.data(), NP, S, NP, false);
+        tile_gemm<T>(nq, NP, Dv, dO + i0 * Dv, Dv, 1, sc.vt.data(), NP, dP, NP, false);
+        for (int64_t i = 0; i < nq; ++i) {
+          const int64_t ig = i0 + i;
+          T* s = S + i * NP;
+          T* dp = dP + i * NP;
+          int64_t last = a.causal ? std::min(ig + off - j0, nk - 1) : nk - 1;
+          mask_row(s, nk, NP, last, Mk ? Mk + ig * Tk + j0 : nullptr);
+          exp_row(s, L[ig], NP);  // P (0 where masked or where the row sees no key: lse = +inf)
+          const T dl = sc.delta[ig];
+          if (drop) {
+            dropout_row(a, u * Tq + ig, j0, nk, sc.z.data());
+            T* pd = PD + i * NP;
+            for (int64_t j = 0; j < nk; ++j) {
+              pd[j] = s[j] * sc.z[j];
+              dp[j] = s[j] * (dp[j] * sc.z[j] - dl);
+            }
+            for (int64_t j = nk; j < NP; ++j) pd[j] = dp[j] = T(0);
+          } else {
+            for (int64_t j = 0; j < NP; ++j) dp[j] = s[j] * (dp[j] - dl);
+          }
+          if (dmask)
+            std::copy(dp, dp + nk, dmask + (u * Tq + ig) * Tk + j0);
+        }
+        // dV += P^T dO ; dQ += dS K ; dK += dS^T (scale Q)
+        tile_gemm<T>(nk, DvP, nq, PD, 1, NP, dOb, lddo, sc.dvacc.data(), DvP, true);
+        tile_gemm<T>(nq, Dp, nk, dP, NP, 1, Kr, ldk, sc.dqacc.data() + i0 * Dp, Dp, true);
+        tile_gemm<T>(nk, Dp, nq, dP, 1, NP, sc.qs.data(), Dp, sc.dkacc.data(), Dp, true);
+      }
+      for (int64_t j = 0; j < nk; ++j) {
+        std::copy(sc.dkacc.data() + j * Dp, sc.dkacc.data() + j * Dp + D, dK + j * D);
+        std::copy(sc.dvacc.data() + j * DvP, sc.dvacc.data() + j * DvP + Dv, dV + j * Dv);
+      }
+    }
+    T* dQ = dq + u * Tq * D;
+    const T sc_ = T(a.scale);
+    for (int64_t i = 0; i < Tq; ++i)
+      for (int64_t d = 0; d < D; ++d) dQ[i * D + d] = sc.dqacc[i * Dp + d] * sc_;
+  });
+}
+
+template void attn_fwd<float>(const AttnArgs&, const float*, const float*, const float*, const float*, float*, float*);
+template void attn_fwd<double>(const AttnArgs&, const double*, const double*, const double*, const double*, double*,
+                               double*);
+template void attn_bwd<float>(const AttnArgs&, const float*, const float*, const float*, const float*, const float*,
+                              const float*, const float*, float*, float*, float*, float*);
+template void attn_bwd<double>(const AttnArgs&, const double*, const double*, const double*, const double*,
+                               const double*, const double*, const double*, double*, double*, double*, double*);
+
+}  // namespace sx::cpu

@@ -1,0 +1,233 @@
+// Loss kernels: pointwise losses (forward and both input gradients in one pass) and the fused
+// cross entropy, which reads the logits once forward (max, then sum of exponentials) and once
+// backward, keeping only the per-row log-sum-exp in between.
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "core/parallel.h"
+#include "cpu/nn_kernels.h"
+#include "cpu/nn_math.h"
+
+namespace sx::cpu {
+
+namespace {
+constexpr int64_t kWork = 32768;
+constexpr int kLanes = 16;
+
+template <typename T> inline T sgn(T v) { return T(v > 0) - T(v < 0); }
+template <typename T> inline T softplus_neg(T x) {  // log(1 + exp(-x)), stable
+  T a = x < 0 ? -x : x;
+  return (x < 0 ? -x : T(0)) + slog1p<T>(sexp<T>(-a));
+}
+template <typename T> inline T clamp_log(T v) {  // log(v) clamped at -100 as PyTorch's BCE does
+  T l = slog<T>(v);
+  return l < T(-100) ? T(-100) : l;
+}
+template <typename T> inline T clamp_log1m(T v) {  // log(1 - v) clamped at -100
+  T l = slog1p<T>(-v);
+  return l < T(-100) ? T(-100) : l;
+}
+
+template <PLoss K, typename T> inline T loss_f(T x, T t, T w, T beta) {
+  T d = x - t, a = d < 0 ? -d : d;
+  if constexpr (K == PLoss::Mse) return d * d;
+  if constexpr (K == PLoss::L1) return a;
+  if constexpr (K == PLoss::SmoothL1) return a < beta ? T(0.5) * d * d / beta : a - T(0.5) * beta;
+  if constexpr (K == PLoss::Huber) return a < beta ? T(0.5) * d * d : beta * (a - T(0.5) * beta);
+  if constexpr (K == PLoss::Bce) return -(t * clamp_log(x) + (T(1) - t) * clamp_log1m(x));
+  if constexpr (K == PLoss::BceLogits) return (T(1) - t) * x + (T(1) + (w - T(1)) * t) * softplus_neg(x);
+  if constexpr (K == PLoss::KlDiv) return t > 0 ? t * (slog<T>(t) - x) : -t * x;
+  if constexpr (K == PLoss::KlDivLog) return sexp<T>(t) * (t - x);
+  return T(0);
+}
+
+// d loss / dx, d loss / dt and d loss / dw (pos_weight) at one element.
+template <PLoss K, typename T> inline void loss_df(T x, T t, T w, T beta, T& dx, T& dt, T& dw) {
+  T d = x - t, a = d < 0 ? -d : d;
+  dw = 0;
+  if constexpr (K == PLoss::Mse) dx = T(2) * d;
+  if constexpr (K == PLoss::L1) dx = sgn(d);
+  if constexpr (K == PLoss::SmoothL1) dx = a < beta ? d / beta : sgn(d);
+  if constexpr (K == PLoss::Huber) dx = a < beta ? d : beta * sgn(d);
+  if constexpr (K <= PLoss::Huber) dt = -dx;
+  if constexpr (K == PLoss::Bce) {
+    T den = (T(1) - x) * x;
+    dx = (x - t) / (den > T(1e-12) ? den : T(1e-12));
+    dt = clamp_log1m(x) - clamp_log(x);
+  }
+  if constexpr (K == PLoss::BceLogits) {
+    T lw = T(1) + (w - T(1)) * t, sp = softplus_neg(x);
+    dx = (T(1) - t) - lw / (T(1) + sexp<T>(x));
+    dt = -x + (w - T(1)) * sp;
+    dw = t * sp;
+  }
+  if constexpr (K == PLoss::KlDiv) {
+    dx = -t;
+    dt = slog<T>(t) + T(1) - x;
+  }
+  if constexpr (K == PLoss::KlDivLog) {
+    T e = sexp<T>(t);
+    dx = -e;
+    dt = e * (t - x + T(1));
+  }
+}
+
+template <PLoss K, typename T> void ploss_fwd_t(const T* x, const T* t, const T* w, T* out, int64_t n, T beta) {
+  parallel_for(n, kWork, [&](int64_t b, int64_t e) {
+    if (w) for (int64_t i = b; i < e; ++i) out[i] = loss_f<K, T>(x[i], t[i], w[i], beta);
+    else for (int64_t i = b; i < e; ++i) out[i] = loss_f<K, T>(x[i], t[i], T(1), beta);
+  });
+}
+
+template <PLoss K, typename T>
+void ploss_bwd_t(const T* g, const T* x, const T* t, const T* w, T* gx, T* gt, T* gw, int64_t n, T beta) {
+  parallel_for(n, kWork, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      T dx, dt, dw;
+      loss_df<K, T>(x[i], t[i], w ? w[i] : T(1), beta, dx, dt, dw);
+      if (gx) gx[i] = g[i] * dx;
+      if (gt) gt[i] = g[i] * dt;
+      if (gw) gw[i] = g[i] * dw;
+    }
+  });
+}
+
+#define SX_PLOSS_SWITCH(K, CALL)                     \
+  switch (K) {                                       \
+    case PLoss::Mse: CALL(PLoss::Mse); break;        \
+    case PLoss::L1: CALL(PLoss::L1); break;          \
+    case PLoss::SmoothL1: CALL(PLoss::SmoothL1); break; \
+    case PLoss::Huber: CALL(PLoss::Huber); break;    \
+    case PLoss::Bce: CALL(PLoss::Bce); break;        \
+    case PLoss::BceLogits: CALL(PLoss::BceLogits); break; \
+    case PLoss::KlDiv: CALL(PLoss::KlDiv); break;    \
+    case PLoss::KlDivLog: CALL(PLoss::KlDivLog); break; \
+  }
+}  // namespace
+
+template <typename T> void ploss_fwd(PLoss k, const T* x, const T* t, const T* w, T* out, int64_t n, double beta) {
+#define SX_CALL(K) ploss_fwd_t<K, T>(x, t, w, out, n, T(beta))
+  SX_PLOSS_SWITCH(k, SX_CALL)
+#undef SX_CALL
+}
+
+template <typename T>
+void ploss_bwd(PLoss k, const T* g, const T* x, const T* t, const T* w, T* gx, T* gt, T* gw, int64_t n, double beta) {
+#define SX_CALL(K) ploss_bwd_t<K, T>(g, x, t, w, gx, gt, gw, n, T(beta))
+  SX_PLOSS_SWITCH(k, SX_CALL)
+#undef SX_CALL
+}
+
+// ---- cross entropy
+namespace {
+template <typename T> T row_lse(const T* x, int64_t n) {
+  T acc[kLanes];
+  for (int l = 0; l < kLanes; ++l) acc[l] = -std::numeric_limits<T>::infinity();
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) acc[l] = x[j + l] > acc[l] ? x[j + l] : acc[l];
+  T m = -std::numeric_limits<T>::infinity();
+  for (int l = 0; l < kLanes; ++l) m = acc[l] > m ? acc[l] : m;
+  for (int64_t r = j; r < n; ++r) m = x[r] > m ? x[r] : m;
+  if (m == -std::numeric_limits<T>::infinity()) return m;
+  T s[kLanes] = {};
+  for (j = 0; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) s[l] += sexp<T>(x[j + l] - m);
+  T tot = 0;
+  for (int l = 0; l < kLanes; ++l) tot += s[l];
+  for (; j < n; ++j) tot += sexp<T>(x[j] - m);
+  return m + std::log(tot);
+}
+
+// sum_c a[c] * b[c] in double-free lanes (b may be null: sum of a).
+template <typename T> T row_dot(const T* a, const T* b, int64_t n) {
+  T s[kLanes] = {};
+  int64_t j = 0;
+  if (b) for (; j + kLanes <= n; j += kLanes) for (int l = 0; l < kLanes; ++l) s[l] += a[j + l] * b[j + l];
+  else for (; j + kLanes <= n; j += kLanes) for (int l = 0; l < kLanes; ++l) s[l] += a[j + l];
+  T tot = 0;
+  for (int l = 0; l < kLanes; ++l) tot += s[l];
+  for (; j < n; ++j) tot += b ? a[j] * b[j] : a[j];
+  return tot;
+}
+}  // namespace
+
+template <typename T>
+void ce_fwd(const CEArgs& a, const T* x, const T* probs, const T* weight, T* lse, double* loss, double* wrow) {
+  const int64_t C = a.C;
+  const double eps = a.smoothing;
+  const T wsum = weight ? row_dot<T>(weight, nullptr, C) : T(C);
+  parallel_for(a.N, std::max<int64_t>(1, kWork / C), [&](int64_t b, int64_t e) {
+    std::vector<T> tw(probs ? C : 0);  // weighted, smoothed target distribution
+    for (int64_t i = b; i < e; ++i) {
+      const T* r = x + i * C;
+      T m = row_lse(r, C);
+      lse[i] = m;
+      if (!probs) {
+        int64_t y = a.target[i];
+        if (y == a.ignore_index) {
+          loss[i] = wrow[i] = 0;
+          continue;
+        }
+        double wy = weight ? double(weight[y]) : 1.0;
+        double l = -(double(r[y]) - double(m)) * wy * (1 - eps);
+        if (eps > 0) l -= eps / double(C) * (double(row_dot<T>(r, weight, C)) - double(m) * double(wsum));
+        loss[i] = l;
+        wrow[i] = wy;
+      } else {
+        const T* p = probs + i * C;
+        for (int64_t c = 0; c < C; ++c) tw[c] = (p[c] * T(1 - eps) + T(eps / double(C))) * (weight ? weight[c] : T(1));
+        loss[i] = -(double(row_dot<T>(r, tw.data(), C)) - double(m) * double(row_dot<T>(tw.data(), nullptr, C)));
+        wrow[i] = 1;
+      }
+    }
+  });
+}
+
+template <typename T>
+void ce_bwd(const CEArgs& a, const T* x, const T* probs, const T* weight, const T* lse, const T* grow, T* gx, T* gp) {
+  const int64_t C = a.C;
+  const T eps = T(a.smoothing), sm = T(a.smoothing / double(a.C));
+  const T wsum = weight ? row_dot<T>(weight, nullptr, C) : T(C);
+  parallel_for(a.N, std::max<int64_t>(1, kWork / C), [&](int64_t b, int64_t e) {
+    std::vector<T> tw(probs ? C : 0);
+    for (int64_t i = b; i < e; ++i) {
+      const T* r = x + i * C;
+      T* o = gx + i * C;
+      T m = lse[i], g = grow[i];
+      if (!probs) {
+        int64_t y = a.target[i];
+        if (y == a.ignore_index) {
+          std::fill(o, o + C, T(0));
+          continue;
+        }
+        T wy = weight ? weight[y] : T(1);
+        T A = g * ((T(1) - eps) * wy + sm * wsum), Bs = g * sm;
+        if (weight) for (int64_t c = 0; c < C; ++c) o[c] = A * sexp<T>(r[c] - m) - Bs * weight[c];
+        else for (int64_t c = 0; c < C; ++c) o[c] = A * sexp<T>(r[c] - m) - Bs;
+        o[y] -= g * (T(1) - eps) * wy;
+      } else {
+        const T* p = probs + i * C;
+        for (int64_t c = 0; c < C; ++c) tw[c] = (p[c] * (T(1) - eps) + sm) * (weight ? weight[c] : T(1));
+        T B = g * row_dot<T>(tw.data(), nullptr, C);
+        for (int64_t c = 0; c < C; ++c) o[c] = B * sexp<T>(r[c] - m) - g * tw[c];
+        if (gp) {
+          T* q = gp + i * C;
+          for (int64_t c = 0; c < C; ++c) q[c] = -g * (T(1) - eps) * (weight ? weight[c] : T(1)) * (r[c] - m);
+        }
+      }
+    }
+  });
+}
+
+#define SX_INSTANTIATE(T)                                                                                 \
+  template void ploss_fwd<T>(PLoss, const T*, const T*, const T*, T*, int64_t, double);                   \
+  template void ploss_bwd<T>(PLoss, const T*, const T*, const T*, const T*, T*, T*, T*, int64_t, double); \
+  template void ce_fwd<T>(const CEArgs&, const T*, const T*, const T*, T*, double*, double*);             \
+  template void ce_bwd<T>(const CEArgs&, const T*, const T*, const T*, const T*, const T*, T*, T*);
+SX_INSTANTIATE(float)
+SX_INSTANTIATE(double)
+#undef SX_INSTANTIATE
+
+}  // namespace sx::cpu

@@ -1,0 +1,283 @@
+// Losses: fused cross entropy (class indices or probabilities, weights, ignore_index, label
+// smoothing), nll_loss, and the pointwise losses (mse, l1, smooth_l1, huber, bce, bce_with_logits, kl_div).
+#include "ops/nn_util.h"
+
+namespace sx::nn {
+
+namespace {
+// Logits (or log-probabilities) as rows of C classes: (C,) -> 1 row, (N, C, d...) -> N*prod(d) rows.
+struct ClassLayout {
+  int64_t C = 0, rows = 0;
+  Shape batch;        // the shape of a per-row result
+  bool moved = false; // class dim was moved last (input had spatial dims)
+};
+
+ClassLayout class_layout(const char* op, const Tensor& x) {
+  SX_CHECK(x->dim() >= 1, ValueError, "[", op, "] input must have at least 1 dimension, got a 0-d tensor");
+  ClassLayout L;
+  if (x->dim() == 1) {
+    L.C = x->shape[0];
+    L.rows = 1;
+    return L;
+  }
+  L.C = x->shape[1];
+  L.batch = x->shape;
+  L.batch.erase(L.batch.begin() + 1);
+  L.rows = prod(L.batch, 0, L.batch.size());
+  L.moved = x->dim() > 2;
+  return L;
+}
+
+// x with the class dim last, contiguous, as (rows, C).
+Tensor rows_view(const Tensor& x, const ClassLayout& L, DType dt) {
+  Tensor t = L.moved ? contig(permute(detach(x), [&] {
+    IntList p{0};
+    for (int64_t i = 2; i < x->dim(); ++i) p.push_back(i);
+    p.push_back(1);
+    return p;
+  }()), dt) : contig(x, dt);
+  return make_view(t, {L.rows, L.C}, {L.C, 1}, t->offset);
+}
+
+// (rows, C) gradient back to the layout of x.
+Tensor from_rows(const Tensor& g, const ClassLayout& L, const Shape& xshape) {
+  if (!L.moved) return reshape(g, xshape);
+  Shape s = L.batch;
+  s.push_back(L.C);
+  Tensor t = reshape(g, s);
+  IntList p{0, t->dim() - 1};
+  for (int64_t i = 1; i < t->dim() - 1; ++i) p.push_back(i);
+  return contig(permute(t, p));
+}
+
+Tensor check_class_targets(const char* op, const Tensor& target, const ClassLayout& L, int64_t ignore_index) {
+  SX_CHECK(target->shape == L.batch, ValueError, "[", op, "] expected target of shape ", shape_str(L.batch),
+           " for class indices, got ", shape_str(target->shape));
+  Tensor t = contig(target, DType::Int64);
+  const int64_t* p = t->data<int64_t>();
+  for (int64_t i = 0; i < t->numel(); ++i)
+    SX_CHECK(p[i] == ignore_index || (p[i] >= 0 && p[i] < L.C), IndexError, "[", op, "] target ", p[i],
+             " is out of bounds for ", L.C, " classes");
+  return t;
+}
+
+Tensor check_weight(const char* op, const Tensor& w, int64_t C, DType dt) {
+  if (!w) return w;
+  check_floating(w, op, "weight");
+  SX_CHECK(w->dim() == 1 && w->shape[0] == C, ValueError, "[", op, "] weight must have shape (", C, ",), got ",
+           shape_str(w->shape));
+  return contig(w, dt);
+}
+
+// Reduces per-row losses (double) to the op result; fills scale with the denominator for "mean".
+Tensor reduce_rows(const std::vector<double>& loss, const std::vector<double>& wrow, const ClassLayout& L, Reduction red,
+                   DType dt, double& denom) {
+  denom = 1;
+  if (red == Reduction::None) {
+    Tensor out = empty({L.rows}, DType::Float64);
+    std::copy(loss.begin(), loss.end(), out->data<double>());
+    return reshape(cast_nograd(out, dt), L.batch);
+  }
+  double s = 0, w = 0;
+  for (size_t i = 0; i < loss.size(); ++i) s += loss[i], w += wrow[i];
+  if (red == Reduction::Mean) denom = w;
+  return scalar_tensor(Scalar(red == Reduction::Mean ? s / w : s), dt);
+}
+
+// Per-row upstream gradient: g itself ("none"), or g / denom broadcast.
+Tensor row_grads(const Tensor& g, int64_t rows, Reduction red, double denom, DType dt) {
+  if (red == Reduction::None) return contig(reshape(g, {rows}), dt);
+  double v = cast_nograd(g, DType::Float64)->data<double>()[0] / denom;
+  return full({rows}, Scalar(v), dt);
+}
+}  // namespace
+
+Tensor cross_entropy(const Tensor& x, const Tensor& target, const Tensor& weight, int64_t ignore_index, Reduction red,
+                     double ls) {
+  const char* op = "cross_entropy";
+  check_floating(x, op, "input");
+  SX_CHECK(target, ValueError, "[cross_entropy] target is missing");
+  SX_CHECK(ls >= 0 && ls <= 1, ValueError, "[cross_entropy] label_smoothing must be between 0.0 and 1.0, got ", ls);
+  SX_CHECK(red != Reduction::BatchMean, ValueError, "[cross_entropy] reduction 'batchmean' is only for kl_div");
+  bool probs = is_floating(target->dtype);
+  DType dt = x->dtype;
+  if (is_half(dt)) {
+    auto f = [](const Tensor& t) { return t && is_floating(t->dtype) ? to_dtype(t, DType::Float32) : t; };
+    return to_dtype(cross_entropy(f(x), f(target), f(weight), ignore_index, red, ls), dt);
+  }
+  ClassLayout L = class_layout(op, x);
+  Tensor tc;
+  if (probs)
+    SX_CHECK(target->shape == x->shape, ValueError, "[cross_entropy] probability targets must have the input's shape ",
+             shape_str(x->shape), ", got ", shape_str(target->shape));
+  else
+    tc = check_class_targets(op, target, L, ignore_index);
+  Tensor xr = rows_view(x, L, dt), pr = probs ? rows_view(target, L, dt) : Tensor();
+  Tensor wc = check_weight(op, weight, L.C, dt);
+  Tensor lse = empty({L.rows}, dt);
+  std::vector<double> loss(L.rows), wrow(L.rows);
+  cpu::CEArgs a{L.rows, L.C, tc ? tc->data<int64_t>() : nullptr, ignore_index, ls};
+  if (L.rows && L.C)
+    SX_DISPATCH_F32_F64(dt, op, [&] {
+      using T = scalar_t;
+      cpu::ce_fwd<T>(a, xr->data<T>(), pr ? pr->data<T>() : nullptr, wc ? wc->data<T>() : nullptr, lse->data<T>(),
+                     loss.data(), wrow.data());
+    });
+  double denom;
+  Tensor out = reduce_rows(loss, wrow, L, red, dt, denom);
+  if (!needs_grad({&x, &target})) return out;
+  bool need_x = x->requires_grad, need_p = probs && target->requires_grad;
+  Saved sx_(xr), sp(pr);
+  Shape xshape = x->shape;
+  return record("CrossEntropyBackward", {x, target}, out,
+                [sx_, sp, wc, lse, tc, a, L, red, denom, dt, need_x, need_p, xshape](const Tensor& g) {
+    no_double_backward("cross_entropy");
+    const Tensor& xs = sx_.get();
+    const Tensor& ps = sp.get();
+    Tensor grow = row_grads(g, L.rows, red, denom, dt);
+    Tensor gx = empty({L.rows, L.C}, dt), gp = need_p ? empty({L.rows, L.C}, dt) : Tensor();
+    cpu::CEArgs b = a;
+    b.target = tc ? tc->data<int64_t>() : nullptr;
+    if (L.rows && L.C)
+      SX_DISPATCH_F32_F64(dt, "cross_entropy", [&] {
+        using T = scalar_t;
+        cpu::ce_bwd<T>(b, xs->data<T>(), ps ? ps->data<T>() : nullptr, wc ? wc->data<T>() : nullptr,
+                       lse->data<T>(), grow->data<T>(), gx->data<T>(), gp ? gp->data<T>() : nullptr);
+      });
+    return TensorList{need_x ? from_rows(gx, L, xshape) : nullptr, gp ? from_rows(gp, L, xshape) : nullptr};
+  });
+}
+
+Tensor nll_loss(const Tensor& x, const Tensor& target, const Tensor& weight, int64_t ignore_index, Reduction red) {
+  const char* op = "nll_loss";
+  check_floating(x, op, "input");
+  SX_CHECK(target && !is_floating(target->dtype) && target->dtype != DType::Bool, TypeError,
+           "[nll_loss] target must be an integer tensor of class indices");
+  SX_CHECK(red != Reduction::BatchMean, ValueError, "[nll_loss] reduction 'batchmean' is only for kl_div");
+  DType dt = x->dtype;
+  if (is_half(dt))
+    return to_dtype(nll_loss(to_dtype(x, DType::Float32), target, weight ? to_dtype(weight, DType::Float32) : weight,
+                             ignore_index, red), dt);
+  ClassLayout L = class_layout(op, x);
+  Tensor tc = check_class_targets(op, target, L, ignore_index);
+  Tensor xr = rows_view(x, L, dt), wc = check_weight(op, weight, L.C, dt);
+  std::vector<double> loss(L.rows), wrow(L.rows);
+  const int64_t* y = tc->data<int64_t>();
+  SX_DISPATCH_F32_F64(dt, op, [&] {
+    using T = scalar_t;
+    const T* p = xr->data<T>();
+    const T* w = wc ? wc->data<T>() : nullptr;
+    for (int64_t i = 0; i < L.rows; ++i) {
+      if (y[i] == ignore_index) continue;
+      wrow[i] = w ? double(w[y[i]]) : 1.0;
+      loss[i] = -wrow[i] * double(p[i * L.C + y[i]]);
+    }
+  });
+  double denom;
+  Tensor out = reduce_rows(loss, wrow, L, red, dt, denom);
+  if (!needs_grad({&x})) return out;
+  Shape xshape = x->shape;
+  return record("NllLossBackward", {x}, out, [tc, wc, L, red, denom, dt, ignore_index, xshape](const Tensor& g) {
+    no_double_backward("nll_loss");
+    Tensor grow = row_grads(g, L.rows, red, denom, dt);
+    Tensor gx = zeros({L.rows, L.C}, dt);
+    const int64_t* y = tc->data<int64_t>();
+    SX_DISPATCH_F32_F64(dt, "nll_loss", [&] {
+      using T = scalar_t;
+      const T* w = wc ? wc->data<T>() : nullptr;
+      const T* gr = grow->data<T>();
+      T* o = gx->data<T>();
+      for (int64_t i = 0; i < L.rows; ++i)
+        if (y[i] != ignore_index) o[i * L.C + y[i]] = -(w ? w[y[i]] : T(1)) * gr[i];
+    });
+    return TensorList{from_rows(gx, L, xshape)};
+  });
+}
+
+// ---- pointwise losses
+namespace {
+const char* ploss_name(cpu::PLoss k) {
+  static const char* names[] = {"mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+                                "binary_cross_entropy_with_logits", "kl_div", "kl_div"};
+  return names[int(k)];
+}
+Tensor shape_only(const Tensor& t) {  // keeps shape, dtype and requires_grad for grad_for
+  if (!t) return t;
+  Tensor p = alias_detached(t);
+  p->requires_grad = t->requires_grad;
+  p->storage = nullptr;
+  return p;
+}
+}  // namespace
+
+Tensor pointwise_loss(cpu::PLoss k, const Tensor& x, const Tensor& t, const Tensor& extra, const Tensor& weight,
+                      Reduction red, double beta) {
+  const char* op = ploss_name(k);
+  check_floating(x, op, "input");
+  check_floating(t, op, "target");
+  if (extra) check_floating(extra, op, "pos_weight");
+  SX_CHECK(red != Reduction::BatchMean || k >= cpu::PLoss::KlDiv, ValueError, "[", op,
+           "] reduction 'batchmean' is only for kl_div");
+  SX_CHECK(k != cpu::PLoss::SmoothL1 || beta >= 0, ValueError, "[smooth_l1_loss] beta must be >= 0, got ", beta);
+  SX_CHECK(k != cpu::PLoss::Huber || beta > 0, ValueError, "[huber_loss] delta must be > 0, got ", beta);
+  DType dt = promote_types(x->dtype, t->dtype);
+  if (extra) dt = promote_types(dt, extra->dtype);
+  if (is_half(dt)) {
+    auto f = [](const Tensor& v) { return v ? to_dtype(v, DType::Float32) : v; };
+    return to_dtype(pointwise_loss(k, f(x), f(t), f(extra), f(weight), red, beta), dt);
+  }
+  Shape shape = broadcast_shapes(x->shape, t->shape, op);
+  if (extra)
+    SX_CHECK(broadcast_shapes(shape, extra->shape, op) == shape, ValueError, "[", op, "] pos_weight of shape ",
+             shape_str(extra->shape), " does not broadcast to ", shape_str(shape));
+  auto prep = [&](const Tensor& v) { return v ? contig(expand_view(v, shape), dt) : v; };
+  Tensor xc = prep(x), tc = prep(t), ec = prep(extra);
+  int64_t n = xc->numel();
+  if (k == cpu::PLoss::Bce)
+    SX_DISPATCH_F32_F64(dt, op, [&] {
+      const scalar_t* p = xc->data<scalar_t>();
+      for (int64_t i = 0; i < n; ++i)
+        SX_CHECK(p[i] >= 0 && p[i] <= 1, ValueError, "[binary_cross_entropy] all elements of input should be "
+                 "between 0 and 1, got ", double(p[i]));
+    });
+  Tensor elem = empty(shape, dt);
+  SX_DISPATCH_F32_F64(dt, op, [&] {
+    using T = scalar_t;
+    cpu::ploss_fwd<T>(k, xc->data<T>(), tc->data<T>(), ec ? ec->data<T>() : nullptr, elem->data<T>(), n, beta);
+  });
+  if (needs_grad({&x, &t, &extra})) {
+    Saved sx_(xc), st(tc), se(ec);
+    Tensor px = shape_only(x), pt = shape_only(t), pe = shape_only(extra);
+    static const char* bw[] = {"MseLossBackward", "L1LossBackward", "SmoothL1LossBackward", "HuberLossBackward",
+                               "BinaryCrossEntropyBackward", "BinaryCrossEntropyWithLogitsBackward",
+                               "KlDivBackward", "KlDivBackward"};
+    elem = record(bw[int(k)], {x, t, extra}, elem, [k, op, sx_, st, se, px, pt, pe, n, dt, beta](const Tensor& g) {
+      no_double_backward(op);
+      const Tensor& xs = sx_.get();
+      const Tensor& ts = st.get();
+      const Tensor& es = se.get();
+      Tensor gc = contig(g, dt);
+      Tensor gx = px->requires_grad ? empty(xs->shape, dt) : Tensor();
+      Tensor gt = pt->requires_grad ? empty(xs->shape, dt) : Tensor();
+      Tensor ge = pe && pe->requires_grad ? empty(xs->shape, dt) : Tensor();
+      SX_DISPATCH_F32_F64(dt, op, [&] {
+        using T = scalar_t;
+        auto ptr = [](const Tensor& v) { return v ? v->data<T>() : nullptr; };
+        cpu::ploss_bwd<T>(k, gc->data<T>(), xs->data<T>(), ts->data<T>(), es ? es->data<T>() : nullptr, ptr(gx),
+                          ptr(gt), ptr(ge), n, beta);
+      });
+      return TensorList{grad_for(gx, px), grad_for(gt, pt), pe ? grad_for(ge, pe) : nullptr};
+    });
+  }
+  if (weight) elem = mul(elem, weight);
+  switch (red) {
+    case Reduction::None: return elem;
+    case Reduction::Sum: return sum(elem);
+    case Reduction::Mean: return mean(elem);
+    case Reduction::BatchMean:
+      return mul(sum(elem), Scalar(1.0 / double(x->dim() ? std::max<int64_t>(x->shape[0], 1) : 1)));
+  }
+  return elem;
+}
+
+}  // namespace sx::nn

@@ -1,0 +1,47 @@
+// Helpers shared by the nn op files (not part of the public op set).
+#pragma once
+#include "cpu/kernels.h"
+#include "ops/common.h"
+#include "ops/nn.h"
+
+namespace sx::nn {
+
+// Calls the lambda with scalar_t = float or double.
+#define SX_DISPATCH_F32_F64(DT, NAME, ...)                                                                 \
+  switch (DT) {                                                                                            \
+    SX_DISPATCH_CASE(Float32, float, __VA_ARGS__)                                                          \
+    SX_DISPATCH_CASE(Float64, double, __VA_ARGS__)                                                         \
+    default:                                                                                               \
+      throw ::sx::TypeError(std::string("[") + NAME + "] expected float32 or float64, got " + dtype_name(DT)); \
+  }
+
+inline bool is_half(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
+
+inline void check_floating(const Tensor& t, const char* op, const char* what) {
+  SX_CHECK(t, ValueError, "[", op, "] ", what, " is missing");
+  SX_CHECK(is_floating(t->dtype), TypeError, "[", op, "] expected ", what, " to be a floating tensor, got ",
+           describe(t));
+  SX_CHECK(t->device().type == DeviceType::CPU, RuntimeError, "[", op, "] ", what,
+           " is on ", t->device().str(), "; this kernel runs on cpu");
+}
+
+// A contiguous tensor with t's values and dtype dt, sharing t when possible (no autograd).
+inline Tensor contig(const Tensor& t, DType dt) {
+  Tensor c = cast_nograd(t, dt);
+  return c->is_contiguous() ? c : clone_nograd(c);
+}
+inline Tensor contig(const Tensor& t) { return contig(t, t->dtype); }
+
+// Backward closures run their fused kernel only for first-order gradients.
+inline void no_double_backward(const char* op) {
+  SX_CHECK(!grad_mode::enabled(), RuntimeError, "[", op,
+           "] differentiating the backward pass (create_graph=True) is not supported by this fused kernel");
+}
+
+inline int64_t prod(const Shape& s, size_t from, size_t to) {
+  int64_t n = 1;
+  for (size_t i = from; i < to; ++i) n *= s[i];
+  return n;
+}
+
+}  // namespace sx::nn

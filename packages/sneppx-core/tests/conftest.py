@@ -1,0 +1,31 @@
+"""Shared pytest setup for sneppx-core: the ``parity`` marker and a modest Hypothesis profile."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))  # lets test modules import the op table
+
+try:
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile(
+        "sneppx", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
+    settings.load_profile(os.environ.get("SNEPPX_HYPOTHESIS_PROFILE", "sneppx"))
+except ImportError:  # hypothesis is a test dependency; property tests skip without it
+    pass
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "parity: compares sneppx_core with PyTorch (skipped when torch is missing)")
+    config.addinivalue_line("markers", "slow: long-running test (memory and fuzz loops)")
+
+
+@pytest.fixture
+def torch():
+    """The torch module, or a skip when it is not installed."""
+    return pytest.importorskip("torch")

@@ -1,0 +1,186 @@
+"""Gradient buckets for DistributedDataParallel: fill during backward, all-reduce while it runs.
+
+Parameters are laid out in buckets of at most ``cap`` bytes, in reverse registration order (the
+order backward usually produces their gradients), one dtype per bucket. A post-accumulate hook
+copies each gradient into its bucket slot; a full bucket starts a non-blocking ``MPI_Iallreduce``
+right away, so communication overlaps the rest of backward. Buckets start strictly in index
+order, which keeps the sequence of collectives identical on every rank. When the last bucket has
+started, the reducer waits for all of them, divides by the world size and writes the averages
+back into ``param.grad``.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+
+import numpy as np
+import sneppx_core as sx
+
+from ._mpi import mpi
+from ._progress import ProgressThread
+from ._tensorbuf import mark_written, write_array
+from .work import poll, wait_requests
+
+_NP = {sx.float32: np.float32, sx.float64: np.float64, sx.float16: np.float16, sx.bfloat16: np.float32}
+
+
+class _Bucket:
+    """Parameters whose gradients are all-reduced together, and the flat buffer they travel in."""
+
+    def __init__(self, dtype, index: int) -> None:
+        self.dtype, self.index, self.slots, self.size = dtype, index, [], 0
+        self.array, self.buffer, self.request, self.pending = None, None, None, 0
+
+    def add(self, index: int, param) -> None:
+        self.slots.append((index, self.size, param.numel()))
+        self.size += param.numel()
+
+    def nbytes(self) -> int:
+        return self.size * np.dtype(_NP[self.dtype]).itemsize
+
+
+def _assign_buckets(params: list, cap_bytes: int) -> list:
+    """Buckets in reverse parameter order, one dtype each, closed once they reach ``cap_bytes``;
+    a parameter of ``cap_bytes`` or more gets a bucket of its own (reduced in place, without copies)."""
+    buckets, open_by_dtype = [], {}
+    for i in reversed(range(len(params))):
+        p = params[i]
+        b = open_by_dtype.get(p.dtype)
+        big = p.numel() * np.dtype(_NP[p.dtype]).itemsize >= cap_bytes
+        if b is None or b.nbytes() >= cap_bytes or big:
+            b = _Bucket(p.dtype, len(buckets))
+            buckets.append(b)
+            open_by_dtype[p.dtype] = None if big else b
+        b.add(i, p)
+    return buckets
+
+
+def _zero_copy(grad) -> bool:
+    return grad is not None and grad.is_contiguous() and grad.dtype in (sx.float32, sx.float64, sx.float16)
+
+
+def _grad_array(grad) -> np.ndarray:
+    g = grad.detach()
+    return (g.float() if g.dtype == sx.bfloat16 else g).numpy()
+
+
+class Reducer:
+    """Bucketed gradient averaging for a list of ``(name, parameter)`` pairs."""
+
+    def __init__(self, named_params: list, cap_bytes: int, group, progress_thread: bool = False) -> None:
+        self.names = [n for n, _ in named_params]
+        self.params = [p for _, p in named_params]
+        self.group, self.buckets = group, _assign_buckets(self.params, cap_bytes)
+        self.where = {i: (b.index, k) for b in self.buckets for k, (i, _, _) in enumerate(b.slots)}
+        for b in self.buckets:
+            if len(b.slots) > 1:
+                b.array = np.zeros(b.size, _NP[b.dtype])
+        self.active, self.stats = False, {}
+        self.progress = ProgressThread(group.comm) if progress_thread else None
+        ref = weakref.ref(self)
+        for i, p in enumerate(self.params):
+            p.register_post_accumulate_grad_hook(lambda t, i=i: (r := ref()) is not None and r.mark_ready(i))
+
+    def prepare(self, unused: set | None = None) -> None:
+        """Start an iteration; ``unused`` holds the indices of parameters outside this rank's graph."""
+        self.check_finished()
+        for b in self.buckets:
+            b.pending, b.request, b.buffer = len(b.slots), None, b.array
+        self.ready = [False] * len(self.params)
+        self.next_launch, self.active, self.partial = 0, True, False
+        self.used_mask, self.mask_request = None, None
+        self.stats = {"buckets": len(self.buckets), "bytes": sum(b.nbytes() for b in self.buckets)}
+        if unused is not None:
+            self.used_mask = np.array([i not in unused for i in range(len(self.params))], np.uint8)
+            self.mask_request = self.group.comm.Iallreduce(mpi().IN_PLACE, self.used_mask, mpi().MAX)
+            for i in sorted(unused):
+                self.mark_ready(i, zero=True)
+
+    def check_finished(self) -> None:
+        """Complete what the previous iteration started; raise if its reduction never finished."""
+        if not self.active:
+            return
+        self.active = False
+        reqs = [b.request for b in self.buckets if b.request is not None]
+        reqs += [self.mask_request] if self.mask_request is not None else []
+        wait_requests(reqs, self.group.timeout, "DistributedDataParallel forward", self.group.rank)
+        if self.progress is not None:
+            self.progress.stop()
+        if self.partial:  # some gradients arrived, but not all: a parameter was outside the graph
+            missing = [self.names[i] for i, r in enumerate(self.ready) if not r]
+            raise RuntimeError(
+                "DistributedDataParallel: the previous iteration's gradient reduction did not finish; parameters "
+                f"{missing[:8]} got no gradient. Pass find_unused_parameters=True when part of the model is "
+                "unused in forward, and make sure every forward with grad enabled is followed by backward"
+            )
+
+    def mark_ready(self, i: int, zero: bool = False) -> None:
+        """Record parameter ``i``'s gradient in its bucket; start full buckets in order."""
+        if not self.active:
+            return
+        if self.ready[i]:
+            raise RuntimeError(f"DistributedDataParallel: parameter {self.names[i]!r} received a gradient twice "
+                               "in one iteration (backward called twice without no_sync()?)")
+        self.ready[i], self.partial = True, self.partial or not zero
+        b = self.buckets[self.where[i][0]]
+        grad = self.params[i].grad
+        if b.array is None and not zero and _zero_copy(grad):
+            b.buffer = grad.detach().numpy().reshape(-1)  # a bucket of its own: reduce the gradient in place
+        else:
+            if b.array is None:
+                b.array = b.buffer = np.zeros(b.size, _NP[b.dtype])
+            _, off, n = b.slots[self.where[i][1]]
+            slot = b.array[off:off + n]
+            if zero or grad is None:
+                slot.fill(0)
+            else:
+                np.copyto(slot.reshape(grad.shape), _grad_array(grad), casting="unsafe")
+        b.pending -= 1
+        self._launch_ready()
+
+    def _launch_ready(self) -> None:
+        MPI = mpi()
+        while self.next_launch < len(self.buckets) and self.buckets[self.next_launch].pending == 0:
+            b = self.buckets[self.next_launch]
+            if "first_launch" not in self.stats:
+                self.stats["first_launch"] = time.perf_counter()
+                if self.progress is not None:
+                    self.progress.start()
+            b.request = self.group.comm.Iallreduce(MPI.IN_PLACE, b.buffer, MPI.SUM)
+            self.next_launch += 1
+        started = [b.request for b in self.buckets[: self.next_launch]]
+        if self.next_launch == len(self.buckets):
+            self.finalize()
+        elif started:
+            poll(started)  # drive MPI progress so launched buckets move while backward runs
+
+    def finalize(self) -> None:
+        """Wait for every bucket, average, and write the results into ``param.grad``."""
+        t0 = time.perf_counter()
+        reqs = [b.request for b in self.buckets] + ([self.mask_request] if self.mask_request is not None else [])
+        wait_requests(reqs, self.group.timeout, "DistributedDataParallel backward all_reduce", self.group.rank)
+        if self.progress is not None:
+            self.progress.stop()
+        self.stats["exposed_wait_s"] = time.perf_counter() - t0
+        self.stats["overlap_window_s"] = t0 - self.stats.get("first_launch", t0)
+        self.active, self.mask_request = False, None
+        n = self.group.world_size
+        for b in self.buckets:
+            for i, off, size in b.slots:
+                if self.used_mask is None or self.used_mask[i]:
+                    self._write_grad(self.params[i], b.buffer[off:off + size], n, b.buffer is not b.array)
+
+    @staticmethod
+    def _write_grad(p, total: np.ndarray, n: int, in_place: bool) -> None:
+        """``p.grad = total / n``, in one pass over the memory."""
+        if in_place:
+            np.divide(total, n, out=total)
+            mark_written(p.grad)
+        elif p.grad is None:
+            p.grad = sx.Tensor.from_numpy((total / n).reshape(p.shape)).to(p.dtype)
+        elif _zero_copy(p.grad):
+            np.divide(total, n, out=p.grad.detach().numpy().reshape(-1), casting="unsafe")
+            mark_written(p.grad)
+        else:
+            write_array(p.grad, total / n)

@@ -1,0 +1,186 @@
+"""The default process group: initialisation, rank queries and :class:`DistributedContext`.
+
+Rank and world size always come from MPI (``MPI.COMM_WORLD``), so the same script runs under
+``mpiexec -n N python train.py``, ``srun python train.py`` on a cluster, or :func:`launch`. The
+group talks through its own duplicate of ``COMM_WORLD``, which :func:`destroy_process_group`
+frees (MPI itself stays initialised until the process exits, so a group can be created again).
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from dataclasses import dataclass
+
+import sneppx_core as sx
+
+from ._mpi import mpi
+
+RANK_ENV, WORLD_SIZE_ENV, LOCAL_RANK_ENV = "SNEPPX_RANK", "SNEPPX_WORLD_SIZE", "SNEPPX_LOCAL_RANK"
+TIMEOUT_ENV = "SNEPPX_DIST_TIMEOUT"
+DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
+BACKENDS = ("mpi", "nccl")
+
+
+class Backend:
+    """Names of the communication backends: ``Backend.MPI`` (CPU tensors) and ``Backend.NCCL`` (CUDA)."""
+
+    MPI = "mpi"
+    NCCL = "nccl"
+
+
+@dataclass
+class _Group:
+    comm: object
+    rank: int
+    world_size: int
+    local_rank: int
+    local_world_size: int
+    backend: str
+    timeout: float
+
+
+_default: _Group | None = None
+
+
+def _timeout_seconds(timeout, fn: str) -> float:
+    if timeout is None:
+        env = os.environ.get(TIMEOUT_ENV)
+        timeout = float(env) if env else DEFAULT_TIMEOUT
+    if isinstance(timeout, datetime.timedelta):
+        timeout = timeout.total_seconds()
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ValueError(f"{fn}: timeout must be a positive number of seconds or a timedelta, got {timeout!r}")
+    return float(timeout)
+
+
+def _check_backend(backend) -> str:
+    name = "mpi" if backend is None else str(backend).lower()
+    if name not in BACKENDS:
+        raise ValueError(f"init_process_group: unknown backend {backend!r}; supported: {', '.join(BACKENDS)}")
+    if name == "nccl":
+        if not sx.cuda.is_available():
+            raise RuntimeError(
+                "init_process_group: backend 'nccl' needs CUDA tensors, but this build of sneppx-core has no "
+                "CUDA tensors (sneppx_core.cuda.is_available() is False); use backend='mpi' for CPU tensors"
+            )
+        raise NotImplementedError(
+            "init_process_group: the NCCL backend for CUDA tensors is not implemented yet; use backend='mpi'"
+        )
+    return name
+
+
+def init_process_group(backend=None, init_method=None, timeout=None, world_size: int = -1, rank: int = -1,
+                       **unused) -> None:
+    """Initialise the default process group over MPI.
+
+    Args:
+        backend: ``"mpi"`` (default; CPU tensors) or ``"nccl"`` (CUDA tensors; raises ``RuntimeError``
+            when sneppx-core has no CUDA tensors).
+        init_method: ``None`` or ``"env://"``; MPI does the rendezvous itself.
+        timeout: seconds (or ``timedelta``) a collective may wait for its peers before raising
+            ``RuntimeError``; default ``SNEPPX_DIST_TIMEOUT`` from the environment, else 30 minutes.
+        world_size, rank: optional; when given they must equal what MPI reports.
+
+    Sets ``SNEPPX_RANK``, ``SNEPPX_WORLD_SIZE`` and ``SNEPPX_LOCAL_RANK`` in ``os.environ``.
+    """
+    global _default
+    if unused:
+        raise TypeError(f"init_process_group: unsupported arguments {sorted(unused)}")
+    if _default is not None:
+        raise RuntimeError("init_process_group: the default process group is already initialised; "
+                           "call destroy_process_group() first")
+    name = _check_backend(backend)
+    if init_method not in (None, "env://"):
+        raise ValueError(f"init_process_group: init_method {init_method!r} is not supported; MPI provides "
+                         "the rendezvous (start the ranks with mpiexec, srun or launch())")
+    seconds = _timeout_seconds(timeout, "init_process_group")
+    MPI = mpi()
+    comm = MPI.COMM_WORLD.Dup()
+    me, size = comm.Get_rank(), comm.Get_size()
+    for arg, value, have in (("world_size", world_size, size), ("rank", rank, me)):
+        if value not in (-1, None) and value != have:
+            comm.Free()
+            raise ValueError(f"init_process_group: {arg}={value} but MPI reports {arg}={have}")
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    local, local_size = node.Get_rank(), node.Get_size()
+    node.Free()
+    _default = _Group(comm, me, size, local, local_size, name, seconds)
+    os.environ.update({RANK_ENV: str(me), WORLD_SIZE_ENV: str(size), LOCAL_RANK_ENV: str(local)})
+
+
+def destroy_process_group(group=None) -> None:
+    """Free the default process group and remove the ``SNEPPX_*`` rank variables from ``os.environ``."""
+    global _default
+    g = default_group("destroy_process_group", group)
+    _default = None
+    for key in (RANK_ENV, WORLD_SIZE_ENV, LOCAL_RANK_ENV):
+        os.environ.pop(key, None)
+    g.comm.Free()
+
+
+def default_group(fn: str, group=None) -> _Group:
+    """The default group, or ``RuntimeError`` naming ``fn`` when none is initialised."""
+    if group is not None:
+        raise ValueError(f"{fn}: only the default process group (group=None) is supported, got {group!r}")
+    if _default is None:
+        raise RuntimeError(f"{fn}: the default process group is not initialised; call init_process_group() first")
+    return _default
+
+
+def is_initialized() -> bool:
+    """True when the default process group is initialised."""
+    return _default is not None
+
+
+def get_rank(group=None) -> int:
+    """This process's rank in ``[0, world_size)``."""
+    return default_group("get_rank", group).rank
+
+
+def get_world_size(group=None) -> int:
+    """Number of processes in the group."""
+    return default_group("get_world_size", group).world_size
+
+
+def get_local_rank() -> int:
+    """Rank among the processes on this node (MPI ``COMM_TYPE_SHARED`` split); picks the GPU of a rank."""
+    return default_group("get_local_rank").local_rank
+
+
+def get_backend(group=None) -> str:
+    """Name of the group's backend (``"mpi"`` or ``"nccl"``)."""
+    return default_group("get_backend", group).backend
+
+
+def barrier(group=None, async_op: bool = False, timeout=None):
+    """Block until every rank has entered the barrier (``MPI_Ibarrier`` polled with the group timeout)."""
+    from .work import start
+
+    g = default_group("barrier", group)
+    return start("barrier", g, [g.comm.Ibarrier()], async_op, timeout=timeout)
+
+
+class _ContextMeta(type):
+    """Makes the state readable on the class itself: ``DistributedContext.initialized``."""
+
+    initialized = property(lambda cls: is_initialized(), doc="True when the default process group exists.")
+    rank = property(lambda cls: get_rank(), doc="This process's rank.")
+    world_size = property(lambda cls: get_world_size(), doc="Number of processes.")
+    local_rank = property(lambda cls: get_local_rank(), doc="Rank on this node.")
+    backend = property(lambda cls: get_backend(), doc="Backend name.")
+
+
+class DistributedContext(metaclass=_ContextMeta):
+    """The process-group state, readable on the class or an instance.
+
+    ``DistributedContext.initialized`` (as ``torch.distributed.is_initialized()``), ``.rank``,
+    ``.world_size``, ``.local_rank`` and ``.backend``; the last four raise ``RuntimeError`` when no
+    group is initialised.
+    """
+
+    initialized = property(lambda self: is_initialized(), doc="True when the default process group exists.")
+    rank = property(lambda self: get_rank(), doc="This process's rank.")
+    world_size = property(lambda self: get_world_size(), doc="Number of processes.")
+    local_rank = property(lambda self: get_local_rank(), doc="Rank on this node.")
+    backend = property(lambda self: get_backend(), doc="Backend name.")

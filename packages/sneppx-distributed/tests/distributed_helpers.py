@@ -1,0 +1,246 @@
+"""Models, data and rank functions shared by the tests (imported by every rank through launch)."""
+
+from __future__ import annotations
+
+import numpy as np
+import sneppx_core as sx
+import sneppx_core.functional as F
+import sneppx_distributed as dist
+
+IN, HIDDEN, OUT = 784, 256, 10
+
+
+def _param(rng, shape, scale):
+    return sx.Tensor((rng.standard_normal(shape) * scale).astype(np.float32), requires_grad=True)
+
+
+class MLP:
+    """The guide's 784-256-10 MLP with GELU, written with core ops and a Module-like interface."""
+
+    def __init__(self, seed: int, extra_unused: bool = False) -> None:
+        rng = np.random.default_rng(seed)
+        self.params = {
+            "net.0.weight": _param(rng, (IN, HIDDEN), IN ** -0.5),
+            "net.0.bias": _param(rng, (HIDDEN,), 0.1),
+            "net.2.weight": _param(rng, (HIDDEN, OUT), HIDDEN ** -0.5),
+            "net.2.bias": _param(rng, (OUT,), 0.1),
+        }
+        if extra_unused:
+            self.params["unused.weight"] = _param(rng, (5,), 1.0)
+        self.bufs = {"steps": sx.Tensor([float(seed)])}
+
+    def named_parameters(self):
+        return list(self.params.items())
+
+    def parameters(self):
+        return list(self.params.values())
+
+    def named_buffers(self):
+        return list(self.bufs.items())
+
+    def buffers(self):
+        return list(self.bufs.values())
+
+    def state_dict(self):
+        return {k: v.detach() for k, v in [*self.params.items(), *self.bufs.items()]}
+
+    def __call__(self, x):
+        p = self.params
+        h = F.gelu(x.reshape((-1, IN)) @ p["net.0.weight"] + p["net.0.bias"])
+        return h @ p["net.2.weight"] + p["net.2.bias"]
+
+
+def nn_mlp(seed: int):
+    """The same MLP from sneppx_nn layers (raises ImportError when sneppx_nn lacks them)."""
+    from sneppx_nn import GELU, Linear, Sequential
+
+    sx.manual_seed(seed)
+    return Sequential(Linear(IN, HIDDEN), GELU(), Linear(HIDDEN, OUT))
+
+
+def loss_fn(logits, labels):
+    """Mean cross-entropy, from log_softmax and a one-hot mask."""
+    onehot = sx.Tensor(np.eye(OUT, dtype=np.float32)[labels.numpy()])
+    return -(F.log_softmax(logits, dim=-1) * onehot).sum() / logits.shape[0]
+
+
+def batches(steps: int, batch: int, seed: int = 123):
+    """Deterministic (x, y) batches, identical in every process."""
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        x = rng.standard_normal((batch, IN)).astype(np.float32)
+        y = rng.integers(0, OUT, batch)
+        yield sx.Tensor(x), sx.Tensor(y)
+
+
+def sgd_step(params, lr: float) -> None:
+    """Plain SGD: p -= lr * grad, then clear the gradients."""
+    with sx.no_grad():
+        for p in params:
+            if p.grad is not None:
+                p -= lr * p.grad
+                p.grad = None
+
+
+def train_single(model, data, lr: float = 0.1) -> dict:
+    """One process on the full batches; returns the final parameters as NumPy arrays."""
+    for x, y in data:
+        loss_fn(model(x), y).backward()
+        sgd_step(model.parameters(), lr)
+    return {n: p.detach().numpy().copy() for n, p in model.named_parameters()}
+
+
+def ddp_train(mode: str, steps: int = 20, batch: int = 16, lr: float = 0.1, bucket_cap_mb: float = 0.25,
+              use_nn: bool = False, progress_thread=None) -> dict:
+    """Rank function: train with DDP on this rank's share and compare with one process on full batches.
+
+    ``mode``: ``"halves"`` (each rank the r-th slice of every batch), ``"no_sync"`` (two
+    micro-batches per step, the first under no_sync), ``"sampler"`` (shares from sneppx_data's
+    DistributedSampler). Returns the largest absolute parameter difference and checks.
+    """
+    dist.init_process_group()
+    r, n = dist.get_rank(), dist.get_world_size()
+    make = nn_mlp if use_nn else MLP
+    model = dist.DistributedDataParallel(make(seed=r), bucket_cap_mb=bucket_cap_mb, progress_thread=progress_thread)
+    data = list(batches(steps, batch))
+    shares = _shares(mode, data, r, n)
+    for parts in shares:
+        for k, (x, y) in enumerate(parts):
+            if k < len(parts) - 1:
+                with model.no_sync():
+                    (loss_fn(model(x), y) / len(parts)).backward()
+            else:
+                (loss_fn(model(x), y) / len(parts)).backward()
+        sgd_step(model.parameters(), lr)
+    got = {k: p.detach().numpy().copy() for k, p in model.named_parameters()}
+    want = train_single(make(seed=0), data if mode != "sampler" else _sampler_batches(data, n), lr)
+    dist.destroy_process_group()
+    diff = max(float(np.abs(got[k] - want[k]).max()) for k in want)
+    assert diff < 1e-5, f"rank {r}: parameters differ from single-process training by {diff}"
+    return {"rank": r, "max_diff": diff, "keys": sorted(got), "buckets": model.last_sync_stats["buckets"]}
+
+
+def _shares(mode: str, data, r: int, n: int):
+    if mode == "halves":
+        return [[(x[r * len(x) // n:(r + 1) * len(x) // n], y[r * len(y) // n:(r + 1) * len(y) // n])]
+                for x, y in data]
+    if mode == "no_sync":
+        out = []
+        for x, y in data:
+            q = len(x) // (2 * n)
+            out.append([(x[(2 * r + k) * q:(2 * r + k + 1) * q], y[(2 * r + k) * q:(2 * r + k + 1) * q])
+                        for k in range(2)])
+        return out
+    if mode == "sampler":
+        from sneppx_data import DistributedSampler
+
+        return [[_take(x, y, list(_sampler(DistributedSampler, x, epoch)))] for epoch, (x, y) in enumerate(data)]
+    raise ValueError(mode)
+
+
+def _sampler(cls, x, epoch, **kw):
+    s = cls(list(range(len(x))), shuffle=True, seed=7, **kw)
+    s.set_epoch(epoch)
+    return s
+
+
+def _take(x, y, idx):
+    i = sx.Tensor(np.asarray(idx, dtype=np.int64))
+    return x[i], y[i]
+
+
+def _sampler_batches(data, n: int):
+    """The full batches the sampler's shards add up to: every rank's indices in rank order."""
+    from sneppx_data import DistributedSampler
+
+    out = []
+    for epoch, (x, y) in enumerate(data):
+        idx = [i for k in range(n) for i in _sampler(DistributedSampler, x, epoch, num_replicas=n, rank=k)]
+        out.append(_take(x, y, idx))
+    return out
+
+
+def raise_on_rank(bad: int) -> None:
+    """Rank function: rank ``bad`` raises while the others wait in an all_reduce."""
+    dist.init_process_group()
+    if dist.get_rank() == bad:
+        raise ValueError(f"boom from rank {bad}")
+    dist.all_reduce(sx.ones(3))
+
+
+def leave_early(timeout: float) -> str:
+    """Rank function: rank 1 returns without the collective that the others call."""
+    dist.init_process_group(timeout=timeout)
+    if dist.get_rank() != 1:
+        dist.all_reduce(sx.ones(3))
+    return "finished"
+
+
+def sleep_all(seconds: float) -> None:
+    """Rank function: every rank sleeps (a hung job)."""
+    import time
+
+    time.sleep(seconds)
+
+
+def describe(a, b=0, *, scale=1) -> dict:
+    """Rank function: returns its arguments and the group's view of itself."""
+    import os
+
+    dist.init_process_group()
+    info = {"value": (a + b) * scale, "rank": dist.get_rank(), "world": dist.get_world_size(),
+            "local": dist.get_local_rank(), "env": os.environ.get("SNEPPX_WORLD_SIZE"),
+            "ctx": dist.DistributedContext.initialized, "backend": dist.DistributedContext.backend}
+    total = sx.Tensor([float(info["rank"])])
+    dist.all_reduce(total)
+    info["rank_sum"] = total.item()
+    return info
+
+
+def ddp_unused(find_unused: bool, progress_thread=None) -> dict:
+    """Rank function: a model with a parameter outside the graph; rank 0's buffer reaches every rank."""
+    dist.init_process_group(timeout=20)
+    r, n = dist.get_rank(), dist.get_world_size()
+    model = dist.DistributedDataParallel(MLP(seed=r, extra_unused=True), find_unused_parameters=find_unused,
+                                         progress_thread=progress_thread)
+    params = dict(model.named_parameters())
+    x, y = next(batches(1, 4 * n, seed=r))  # different data per rank
+    result = {}
+    try:
+        loss_fn(model(x), y).backward()
+        mine = {k: p.grad.numpy().copy() for k, p in params.items() if p.grad is not None}
+        model(x)  # the next forward checks that the reduction finished
+        result["error"] = None
+    except RuntimeError as exc:
+        result["error"] = str(exc)
+        mine = {}
+    local = MLP(seed=0, extra_unused=True)  # the broadcast weights, on every rank's data
+    for k in range(n):
+        xk, yk = next(batches(1, 4 * n, seed=k))
+        loss_fn(local(xk), yk).backward()
+    result["diff"] = max((float(np.abs(mine[k] - local.params[k].grad.numpy() / n).max()) for k in mine), default=None)
+    every = [sx.zeros(1) for _ in range(n)]
+    dist.all_gather(every, model.module.bufs["steps"])
+    result["buffers"] = [t.item() for t in every]
+    result["unused_grad_is_none"] = params["unused.weight"].grad is None
+    result["state_keys"] = sorted(model.state_dict()) == sorted(model.module.state_dict())
+    return result
+
+
+def env_cycle() -> list:
+    """Rank function: the SNEPPX_* variables exist exactly while a group is initialised; groups can be re-created."""
+    import os
+
+    keys = ("SNEPPX_RANK", "SNEPPX_WORLD_SIZE", "SNEPPX_LOCAL_RANK")
+    seen = []
+    for _ in range(2):
+        seen.append([os.environ.get(k) for k in keys])
+        dist.init_process_group()
+        seen.append([os.environ.get(k) for k in keys])
+        t = sx.ones(2)
+        dist.all_reduce(t)
+        seen.append(t.tolist())
+        dist.destroy_process_group()
+    seen.append([os.environ.get(k) for k in keys])
+    seen.append(dist.DistributedContext.initialized)
+    return seen

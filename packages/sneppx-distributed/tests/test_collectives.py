@@ -1,0 +1,11 @@
+"""Every collective against NumPy, in 2 and 3 ranks started with mpiexec."""
+
+import pytest
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_collectives_match_numpy(run_mpi, n):
+    out = run_mpi(n, "mpi_collectives_program.py")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "CHECKS PASSED" in out.stdout, out.stdout + out.stderr
+    assert int(out.stdout.split("CHECKS PASSED")[1].split()[0]) >= 50

@@ -1,0 +1,45 @@
+"""DistributedDataParallel on 2 ranks matches one process trained on the full batches."""
+
+import pytest
+import sneppx_distributed as dist
+from distributed_helpers import ddp_train, ddp_unused
+
+TOL = 1e-5
+
+
+@pytest.mark.parametrize("mode, cap, thread", [("halves", 0.004, False), ("halves", 0.004, True), ("no_sync", 25, None)])
+def test_ddp_matches_single_process(mode, cap, thread):
+    kwargs = {"bucket_cap_mb": cap, "progress_thread": thread}
+    res = dist.launch(ddp_train, nprocs=2, args=(mode,), kwargs=kwargs, timeout=60)
+    assert res["max_diff"] < TOL
+    assert (res["buckets"] > 2) if cap < 0.01 else (res["buckets"] == 1)  # 4 KB buckets split the MLP
+    assert res["keys"] == ["net.0.bias", "net.0.weight", "net.2.bias", "net.2.weight"]
+
+
+def test_ddp_with_distributed_sampler():
+    pytest.importorskip("sneppx_data")
+    res = dist.launch(ddp_train, nprocs=2, args=("sampler",), timeout=60)
+    assert res["max_diff"] < TOL
+
+
+def test_ddp_with_sneppx_nn_layers():
+    nn = pytest.importorskip("sneppx_nn")
+    if not all(hasattr(nn, name) for name in ("Linear", "GELU", "Sequential")):
+        pytest.skip("sneppx_nn has no Linear/GELU/Sequential yet")
+    res = dist.launch(ddp_train, nprocs=2, args=("halves",), kwargs={"use_nn": True}, timeout=60)
+    assert res["max_diff"] < TOL
+
+
+def test_ddp_find_unused_parameters():
+    res = dist.launch(ddp_unused, nprocs=2, args=(True, True), timeout=60, job_timeout=60)
+    assert res["error"] is None
+    assert res["diff"] < TOL  # averaged gradients of rank 0's weights over both ranks' data
+    assert res["unused_grad_is_none"]
+    assert res["buffers"] == [0.0, 0.0]  # rank 1 started with 1.0 and received rank 0's buffer
+    assert res["state_keys"]
+
+
+@pytest.mark.parametrize("thread", [False, True])
+def test_ddp_unused_parameter_without_find_unused_raises(thread):
+    res = dist.launch(ddp_unused, nprocs=2, args=(False, thread), timeout=60, job_timeout=60)
+    assert "find_unused_parameters=True" in res["error"] and "unused.weight" in res["error"]

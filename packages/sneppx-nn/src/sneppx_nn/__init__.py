@@ -1,0 +1,51 @@
+"""sneppx_nn: neural-network modules for SneppX, following ``torch.nn``.
+
+``Module`` and ``Parameter``; layers (Linear, Bilinear, Embedding, LayerNorm, RMSNorm, Dropout,
+activations, containers); ``MultiheadAttention``, ``TransformerBlock`` and a decoder-only
+``Transformer`` language model with a KV cache; losses; ``sneppx_nn.init``; and safetensors
+checkpoints (``save``/``load``, ``Module.save_checkpoint``/``load_checkpoint``/``from_checkpoint``)::
+
+    from sneppx_nn import Module, Sequential, Linear, GELU
+
+    class MLP(Module):
+        def __init__(self):
+            super().__init__()
+            self.net = Sequential(Linear(784, 256), GELU(), Linear(256, 10))
+
+        def forward(self, x):
+            return self.net(x.reshape((-1, 784)))
+"""
+
+from sneppx_core import require_core
+
+require_core("0.1", "0.2", "sneppx-nn")
+
+__version__ = "0.1.0"
+
+from . import init  # noqa: E402
+from ._state import IncompatibleKeys  # noqa: E402
+from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh  # noqa: E402
+from .attention import MultiheadAttention  # noqa: E402
+from .block import TransformerBlock  # noqa: E402
+from .checkpoint import load, read_metadata, save  # noqa: E402
+from .containers import ModuleDict, ModuleList, Sequential  # noqa: E402
+from .dropout import Dropout  # noqa: E402
+from .embedding import Embedding  # noqa: E402
+from .linear import Bilinear, Flatten, Identity, Linear, Unflatten  # noqa: E402
+from .loss import (  # noqa: E402
+    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
+)
+from .module import Module, RemovableHandle  # noqa: E402
+from .normalization import LayerNorm, RMSNorm  # noqa: E402
+from .parameter import Parameter  # noqa: E402
+from .transformer import KVCache, Transformer  # noqa: E402
+
+__all__ = [
+    "__version__", "Module", "Parameter", "RemovableHandle", "IncompatibleKeys", "init",
+    "Linear", "Bilinear", "Identity", "Flatten", "Unflatten", "Embedding", "LayerNorm", "RMSNorm", "Dropout",
+    "Sequential", "ModuleList", "ModuleDict",
+    "GELU", "ReLU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU",
+    "MultiheadAttention", "TransformerBlock", "Transformer", "KVCache",
+    "MSELoss", "L1Loss", "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
+    "save", "load", "read_metadata",
+]

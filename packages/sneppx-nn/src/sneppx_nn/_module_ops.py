@@ -1,0 +1,110 @@
+"""``ModuleOps``: the bulk operations of ``Module`` (modes, dtype/device moves, state, checkpoints).
+
+They rely only on ``modules()``, ``parameters()`` and the registries that ``Module`` maintains.
+"""
+
+from __future__ import annotations
+
+from . import _state, checkpoint
+
+
+class ModuleOps:
+    """Mixin of ``Module``: training mode, ``to``, ``zero_grad``, ``state_dict`` and checkpoints."""
+
+    __slots__ = ()
+
+    # ----- modes and bulk operations ------------------------------------------------------
+    def train(self, mode: bool = True) -> "Module":
+        """Sets training mode (``training = mode``) here and in every descendant; returns self."""
+        if not isinstance(mode, bool):
+            raise ValueError(f"[train] training mode is expected to be a bool, got {mode!r}")
+        for m in self.modules():
+            m.__dict__["training"] = mode
+        return self
+
+    def eval(self) -> "Module":
+        """Sets evaluation mode (``train(False)``); returns self."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        """Sets ``requires_grad`` on every parameter; returns self."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def apply(self, fn) -> "Module":
+        """Calls ``fn(m)`` on every submodule (children first) and then on self; returns self."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clears parameter gradients: sets them to None, or to zeros when ``set_to_none=False``."""
+        _state.zero_grad(self, set_to_none)
+
+    def to(self, *args, **kwargs) -> "Module":
+        """Moves/casts parameters and buffers: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
+        ``to(tensor)``; only floating-point tensors change dtype. Returns self.
+
+        Parameters whose dtype or device changes are replaced by new Parameter objects (build
+        optimizers after calling ``to``)."""
+        return _state.module_to(self, args, kwargs)
+
+    def float(self) -> "Module":
+        """Casts floating-point parameters and buffers to float32."""
+        return self.to("float32")
+
+    def double(self) -> "Module":
+        """Casts floating-point parameters and buffers to float64."""
+        return self.to("float64")
+
+    def bfloat16(self) -> "Module":
+        """Casts floating-point parameters and buffers to bfloat16."""
+        return self.to("bfloat16")
+
+    def half(self) -> "Module":
+        """Casts floating-point parameters and buffers to float16."""
+        return self.to("float16")
+
+    def cpu(self) -> "Module":
+        """Moves parameters and buffers to the CPU."""
+        return self.to("cpu")
+
+    def cuda(self, device=None) -> "Module":
+        """Moves parameters and buffers to a CUDA device."""
+        return self.to(device or "cuda")
+
+    # ----- state --------------------------------------------------------------------------
+    def state_dict(self, *, destination=None, prefix: str = "", keep_vars: bool = False):
+        """An ordered dict from qualified names to parameters and persistent buffers (detached
+        views sharing memory unless ``keep_vars``)."""
+        return _state.state_dict(self, destination, prefix, keep_vars)
+
+    def load_state_dict(self, state_dict, strict: bool = True):
+        """Copies values from ``state_dict`` (Tensors or NumPy arrays) into the parameters and
+        buffers in place, under ``no_grad``.
+
+        Raises RuntimeError, before copying anything, on shape mismatches and, when ``strict``,
+        on missing or unexpected keys. Returns ``(missing_keys, unexpected_keys)``."""
+        return _state.load_state_dict(self, state_dict, strict)
+
+    def get_config(self):
+        """The recorded constructor call ``{"class", "module", "args", "kwargs"}``, or None."""
+        return self.__dict__.get("_config")
+
+    def save_checkpoint(self, path, metadata=None) -> None:
+        """Writes ``state_dict()`` and this module's constructor config to a safetensors file
+        (atomically); ``metadata`` adds JSON-serialisable entries."""
+        checkpoint.save(self.state_dict(), path, config=self.get_config(), metadata=metadata)
+
+    def load_checkpoint(self, path, strict: bool = True):
+        """Loads a checkpoint written by ``save_checkpoint`` (or any safetensors file) into this module."""
+        return self.load_state_dict(checkpoint.load(path), strict=strict)
+
+    @classmethod
+    def from_checkpoint(cls, path, strict: bool = True):
+        """Builds a module from the constructor config stored in ``path`` and loads its weights."""
+        model = checkpoint.build_from_config(cls, checkpoint.read_metadata(path), path)
+        model.load_checkpoint(path, strict=strict)
+        return model

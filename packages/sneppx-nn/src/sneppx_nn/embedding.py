@@ -1,0 +1,91 @@
+"""``Embedding``: a lookup table of learned vectors."""
+
+from __future__ import annotations
+
+import sneppx_core as sx
+import sneppx_core.functional as F
+
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+
+def _padding_idx(padding_idx, num_embeddings: int):
+    if padding_idx is None:
+        return None
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise ValueError(f"[Embedding] padding_idx {padding_idx} is out of range for num_embeddings={num_embeddings}")
+    return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
+
+
+class Embedding(Module, record_config=True):
+    """Maps integer ids to rows of ``weight`` (num_embeddings, embedding_dim): ``y = weight[ids]``.
+
+    Args:
+        num_embeddings, embedding_dim: table size.
+        padding_idx: a row that starts at zero and receives no gradient.
+        max_norm, norm_type: rows looked up are renormalised in place to norm at most ``max_norm``.
+        scale_grad_by_freq: scale gradients by the inverse frequency of each id in the batch.
+        sparse: sparse gradients are not supported (NotImplementedError).
+
+    ``weight`` is initialised from N(0, 1), as in PyTorch.
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None, max_norm=None,
+                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False,
+                 _weight=None, _freeze: bool = False, device=None, dtype=None):
+        super().__init__()
+        for name, v in (("num_embeddings", num_embeddings), ("embedding_dim", embedding_dim)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"[Embedding] {name} must be a non-negative int, got {v!r}")
+        if sparse:
+            raise NotImplementedError("[Embedding] sparse gradients are not supported; use sparse=False")
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx = _padding_idx(padding_idx, num_embeddings)
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        if _weight is None:
+            self.weight = Parameter(sx.empty((num_embeddings, embedding_dim), dtype=dtype, device=device),
+                                    requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError(f"[Embedding] _weight must have shape {(num_embeddings, embedding_dim)}, "
+                                 f"got {tuple(_weight.shape)}")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    def reset_parameters(self) -> None:
+        """Re-draws the table from N(0, 1) and zeroes the padding row."""
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with sx.no_grad():
+                self.weight[self.padding_idx].fill_(0.0)
+
+    def forward(self, input):
+        """``weight[input]``: output shape ``input.shape + (embedding_dim,)``."""
+        if self.max_norm is None and not self.scale_grad_by_freq:
+            return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze: bool = True, padding_idx=None, max_norm=None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False):
+        """An Embedding holding a copy of the 2-D tensor ``embeddings`` (frozen by default)."""
+        if embeddings.ndim != 2:
+            raise ValueError(f"[Embedding.from_pretrained] embeddings must be 2-D, got shape {tuple(embeddings.shape)}")
+        rows, cols = embeddings.shape
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   _weight=embeddings, _freeze=freeze)
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += ", scale_grad_by_freq=True"
+        return s

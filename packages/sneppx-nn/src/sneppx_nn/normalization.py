@@ -1,0 +1,89 @@
+"""Normalisation layers: LayerNorm and RMSNorm."""
+
+from __future__ import annotations
+
+import sneppx_core as sx
+import sneppx_core.functional as F
+
+from .module import Module
+from .parameter import Parameter
+
+
+def _shape(layer: str, normalized_shape) -> tuple:
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not shape or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in shape):
+        raise ValueError(f"[{layer}] normalized_shape must be a positive int or a tuple of them, "
+                         f"got {normalized_shape!r}")
+    return shape
+
+
+def _check_input(layer: str, input, shape: tuple) -> None:
+    if input.ndim < len(shape) or tuple(input.shape[-len(shape):]) != shape:
+        raise ValueError(f"[{layer}] expected input (..., {', '.join(map(str, shape))}), got shape {tuple(input.shape)}")
+
+
+class LayerNorm(Module, record_config=True):
+    """Layer normalisation over the last ``len(normalized_shape)`` dims:
+
+        y = (x - mean) / sqrt(var + eps) * weight + bias
+
+    with the biased variance. ``weight`` starts at ones and ``bias`` at zeros; without
+    ``elementwise_affine`` neither exists, with ``bias=False`` only the weight does.
+    """
+
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
+                 device=None, dtype=None):
+        super().__init__()
+        self.normalized_shape = _shape("LayerNorm", normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(sx.ones(self.normalized_shape, dtype=dtype, device=device))
+            self.bias = Parameter(sx.zeros(self.normalized_shape, dtype=dtype, device=device)) if bias else None
+        else:
+            self.weight, self.bias = None, None
+
+    def reset_parameters(self) -> None:
+        """Sets the weight to ones and the bias to zeros."""
+        with sx.no_grad():
+            if self.weight is not None:
+                self.weight.fill_(1.0)
+            if self.bias is not None:
+                self.bias.fill_(0.0)
+
+    def forward(self, input):
+        """layer_norm(input) over the trailing ``normalized_shape`` dims."""
+        _check_input("LayerNorm", input, self.normalized_shape)
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class RMSNorm(Module, record_config=True):
+    """Root-mean-square normalisation over the last ``len(normalized_shape)`` dims:
+
+        y = x / sqrt(mean(x^2) + eps) * weight
+
+    ``eps=None`` uses the machine epsilon of the input's dtype, as PyTorch does.
+    """
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine: bool = True, device=None, dtype=None):
+        super().__init__()
+        self.normalized_shape = _shape("RMSNorm", normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        w = Parameter(sx.ones(self.normalized_shape, dtype=dtype, device=device)) if elementwise_affine else None
+        self.weight = w
+
+    def reset_parameters(self) -> None:
+        """Sets the weight to ones."""
+        if self.weight is not None:
+            with sx.no_grad():
+                self.weight.fill_(1.0)
+
+    def forward(self, input):
+        """rms_norm(input) over the trailing ``normalized_shape`` dims."""
+        _check_input("RMSNorm", input, self.normalized_shape)
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"

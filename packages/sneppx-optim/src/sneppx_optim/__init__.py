@@ -1,0 +1,40 @@
+"""sneppx_optim: optimizers, learning-rate schedulers, gradient clipping and a Trainer for SneppX.
+
+Every optimizer updates all parameters of a param group through one fused kernel of
+``sneppx_core.functional``::
+
+    from sneppx_optim import AdamW, CosineAnnealingLR
+    opt = AdamW(model.parameters(), lr=2e-4, weight_decay=0.01)
+    sched = CosineAnnealingLR(opt, min_lr=1e-5, max_lr=2e-4, total_steps=100)
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from sneppx_core import require_core
+
+require_core("0.1", "0.2", "sneppx-optim")
+
+from .adam import Adam, AdamW  # noqa: E402
+from .callbacks import Callback, History  # noqa: E402
+from .checkpoint import latest_checkpoint, load_checkpoint, read_checkpoint, save_checkpoint  # noqa: E402
+from .clip_grad import clip_grad_norm_, clip_grad_value_  # noqa: E402
+from .lion import LAMB, Lion  # noqa: E402
+from .lr_scheduler import (  # noqa: E402
+    CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR, LRScheduler, MultiStepLR, StepLR,
+)
+from .onecycle import OneCycleLR  # noqa: E402
+from .optimizer import Optimizer  # noqa: E402
+from .plateau import ReduceLROnPlateau  # noqa: E402
+from .sgd import SGD  # noqa: E402
+from .trainer import Trainer  # noqa: E402
+
+__all__ = [
+    "Optimizer", "SGD", "Adam", "AdamW", "Lion", "LAMB",
+    "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "LinearLR", "CosineAnnealingLR",
+    "OneCycleLR", "ReduceLROnPlateau",
+    "clip_grad_norm_", "clip_grad_value_",
+    "Trainer", "Callback", "History", "save_checkpoint", "load_checkpoint", "read_checkpoint", "latest_checkpoint",
+    "__version__",
+]

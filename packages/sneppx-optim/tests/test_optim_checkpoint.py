@@ -1,0 +1,112 @@
+"""Trainer checkpoints: contents, atomic writes, and bit-exact resuming mid-epoch."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import sneppx_core as sx
+from safetensors import safe_open
+
+import sneppx_optim as so
+from optim_helpers import TinyModel, mse, to_np
+from test_optim_trainer import Loader, make_data
+
+
+class NoisyModel(TinyModel):
+    """TinyModel with input noise drawn from the global generator (like dropout), so RNG state matters."""
+
+    def __call__(self, x):
+        return (x + 0.1 * sx.randn(*x.shape)) @ self.w + self.b
+
+
+class Interrupt(Exception):
+    pass
+
+
+class StopAt:
+    def __init__(self, step):
+        self.step = step
+
+    def on_step_end(self, trainer, step, logs):
+        if step == self.step:
+            raise Interrupt
+
+
+def _trainer(tmp_path, callbacks=(), **kwargs):
+    model = NoisyModel()
+    opt = so.AdamW(model.parameters(), lr=0.05, weight_decay=0.01)
+    sched = so.CosineAnnealingLR(opt, min_lr=1e-3, max_lr=0.05, total_steps=20, warmup_steps=3)
+    trainer = so.Trainer(model, opt, mse, sched, max_epochs=3, grad_clip=1.0, grad_accum_steps=2,
+                         checkpoint_dir=str(tmp_path), checkpoint_every=3, seed=1234, callbacks=callbacks,
+                         progress=False, **kwargs)
+    return model, trainer
+
+
+@pytest.mark.parametrize("stop_at", [4, 7, 8])
+def test_interrupted_and_resumed_run_matches_uninterrupted(tmp_path, stop_at):
+    x, y = make_data(28)  # 7 batches of 4 -> 4 steps per epoch (the last one with a single micro-batch)
+    loader = Loader(x, y, 4, shuffle=True)
+    full_model, full = _trainer(tmp_path / "full")
+    full_hist = full.fit(loader, eval_loader=Loader(x, y, 7))
+
+    model, trainer = _trainer(tmp_path / "cut", callbacks=[StopAt(stop_at)])
+    with pytest.raises(Interrupt):
+        trainer.fit(loader, eval_loader=Loader(x, y, 7))
+    last = 3 * ((stop_at - 1) // 3)  # checkpoints every 3 steps, written after the step's callbacks
+    assert so.latest_checkpoint(str(tmp_path / "cut")).endswith(f"checkpoint-{last:08d}.safetensors")
+    model, trainer = _trainer(tmp_path / "cut")
+    sx.manual_seed(999)  # whatever the RNG state before resuming, the checkpoint's state wins
+    hist = trainer.fit(loader, eval_loader=Loader(x, y, 7), resume_from=str(tmp_path / "cut"))
+
+    assert hist.as_dict() == full_hist.as_dict()
+    assert full_hist.step[-1] == 12 and len(full_hist.eval_step) == 3
+    for a, b in zip(model.parameters(), full_model.parameters()):
+        np.testing.assert_array_equal(to_np(a), to_np(b))
+    assert sx.default_generator().get_state() == full_rng_after(tmp_path / "full")
+
+
+def full_rng_after(folder):
+    """The RNG state stored in the final checkpoint of a finished run."""
+    _, meta = so.read_checkpoint(str(folder))
+    return tuple(meta["trainer"]["rng"])
+
+
+def test_checkpoint_contents_and_atomic_write(tmp_path):
+    x, y = make_data(16)
+    model, trainer = _trainer(tmp_path)
+    trainer.max_epochs = 1
+    trainer.fit(Loader(x, y, 4))
+    names = sorted(os.listdir(tmp_path))
+    assert names == ["checkpoint-00000002.safetensors"]  # 2 steps; the final save; no temporary files left
+    path = tmp_path / names[0]
+    with safe_open(str(path), framework="numpy") as f:
+        keys = set(f.keys())
+        meta = json.loads(f.metadata()["sneppx_optim"])
+    assert {"model/w", "model/b", "optimizer/0/exp_avg", "optimizer/1/exp_avg_sq"} <= keys
+    assert meta["trainer"]["step"] == 2 and meta["trainer"]["epoch"] == 1
+    assert meta["optimizer"]["state"]["0"]["step"] == 2 and meta["scheduler"]["last_epoch"] == 2
+    assert meta["versions"]["sneppx_optim"] == so.__version__
+    tensors, _ = so.read_checkpoint(str(path))
+    np.testing.assert_array_equal(to_np(tensors["model/w"]), to_np(model.w))
+    np.testing.assert_array_equal(to_np(tensors["optimizer/0/exp_avg"]), to_np(trainer.optimizer.state[model.w]["exp_avg"]))
+
+
+def test_save_and_load_checkpoint_functions(tmp_path):
+    model = TinyModel()
+    opt = so.Adam(model.parameters(), lr=0.01, betas=(0.8, 0.9))
+    for p in model.parameters():
+        p.grad = sx.ones(p.shape)
+    opt.step()
+    so.save_checkpoint(str(tmp_path / "c.safetensors"), model, opt)
+    other = TinyModel(seed=5)
+    opt2 = so.Adam(other.parameters(), lr=0.5)
+    so.load_checkpoint(str(tmp_path / "c.safetensors"), other, opt2)
+    assert opt2.param_groups[0]["lr"] == 0.01 and opt2.param_groups[0]["betas"] == (0.8, 0.9)
+    np.testing.assert_array_equal(to_np(other.w), to_np(model.w))
+    np.testing.assert_array_equal(to_np(opt2.state[other.w]["exp_avg_sq"]), to_np(opt.state[model.w]["exp_avg_sq"]))
+    with pytest.raises(FileNotFoundError):
+        so.read_checkpoint(str(tmp_path / "missing.safetensors"))
+    os.makedirs(tmp_path / "empty_dir")
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):
+        so.read_checkpoint(str(tmp_path / "empty_dir"))
