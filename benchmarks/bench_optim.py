@@ -7,14 +7,17 @@ Cases: one ``step()`` of AdamW and of SGD with momentum over
 * ``10M``: 10 million parameters in 100 tensors of shape (250, 400).
 
 Gradients are set once; the timed call is ``opt.step()`` alone (the optimizer state already
-exists). Rows report milliseconds per step (median of repeated timed batches, see
-``common.median_time``) and ``ratio = sneppx / torch`` (lower is better; the target is at most 0.8).
+exists). The two libraries are timed in alternation (a batch of steps of one, then of the
+other, repeated), so both see the same load on a shared machine. Rows report milliseconds per
+step (the median over the batches) and ``ratio = sneppx / torch`` (lower is better; the target
+is at most 0.8).
 
 Run: ``python benchmarks/bench_optim.py [--quick]``.
 """
 
 from __future__ import annotations
 
+import statistics
 import sys
 
 import numpy as np
@@ -51,29 +54,35 @@ def _arrays(shapes: list) -> tuple[list, list]:
     return values, grads
 
 
-def _step_ms(opt, repeat: int) -> float:
-    for _ in range(2):  # creates the optimizer state
-        opt.step()
-    return median_time(opt.step, repeat=repeat) * 1e3
-
-
-def _time_sneppx(make, values, grads, repeat):
+def _sneppx_opt(make, values, grads):
     params = [sx.Tensor(v, requires_grad=True) for v in values]
     for p, g in zip(params, grads):
         p.grad = sx.Tensor(g)
-    return _step_ms(make(params), repeat)
+    return make(params)
 
 
-def _time_torch(torch, make, values, grads, repeat):
+def _torch_opt(torch, make, values, grads):
     params = [torch.tensor(v, requires_grad=True) for v in values]
     for p, g in zip(params, grads):
         p.grad = torch.tensor(g)
-    return _step_ms(make(torch, params), repeat)
+    return make(torch, params)
+
+
+def _interleaved_ms(steps: list, repeat: int) -> list:
+    """Median ms per call of each function, timed in alternation so both see the same machine load."""
+    for fn in steps:  # creates the optimizer state, pages in memory
+        fn()
+        fn()
+    times = [[] for _ in steps]
+    for _ in range(repeat):
+        for fn, out in zip(steps, times):
+            out.append(median_time(fn, repeat=1, min_time=0.05))
+    return [statistics.median(t) * 1e3 for t in times]
 
 
 def run(quick: bool = False) -> list:
     """Times one step of each optimizer on each case; rows with name, sneppx, torch, ratio, unit."""
-    repeat = 3 if quick else 7
+    repeat = 5 if quick else 15
     set_threads(THREADS)
     try:
         import torch
@@ -83,9 +92,11 @@ def run(quick: bool = False) -> list:
     for case, shapes in CASES.items():
         values, grads = _arrays(shapes)
         for opt_name, (make_sx, make_torch) in OPTIMIZERS.items():
-            ours = _time_sneppx(make_sx, values, grads, repeat)
-            theirs = _time_torch(torch, make_torch, values, grads, repeat) if torch is not None else None
-            rows.append(row(f"optim_step_{opt_name}_{case}", ours, theirs, "ms/step"))
+            steps = [_sneppx_opt(make_sx, values, grads).step]
+            if torch is not None:
+                steps.append(_torch_opt(torch, make_torch, values, grads).step)
+            ms = _interleaved_ms(steps, repeat)
+            rows.append(row(f"optim_step_{opt_name}_{case}", ms[0], ms[1] if torch is not None else None, "ms/step"))
     return rows
 
 

@@ -105,3 +105,13 @@ def test_mask_shape_errors(rng):
         mha(x, x, x, key_padding_mask=sx.zeros(3, 3, dtype=sx.bool_))
     with pytest.raises(ValueError):
         mha(sx.randn(3, 4, 4, 4), x, x)
+
+
+def test_is_causal_with_more_keys_than_queries(rng):
+    mha = nn.MultiheadAttention(4, 2, batch_first=True, dtype=sx.float64)
+    q, kv = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 5, 4))
+    mask = np.where(np.triu(np.ones((3, 5), dtype=bool), 1), -np.inf, 0.0)  # top-left aligned, as PyTorch
+    ref = mha_ref(mha, q, kv, kv, mask)[0]
+    for need_weights in (True, False):
+        out, _ = mha(_t(q), _t(kv), _t(kv), need_weights=need_weights, is_causal=True)
+        np.testing.assert_allclose(to_np(out), ref, rtol=1e-9, atol=1e-10)

@@ -83,12 +83,15 @@ def test_layer_parity(name, make_ours, make_theirs, shapes):
     run_both(ours, theirs, [rng.standard_normal(s) for s in shapes])
 
 
-def test_embedding_parity():
-    ours, theirs = nn.Embedding(7, 3, padding_idx=2, **F64), tnn.Embedding(7, 3, padding_idx=2).double()
+@pytest.mark.parametrize("kwargs", [{"padding_idx": 2}, {"max_norm": 1.0}, {"max_norm": 0.5, "norm_type": 1.0},
+                                    {"scale_grad_by_freq": True, "padding_idx": 0}])
+def test_embedding_parity(kwargs):
+    ours, theirs = nn.Embedding(7, 3, **kwargs, **F64), tnn.Embedding(7, 3, **kwargs).double()
     ids = np.array([[0, 2, 6], [2, 1, 1]])
     copy_weights(ours, theirs)
     out_s, out_t = ours(sx.Tensor(ids)), theirs(torch.from_numpy(ids))
-    np.testing.assert_allclose(to_np(out_s), out_t.detach().numpy())
+    np.testing.assert_allclose(to_np(out_s), out_t.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(to_np(ours.weight), theirs.weight.detach().numpy(), rtol=1e-12)  # renormed rows
     r = np.random.default_rng(1).standard_normal((2, 3, 3))
     (out_s * sx.Tensor(r)).sum().backward()
     (out_t * torch.from_numpy(r)).sum().backward()

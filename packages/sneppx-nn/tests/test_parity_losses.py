@@ -9,7 +9,7 @@ from conftest import to_np
 
 torch = pytest.importorskip("torch")
 tnn = torch.nn
-pytestmark = pytest.mark.parity
+pytestmark = [pytest.mark.parity, pytest.mark.filterwarnings("ignore:reduction:UserWarning")]
 
 
 def _loss_inputs(rng):

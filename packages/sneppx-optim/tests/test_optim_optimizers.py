@@ -145,3 +145,17 @@ def test_step_closure_and_zero_grad():
     assert w.grad.tolist() == [0.0, 0.0]
     opt.zero_grad()
     assert w.grad is None
+
+
+def test_mixed_dtypes_and_non_contiguous_grads():
+    p32 = sx.Tensor(np.ones((3, 2), dtype=np.float32), requires_grad=True)
+    p64 = sx.Tensor(np.ones((2, 3), dtype=np.float64), requires_grad=True)
+    g = np.arange(6, dtype=np.float64).reshape(3, 2)
+    p32.grad = sx.Tensor(g.astype(np.float32))
+    p64.grad = sx.Tensor(g).transpose(0, 1)  # a non-contiguous (2, 3) view
+    assert not p64.grad.is_contiguous()
+    opt = so.SGD([p32, p64], lr=0.5, momentum=0.9)
+    opt.step()
+    np.testing.assert_allclose(to_np(p32), 1 - 0.5 * g, rtol=1e-7)
+    np.testing.assert_allclose(to_np(p64), 1 - 0.5 * g.T, rtol=1e-15)
+    assert p64.dtype == sx.float64 and opt.state[p64]["momentum_buffer"].dtype == sx.float64

@@ -197,3 +197,23 @@ def test_no_progress_output_when_not_a_terminal(capsys):
     model = TinyModel()
     so.Trainer(model, so.SGD(model.parameters(), lr=0.01), mse, progress=True).fit(Loader(x, y, 4))
     assert capsys.readouterr().err == ""
+
+
+def test_progress_bar_on_a_terminal_shows_loss_lr_and_throughput(monkeypatch):
+    import io
+    import sys
+
+    class FakeTerminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    x, y = make_data(16)
+    model = TinyModel()
+    so.Trainer(model, so.SGD(model.parameters(), lr=0.01), mse, log_every=2, progress=True).fit(Loader(x, y, 4))
+    out = term.getvalue()
+    assert "4/4" in out and "loss=" in out and "lr=0.01" in out and "samples_s=" in out
+    term.truncate(0)
+    so.Trainer(model, so.SGD(model.parameters(), lr=0.01), mse, progress=False).fit(Loader(x, y, 4))
+    assert term.getvalue().strip("\x00") == ""

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <vector>
 
+#include <sys/mman.h>
+
 namespace sx {
 
 void* cuda_alloc(size_t nbytes, int index);  // csrc/cuda
@@ -24,9 +26,21 @@ BlockCache& cache() {
   static BlockCache* c = new BlockCache();  // leaked on purpose: outlives static tensors
   return *c;
 }
+constexpr size_t kHuge = size_t(2) << 20;  // blocks this large are 2 MiB aligned and ask for huge pages
+
 size_t round_size(size_t n) {
   if (n < kCacheMin) return (n + kAlign - 1) / kAlign * kAlign;
+  if (n >= 2 * kHuge) return (n + kHuge - 1) / kHuge * kHuge;
   return (n + 4095) / 4096 * 4096;
+}
+
+void* system_alloc(size_t n) {
+  if (n < 2 * kHuge) return std::aligned_alloc(kAlign, n);
+  void* p = std::aligned_alloc(kHuge, n);
+#ifdef MADV_HUGEPAGE
+  if (p) madvise(p, n, MADV_HUGEPAGE);  // fewer page faults and TLB misses on big tensors
+#endif
+  return p;
 }
 }  // namespace
 
@@ -43,10 +57,10 @@ void* cpu_alloc(size_t nbytes) {
       return p;
     }
   }
-  void* p = std::aligned_alloc(kAlign, n);
+  void* p = system_alloc(n);
   if (!p) {
     cpu_empty_cache();
-    p = std::aligned_alloc(kAlign, n);
+    p = system_alloc(n);
   }
   if (!p) throw MemoryError(msg("[alloc] cannot allocate ", nbytes, " bytes on cpu"));
   return p;

@@ -42,23 +42,42 @@ void gemm_generic(int64_t M, int64_t N, int64_t K, const T* A, int64_t ars, int6
 }
 
 #ifdef SX_ATTN_AVX2
+// R x (8 NV) block of C; accumulators are named variables so that they stay in registers.
 template <int R, int NV>
 inline void micro(int64_t K, const float* A, int64_t ars, int64_t acs, const float* B, int64_t ldb, float* C,
                   int64_t ldc, bool acc) {
-  __m256 c[R][NV];
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < NV; ++v) c[r][v] = acc ? _mm256_loadu_ps(C + r * ldc + 8 * v) : _mm256_setzero_ps();
-  for (int64_t k = 0; k < K; ++k) {
-    __m256 b[NV];
-    for (int v = 0; v < NV; ++v) b[v] = _mm256_loadu_ps(B + k * ldb + 8 * v);
-    const float* ak = A + k * acs;
-    for (int r = 0; r < R; ++r) {
-      __m256 av = _mm256_broadcast_ss(ak + r * ars);
-      for (int v = 0; v < NV; ++v) c[r][v] = _mm256_fmadd_ps(av, b[v], c[r][v]);
-    }
+  const __m256 z = _mm256_setzero_ps();
+  __m256 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z;
+#define SX_LOAD(r)                                                   \
+  if constexpr (R > r) {                                            \
+    c##r##0 = _mm256_loadu_ps(C + r * ldc);                         \
+    if constexpr (NV > 1) c##r##1 = _mm256_loadu_ps(C + r * ldc + 8); \
   }
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < NV; ++v) _mm256_storeu_ps(C + r * ldc + 8 * v, c[r][v]);
+  if (acc) {
+    SX_LOAD(0) SX_LOAD(1) SX_LOAD(2) SX_LOAD(3) SX_LOAD(4) SX_LOAD(5)
+  }
+#undef SX_LOAD
+  for (int64_t k = 0; k < K; ++k) {
+    const float* bk = B + k * ldb;
+    const __m256 b0 = _mm256_loadu_ps(bk);
+    const __m256 b1 = NV > 1 ? _mm256_loadu_ps(bk + 8) : z;
+    const float* ak = A + k * acs;
+#define SX_FMA(r)                                                     \
+  if constexpr (R > r) {                                             \
+    const __m256 a = _mm256_broadcast_ss(ak + r * ars);              \
+    c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0);                       \
+    if constexpr (NV > 1) c##r##1 = _mm256_fmadd_ps(a, b1, c##r##1); \
+  }
+    SX_FMA(0) SX_FMA(1) SX_FMA(2) SX_FMA(3) SX_FMA(4) SX_FMA(5)
+#undef SX_FMA
+  }
+#define SX_STORE(r)                                                   \
+  if constexpr (R > r) {                                             \
+    _mm256_storeu_ps(C + r * ldc, c##r##0);                          \
+    if constexpr (NV > 1) _mm256_storeu_ps(C + r * ldc + 8, c##r##1); \
+  }
+  SX_STORE(0) SX_STORE(1) SX_STORE(2) SX_STORE(3) SX_STORE(4) SX_STORE(5)
+#undef SX_STORE
 }
 
 template <int NV>
@@ -119,6 +138,26 @@ template <typename T> T exp_row(T* s, T m, int64_t n) {
   return t;
 }
 
+// S (nq x NP) = Q K^T by dot products on K's rows (no transpose): the decode case of few queries.
+template <typename T>
+void scores_direct(const T* Qs, int64_t nq, int64_t D, const T* K, int64_t rs, int64_t nk, int64_t NP, T* S) {
+  for (int64_t i = 0; i < nq; ++i) {
+    const T* qi = Qs + i * D;
+    for (int64_t j = 0; j < nk; ++j) {
+      const T* kj = K + j * rs;
+      T acc[8] = {};
+      int64_t d = 0;
+      for (; d + 8 <= D; d += 8)
+        for (int l = 0; l < 8; ++l) acc[l] += qi[d + l] * kj[d + l];
+      T t = 0;
+      for (int l = 0; l < 8; ++l) t += acc[l];
+      for (; d < D; ++d) t += qi[d] * kj[d];
+      S[i * NP + j] = t;
+    }
+    std::fill(S + i * NP + nk, S + (i + 1) * NP, T(0));
+  }
+}
+
 // Kt (D x NP) = K rows [0, nk) transposed, columns nk..NP zero.
 template <typename T> void pack_t(const T* K, int64_t rs, int64_t nk, int64_t D, int64_t NP, T* Kt) {
   for (int64_t d = 0; d < D; ++d) std::fill(Kt + d * NP + nk, Kt + (d + 1) * NP, T(0));
@@ -167,8 +206,13 @@ template <typename Init, typename Work> void dynamic_for(int64_t n, Init init, W
 template <typename T>
 void attn_fwd(const AttnArgs& a, const T* q, const T* k, const T* v, const T* mask, T* out, T* lse) {
   const int64_t Tq = a.Tq, Tk = a.Tk, D = a.D, Dv = a.Dv, DvP = pad8(Dv), off = Tk - Tq;
-  const int64_t nqb = (Tq + kBq - 1) / kBq;
+  const int64_t nqb = (Tq + kBq - 1) / kBq, nkb = (Tk + kBk - 1) / kBk;
   const bool v_direct = Dv % 8 == 0;
+  // With enough (batch, head) matrices each thread takes whole matrices and transposes K once;
+  // otherwise query blocks are the work items and each transposes the key blocks it needs.
+  // Fewer than 8 queries (decoding with a KV cache): scores by dot products, K is never transposed.
+  const bool direct = Tq < 8;
+  const bool per_unit = !direct && a.units >= 2 * int64_t(get_num_threads());
   const T inf = std::numeric_limits<T>::infinity();
   struct Scratch {
     std::vector<T> qs, kt, s, o, vp, m, l, z;
@@ -176,7 +220,7 @@ void attn_fwd(const AttnArgs& a, const T* q, const T* k, const T* v, const T* ma
   auto init = [&] {
     Scratch s;
     s.qs.resize(kBq * D);
-    s.kt.resize(D * kBk);
+    s.kt.resize(D * kBk * (per_unit ? nkb : 1));
     s.s.resize(kBq * kBk);
     s.o.resize(kBq * DvP);
     s.vp.resize(v_direct ? 0 : kBk * DvP);
@@ -185,8 +229,9 @@ void attn_fwd(const AttnArgs& a, const T* q, const T* k, const T* v, const T* ma
     s.z.resize(kBk);
     return s;
   };
-  dynamic_for(a.units * nqb, init, [&](int64_t unit, Scratch& sc) {
-    const int64_t u = unit / nqb, i0 = (unit % nqb) * kBq, nq = std::min(kBq, Tq - i0);
+  // One query block [i0, i0 + nq) of unit u; kt_all: the unit's K^T as nkb (D x kBk) blocks, or null.
+  auto block = [&](int64_t u, int64_t i0, Scratch& sc, const T* kt_all) {
+    const int64_t nq = std::min(kBq, Tq - i0);
     const T* Q = q + a.q_off[u] + i0 * a.q_rs;
     const T* K = k + a.k_off[u];
     const T* V = v + a.v_off[u];
@@ -198,9 +243,14 @@ void attn_fwd(const AttnArgs& a, const T* q, const T* k, const T* v, const T* ma
     int64_t kend = a.causal ? std::clamp<int64_t>(i0 + nq + off, 0, Tk) : Tk;
     for (int64_t j0 = 0; j0 < kend; j0 += kBk) {
       const int64_t nk = std::min(kBk, Tk - j0), NP = pad8(nk);
-      pack_t(K + j0 * a.k_rs, a.k_rs, nk, D, NP, sc.kt.data());
       T* S = sc.s.data();
-      tile_gemm<T>(nq, NP, D, sc.qs.data(), D, 1, sc.kt.data(), NP, S, NP, false);
+      if (direct) {
+        scores_direct(sc.qs.data(), nq, D, K + j0 * a.k_rs, a.k_rs, nk, NP, S);
+      } else {
+        const T* Kt = kt_all ? kt_all + (j0 / kBk) * D * kBk : sc.kt.data();
+        if (!kt_all) pack_t(K + j0 * a.k_rs, a.k_rs, nk, D, NP, sc.kt.data());
+        tile_gemm<T>(nq, NP, D, sc.qs.data(), D, 1, Kt, NP, S, NP, false);
+      }
       const T* Vb = V + j0 * a.v_rs;
       int64_t ldv = a.v_rs;
       if (!v_direct) {
@@ -212,7 +262,8 @@ void attn_fwd(const AttnArgs& a, const T* q, const T* k, const T* v, const T* ma
         const int64_t ig = i0 + i;
         T* s = S + i * NP;
         int64_t last = a.causal ? std::min(ig + off - j0, nk - 1) : nk - 1;
-        mask_row(s, nk, NP, last, Mk ? Mk + ig * Tk + j0 : nullptr);
+        if (last < nk - 1 || Mk) mask_row(s, nk, NP, last, Mk ? Mk + ig * Tk + j0 : nullptr);
+        else for (int64_t j = nk; j < NP; ++j) s[j] = -inf;
         T mnew = std::max(sc.m[i], row_max(s, NP));
         if (mnew == -inf) {  // no visible key so far: contributes nothing
           std::fill(s, s + NP, T(0));
@@ -239,7 +290,18 @@ void attn_fwd(const AttnArgs& a, const T* q, const T* k, const T* v, const T* ma
       for (int64_t d = 0; d < Dv; ++d) O[i * Dv + d] = sc.o[i * DvP + d] * inv;
       L[i] = sc.l[i] > 0 ? sc.m[i] + std::log(sc.l[i]) : inf;
     }
-  });
+  };
+  if (per_unit) {
+    dynamic_for(a.units, init, [&](int64_t u, Scratch& sc) {
+      for (int64_t b = 0; b < nkb; ++b) {
+        int64_t nk = std::min(kBk, Tk - b * kBk);
+        pack_t(k + a.k_off[u] + b * kBk * a.k_rs, a.k_rs, nk, D, pad8(nk), sc.kt.data() + b * D * kBk);
+      }
+      for (int64_t b = 0; b < nqb; ++b) block(u, b * kBq, sc, sc.kt.data());
+    });
+  } else {
+    dynamic_for(a.units * nqb, init, [&](int64_t w, Scratch& sc) { block(w / nqb, (w % nqb) * kBq, sc, nullptr); });
+  }
 }
 
 template <typename T>

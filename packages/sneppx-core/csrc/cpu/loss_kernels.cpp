@@ -121,7 +121,8 @@ void ploss_bwd(PLoss k, const T* g, const T* x, const T* t, const T* w, T* gx, T
 
 // ---- cross entropy
 namespace {
-template <typename T> T row_lse(const T* x, int64_t n) {
+// Row max m and log(sum exp(x - m)), kept apart so that x - m - ls keeps its digits for large |x|.
+template <typename T> void row_lse(const T* x, int64_t n, T& m_out, T& ls_out) {
   T acc[kLanes];
   for (int l = 0; l < kLanes; ++l) acc[l] = -std::numeric_limits<T>::infinity();
   int64_t j = 0;
@@ -130,14 +131,14 @@ template <typename T> T row_lse(const T* x, int64_t n) {
   T m = -std::numeric_limits<T>::infinity();
   for (int l = 0; l < kLanes; ++l) m = acc[l] > m ? acc[l] : m;
   for (int64_t r = j; r < n; ++r) m = x[r] > m ? x[r] : m;
-  if (m == -std::numeric_limits<T>::infinity()) return m;
   T s[kLanes] = {};
   for (j = 0; j + kLanes <= n; j += kLanes)
     for (int l = 0; l < kLanes; ++l) s[l] += sexp<T>(x[j + l] - m);
   T tot = 0;
   for (int l = 0; l < kLanes; ++l) tot += s[l];
   for (; j < n; ++j) tot += sexp<T>(x[j] - m);
-  return m + std::log(tot);
+  m_out = m;
+  ls_out = std::log(tot);
 }
 
 // sum_c a[c] * b[c] in double-free lanes (b may be null: sum of a).
@@ -162,8 +163,11 @@ void ce_fwd(const CEArgs& a, const T* x, const T* probs, const T* weight, T* lse
     std::vector<T> tw(probs ? C : 0);  // weighted, smoothed target distribution
     for (int64_t i = b; i < e; ++i) {
       const T* r = x + i * C;
-      T m = row_lse(r, C);
-      lse[i] = m;
+      T m, ls;
+      row_lse(r, C, m, ls);
+      lse[2 * i] = m;
+      lse[2 * i + 1] = ls;
+      const double dm = double(m) + double(ls);  // exact enough in double
       if (!probs) {
         int64_t y = a.target[i];
         if (y == a.ignore_index) {
@@ -171,14 +175,14 @@ void ce_fwd(const CEArgs& a, const T* x, const T* probs, const T* weight, T* lse
           continue;
         }
         double wy = weight ? double(weight[y]) : 1.0;
-        double l = -(double(r[y]) - double(m)) * wy * (1 - eps);
-        if (eps > 0) l -= eps / double(C) * (double(row_dot<T>(r, weight, C)) - double(m) * double(wsum));
+        double l = -(double(r[y]) - dm) * wy * (1 - eps);
+        if (eps > 0) l -= eps / double(C) * (double(row_dot<T>(r, weight, C)) - dm * double(wsum));
         loss[i] = l;
         wrow[i] = wy;
       } else {
         const T* p = probs + i * C;
         for (int64_t c = 0; c < C; ++c) tw[c] = (p[c] * T(1 - eps) + T(eps / double(C))) * (weight ? weight[c] : T(1));
-        loss[i] = -(double(row_dot<T>(r, tw.data(), C)) - double(m) * double(row_dot<T>(tw.data(), nullptr, C)));
+        loss[i] = -(double(row_dot<T>(r, tw.data(), C)) - dm * double(row_dot<T>(tw.data(), nullptr, C)));
         wrow[i] = 1;
       }
     }
@@ -195,7 +199,7 @@ void ce_bwd(const CEArgs& a, const T* x, const T* probs, const T* weight, const 
     for (int64_t i = b; i < e; ++i) {
       const T* r = x + i * C;
       T* o = gx + i * C;
-      T m = lse[i], g = grow[i];
+      T m = lse[2 * i], ls = lse[2 * i + 1], g = grow[i];
       if (!probs) {
         int64_t y = a.target[i];
         if (y == a.ignore_index) {
@@ -204,17 +208,17 @@ void ce_bwd(const CEArgs& a, const T* x, const T* probs, const T* weight, const 
         }
         T wy = weight ? weight[y] : T(1);
         T A = g * ((T(1) - eps) * wy + sm * wsum), Bs = g * sm;
-        if (weight) for (int64_t c = 0; c < C; ++c) o[c] = A * sexp<T>(r[c] - m) - Bs * weight[c];
-        else for (int64_t c = 0; c < C; ++c) o[c] = A * sexp<T>(r[c] - m) - Bs;
+        if (weight) for (int64_t c = 0; c < C; ++c) o[c] = A * sexp<T>((r[c] - m) - ls) - Bs * weight[c];
+        else for (int64_t c = 0; c < C; ++c) o[c] = A * sexp<T>((r[c] - m) - ls) - Bs;
         o[y] -= g * (T(1) - eps) * wy;
       } else {
         const T* p = probs + i * C;
         for (int64_t c = 0; c < C; ++c) tw[c] = (p[c] * (T(1) - eps) + sm) * (weight ? weight[c] : T(1));
         T B = g * row_dot<T>(tw.data(), nullptr, C);
-        for (int64_t c = 0; c < C; ++c) o[c] = B * sexp<T>(r[c] - m) - g * tw[c];
+        for (int64_t c = 0; c < C; ++c) o[c] = B * sexp<T>((r[c] - m) - ls) - g * tw[c];
         if (gp) {
           T* q = gp + i * C;
-          for (int64_t c = 0; c < C; ++c) q[c] = -g * (T(1) - eps) * (weight ? weight[c] : T(1)) * (r[c] - m);
+          for (int64_t c = 0; c < C; ++c) q[c] = -g * (T(1) - eps) * (weight ? weight[c] : T(1)) * ((r[c] - m) - ls);
         }
       }
     }

@@ -80,9 +80,9 @@ template <typename T> T lane_sum_exp(const T* x, T* y, T m, int64_t n) {
 
 template <typename T> void softmax_row(const T* x, T* y, int64_t n, bool log) {
   T m = lane_max(x, n);
-  if (log) {
-    T c = m + std::log(lane_sum_exp<T>(x, nullptr, m, n));
-    for (int64_t j = 0; j < n; ++j) y[j] = x[j] - c;
+  if (log) {  // (x - m) - log(sum): folding m into one constant would lose digits for large |x|
+    T ls = std::log(lane_sum_exp<T>(x, nullptr, m, n));
+    for (int64_t j = 0; j < n; ++j) y[j] = (x[j] - m) - ls;
   } else {
     T r = T(1) / lane_sum_exp<T>(x, y, m, n);
     for (int64_t j = 0; j < n; ++j) y[j] *= r;
@@ -105,11 +105,11 @@ template <typename T> void softmax_cols(const T* x, T* y, int64_t n, int64_t inn
       if (!log) o[c] = e;
     }
   }
-  for (int64_t c = 0; c < w; ++c) s[c] = log ? m[c] + std::log(s[c]) : T(1) / s[c];
+  for (int64_t c = 0; c < w; ++c) s[c] = log ? std::log(s[c]) : T(1) / s[c];
   for (int64_t j = 0; j < n; ++j) {
     const T* r = x + j * inner;
     T* o = y + j * inner;
-    if (log) for (int64_t c = 0; c < w; ++c) o[c] = r[c] - s[c];
+    if (log) for (int64_t c = 0; c < w; ++c) o[c] = (r[c] - m[c]) - s[c];
     else for (int64_t c = 0; c < w; ++c) o[c] *= s[c];
   }
 }

@@ -40,7 +40,7 @@ template <typename T>
 void ploss_bwd(PLoss k, const T* g, const T* x, const T* t, const T* w, T* gx, T* gt, T* gw, int64_t n, double beta);
 
 // ---- cross entropy over rows of (N, C) logits. Exactly one of target (class ids) and probs is set.
-// Per row: lse[i], loss[i] (label smoothing and class weights applied) and wrow[i], the row's share of the
+// Per row: lse[2i] = max, lse[2i+1] = log sum exp(x - max), loss[i] (label smoothing and class weights applied) and wrow[i], the row's share of the
 // "mean" denominator (weight of the target class, 0 for ignored rows; 1 for probability targets).
 struct CEArgs {
   int64_t N = 0, C = 0;

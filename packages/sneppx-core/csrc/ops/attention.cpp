@@ -12,6 +12,15 @@ const char* kOp = "scaled_dot_product_attention";
 
 Shape lead(const Tensor& t) { return Shape(t->shape.begin(), t->shape.end() - 2); }
 
+// True when `from` broadcasts to exactly `to`.
+bool broadcasts_to(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  size_t off = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[off + i]) return false;
+  return true;
+}
+
 // Element offset of every unit (flat index over `batch`) into t, whose leading dims are right-aligned to
 // batch and broadcast where 1. `group` > 1 divides the index of the last batch dim (grouped-query heads).
 std::vector<int64_t> unit_offsets(const Shape& batch, const Shape& tshape, const Shape& tstrides, int64_t base,
@@ -84,19 +93,15 @@ Prepared prepare(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
     SX_CHECK(mask->dtype == DType::Bool || is_floating(mask->dtype), TypeError, "[", kOp,
              "] attn_mask must be bool (True = attend) or floating (added to the scores), got ", describe(mask));
     p.mlead = mask->dim() > 2 ? lead(mask) : Shape{};
-    SX_CHECK(broadcast_shapes(p.batch, p.mlead, kOp) == p.batch, ValueError, "[", kOp, "] attn_mask of shape ",
-             shape_str(mask->shape), " does not broadcast to the scores' shape ", shape_str([&] {
-               Shape s = p.batch;
-               s.insert(s.end(), {a.Tq, a.Tk});
-               return s;
-             }()));
+    Shape scores = p.batch, full = p.mlead;
+    scores.insert(scores.end(), {a.Tq, a.Tk});
+    full.insert(full.end(), {a.Tq, a.Tk});
+    SX_CHECK(broadcasts_to(mask->shape, scores) && broadcasts_to(full, scores), ValueError, "[", kOp,
+             "] attn_mask of shape ", shape_str(mask->shape), " does not broadcast to the scores' shape ",
+             shape_str(scores));
     Tensor m = mask->dtype == DType::Bool
                    ? where(mask, scalar_tensor(Scalar(0.0), dt), scalar_tensor(Scalar(-INFINITY), dt))
                    : cast_nograd(detach(mask), dt);
-    Shape full = p.mlead;
-    full.insert(full.end(), {a.Tq, a.Tk});
-    SX_CHECK(broadcast_shapes(full, m->shape, kOp) == full, ValueError, "[", kOp, "] attn_mask of shape ",
-             shape_str(mask->shape), " does not broadcast to (", a.Tq, ", ", a.Tk, ") in its last dims");
     p.mask = contig(expand_view(m, full));
     om = unit_offsets(p.batch, p.mlead, contiguous_strides(p.mlead), 0, 1);
     for (auto& o : om) o *= a.Tq * a.Tk;

@@ -76,19 +76,47 @@ Tensor to_device(const Tensor& x, Device d) {
   throw RuntimeError("[to] copies between devices are not implemented in this build");
 }
 
+namespace {
+// Autograd for a write of `value` into the view x of a contiguous base: the base's new history
+// takes the gradient outside the written region from its old history and inside it from value
+// (PyTorch's CopySlices). Must be recorded before the base's grad_fn is replaced.
+void rebase_view_write(const Tensor& x, const Tensor& value, const char* op) {
+  Tensor base = x->view_base;
+  SX_CHECK(!(base->is_leaf() && base->requires_grad), RuntimeError, "[", op,
+           "] a view of a leaf tensor that requires grad is being used in an in-place operation; wrap it in "
+           "no_grad() or write into a clone");
+  SX_CHECK(base->is_contiguous(), RuntimeError, "[", op,
+           "] in-place writes into a view of a non-contiguous tensor are not tracked by autograd; use an "
+           "out-of-place op (where, cat, scatter) instead");
+  Shape vs = x->shape, vst = x->strides, vals = value->shape;
+  int64_t voff = x->offset - base->offset;
+  DType vd = value->dtype;
+  Tensor tmp = empty({0}, base->dtype);
+  record("CopySlices", {base, value}, tmp, [vs, vst, voff, vals, vd](const Tensor& g) {
+    Tensor gc = clone_nograd(g);  // contiguous, so the view's geometry applies to it directly
+    Tensor region = make_view(gc, vs, vst, gc->offset + voff);
+    Tensor gv = clone_nograd(region);
+    cpu::fill(region, Scalar(0.0));
+    gv = gv->shape == vals ? gv : sum_to(gv, vals);
+    return TensorList{gc, gv->dtype == vd ? gv : to_dtype(gv, vd)};
+  });
+  if (!tmp->grad_fn) return;  // neither the base nor the value takes part in autograd
+  base->grad_fn = tmp->grad_fn;
+  base->requires_grad = true;
+}
+}  // namespace
+
 void assign_inplace(const Tensor& x, const Tensor& value, const char* op) {
   bool track = grad_mode::enabled() && (x->requires_grad || value->requires_grad);
   if (track) {
-    SX_CHECK(!(x->is_leaf() && x->requires_grad), RuntimeError, "[", op,
+    SX_CHECK(!(x->is_leaf() && x->requires_grad && !x->view_base), RuntimeError, "[", op,
              "] a leaf tensor that requires grad is being used in an in-place operation; wrap it in no_grad() "
              "or use an out-of-place op");
-    SX_CHECK(!x->view_base, RuntimeError, "[", op,
-             "] in-place writes into a view take part in autograd here only outside of grad mode; use an "
-             "out-of-place op (e.g. torch-style where/cat) instead");
   }
   Shape bs = broadcast_shapes(x->shape, value->shape, op);
   SX_CHECK(bs == x->shape, ValueError, "[", op, "] cannot write a value of shape ", shape_str(value->shape),
            " into a tensor of shape ", shape_str(x->shape));
+  if (track && x->view_base) rebase_view_write(x, value, op);  // checks run before any write
   Tensor src = value->storage == x->storage ? clone_nograd(value) : value;
   cpu::copy(x, expand_view(src, x->shape));
   x->bump_version();

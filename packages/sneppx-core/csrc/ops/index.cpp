@@ -268,7 +268,11 @@ std::pair<TensorList, Shape> prep_front(const Tensor& x, const TensorList& indic
   SX_CHECK(int64_t(indices.size()) <= x->dim(), IndexError, "[", op, "] too many indices (", indices.size(),
            ") for a tensor of ", x->dim(), " dims");
   Shape b = indices.empty() ? Shape{} : indices[0]->shape;
-  for (auto& i : indices) b = broadcast_shapes(b, i->shape, op);
+  try {
+    for (auto& i : indices) b = broadcast_shapes(b, i->shape, op);
+  } catch (const ValueError& e) {  // a bad index, not a bad value: IndexError, as in PyTorch and NumPy
+    throw IndexError(msg(e.what(), " (shape mismatch between index tensors)"));
+  }
   TensorList out;
   for (size_t j = 0; j < indices.size(); ++j) {
     Tensor i = contiguous(expand_view(as_index(indices[j], op), b));

@@ -152,7 +152,12 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       gx = sum_to(gx, x2->shape);
       if (x->dim() == 1) gx = reshape(gx, x->shape);
     }
-    if (y->requires_grad) {
+    if (y->requires_grad && y2->dim() == 2 && x2->dim() > 2) {
+      // (batch..., m, k) @ (k, n): the weight gradient is one GEMM over all rows, not a batch + sum.
+      int64_t k = x2->shape.back(), n = y2->shape.back();
+      gy = matmul(transpose(reshape(x2, {-1, k}), 0, 1), reshape(g2, {-1, n}));
+      if (y->dim() == 1) gy = reshape(gy, y->shape);
+    } else if (y->requires_grad) {
       gy = matmul(transpose(x2, -1, -2), g2);
       gy = sum_to(gy, y2->shape);
       if (y->dim() == 1) gy = reshape(gy, y->shape);

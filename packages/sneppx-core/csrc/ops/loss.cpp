@@ -114,7 +114,7 @@ Tensor cross_entropy(const Tensor& x, const Tensor& target, const Tensor& weight
     tc = check_class_targets(op, target, L, ignore_index);
   Tensor xr = rows_view(x, L, dt), pr = probs ? rows_view(target, L, dt) : Tensor();
   Tensor wc = check_weight(op, weight, L.C, dt);
-  Tensor lse = empty({L.rows}, dt);
+  Tensor lse = empty({L.rows, 2}, dt);
   std::vector<double> loss(L.rows), wrow(L.rows);
   cpu::CEArgs a{L.rows, L.C, tc ? tc->data<int64_t>() : nullptr, ignore_index, ls};
   if (L.rows && L.C)

@@ -152,7 +152,11 @@ void setitem(const Tensor& x, py::handle idx, py::handle value) {
   Tensor front = permute(p.view, front_perm(p.view, p.dims));
   // Shape of x[idx] in NumPy's layout, then the value in the (B..., rest...) layout.
   Shape b;
-  for (auto& i : p.indices) b = broadcast_shapes(b, i->shape, "setitem");
+  try {
+    for (auto& i : p.indices) b = broadcast_shapes(b, i->shape, "setitem");
+  } catch (const ValueError& e) {
+    throw IndexError(msg(e.what(), " (shape mismatch between index tensors)"));
+  }
   Shape fs = b;
   fs.insert(fs.end(), front->shape.begin() + int64_t(p.dims.size()), front->shape.end());
   IntList perm = result_perm(int64_t(b.size()), int64_t(fs.size()), p.dims), inv(perm.size());

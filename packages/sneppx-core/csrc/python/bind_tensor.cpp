@@ -17,7 +17,10 @@ Tensor binop(BinaryOp op, const Tensor& a, py::handle b, bool reverse) {
 
 // x op= y: computes out of place, checks the cast, writes back into x.
 Tensor inplace(BinaryOp op, const Tensor& x, py::handle y) {
-  Tensor r = binop(op, x, y, false);
+  // When autograd tracks x, compute from a clone: the op may save its input for backward, and the
+  // write below would otherwise invalidate it (x.mul_(w) needs the old x for w's gradient).
+  Tensor src = grad_mode::enabled() && x->requires_grad && !x->is_leaf() ? clone(x) : x;
+  Tensor r = binop(op, src, y, false);
   SX_CHECK(r->dtype == x->dtype || is_floating(x->dtype) || !is_floating(r->dtype), TypeError, "[inplace] result type ",
            dtype_name(r->dtype), " can't be cast to the output type ", dtype_name(x->dtype));
   assign_inplace(x, r, "inplace");
@@ -122,7 +125,19 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
              return dtype.is_none() ? py::object(a) : a.attr("astype")(dtype);
            }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
       .def_static("from_numpy", [](py::array a) { return from_numpy(a); }, "Wraps a NumPy array without copying.")
-      .def("__dlpack__", [](const Tensor& t, py::kwargs) { return to_dlpack(t); })
+      .def("__dlpack__", [](const Tensor& t, py::handle stream, py::handle max_version, py::handle dl_device,
+                            py::handle copy) {
+             (void)stream;  // CPU only: there is no stream to synchronise with
+             if (!dl_device.is_none()) {
+               auto dev = dl_device.cast<std::pair<int, int>>();
+               SX_CHECK(dev.first == 1, RuntimeError, "[__dlpack__] can only export to the CPU (device type 1), got ",
+                        dev.first);
+             }
+             bool versioned = !max_version.is_none() && max_version.cast<std::pair<int, int>>().first >= 1;
+             bool want_copy = !copy.is_none() && copy.cast<bool>();
+             return to_dlpack(want_copy ? clone_nograd(detach(t)) : t, versioned);
+           }, py::kw_only(), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
+           py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
       .def("__dlpack_device__", [](const Tensor& t) { return py::make_tuple(t->device().type == DeviceType::CPU ? 1 : 2, t->device().index); })
       .def("backward", &backward, py::arg("gradient") = py::none(), py::arg("retain_graph") = py::none(),
            py::arg("create_graph") = false, py::arg("inputs") = py::none())
@@ -157,10 +172,14 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
         auto& list = t->grad_fn ? t->grad_fn->pre_hooks : t->hooks;
         if (i < list.size()) list[i] = [](const Tensor&) -> Tensor { return nullptr; };
       })
-      .def("register_post_accumulate_grad_hook", [](const Tensor& t, py::function fn) {
+      .def("_register_post_acc_hook", [](const Tensor& t, py::function fn) {
         SX_CHECK(t->is_leaf() && t->requires_grad, RuntimeError,
                  "[register_post_accumulate_grad_hook] only leaf tensors that require grad take this hook");
         t->post_acc_hooks.push_back([fn](const Tensor& v) { fn(v); });
+        return t->post_acc_hooks.size() - 1;
+      })
+      .def("_remove_post_acc_hook", [](const Tensor& t, size_t i) {
+        if (i < t->post_acc_hooks.size()) t->post_acc_hooks[i] = [](const Tensor&) {};
       })
       .def("__getitem__", &getitem)
       .def("__setitem__", &setitem)

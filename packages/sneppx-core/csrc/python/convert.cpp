@@ -47,7 +47,7 @@ DType parse_dtype(py::handle h) {
     for (auto& [n, d] : names) if (s == n) return d;
     throw TypeError("[dtype] unknown dtype '" + s + "'");
   }
-  if (h.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type)) return DType::Float32;
+  if (h.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type)) return DType::Float64;  // as in PyTorch
   if (h.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) return DType::Int64;
   if (h.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::Bool;
   try {
@@ -188,7 +188,8 @@ Tensor from_data(py::handle data, std::optional<DType> dtype) {
   }
   py::module_ np = py::module_::import("numpy");
   py::object arr;
-  bool from_array = py::isinstance<py::array>(data);
+  // NumPy arrays and NumPy scalars (np.float64(2.5)) keep their dtype, as in PyTorch.
+  bool from_array = py::isinstance<py::array>(data) || py::isinstance(data, np.attr("generic"));
   try {
     arr = np.attr("asarray")(data);
   } catch (py::error_already_set& e) {

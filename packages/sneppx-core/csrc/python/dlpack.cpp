@@ -22,6 +22,17 @@ struct DLManagedTensor {
   void* manager_ctx;
   void (*deleter)(DLManagedTensor*);
 };
+// DLPack 1.0: a version and flags in front. Consumers that get the unversioned struct (NumPy 2)
+// must assume the memory is read-only, so exporting this one is what keeps np.from_dlpack writable.
+struct DLPackVersion { uint32_t major; uint32_t minor; };
+struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensorVersioned*);
+  uint64_t flags;
+  DLTensor dl_tensor;
+};
+constexpr uint64_t kDLFlagReadOnly = 1;
 enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
 
 struct Ctx {
@@ -60,40 +71,24 @@ void delete_managed(DLManagedTensor* m) {
   delete static_cast<Ctx*>(m->manager_ctx);
   delete m;
 }
-}  // namespace
-
-py::capsule to_dlpack(const Tensor& t) {
-  SX_CHECK(!t->requires_grad, RuntimeError, "[__dlpack__] can't export a tensor that requires grad; use detach()");
-  auto* ctx = new Ctx{t, t->shape, t->strides};
-  auto* m = new DLManagedTensor{};
-  m->dl_tensor.data = t->raw();
-  m->dl_tensor.device = {t->device().type == DeviceType::CPU ? 1 : 2, t->device().index};
-  m->dl_tensor.ndim = int32_t(t->dim());
-  m->dl_tensor.dtype = dl_type(t->dtype);
-  m->dl_tensor.shape = ctx->shape.data();
-  m->dl_tensor.strides = ctx->strides.data();
-  m->manager_ctx = ctx;
-  m->deleter = delete_managed;
-  return py::capsule(m, "dltensor", [](PyObject* cap) {
-    // Consumers rename the capsule to "used_dltensor" and own it; otherwise we free it here.
-    if (PyCapsule_IsValid(cap, "dltensor")) {
-      auto* mt = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
-      if (mt && mt->deleter) mt->deleter(mt);
-    }
-  });
+void delete_versioned(DLManagedTensorVersioned* m) {
+  delete static_cast<Ctx*>(m->manager_ctx);
+  delete m;
 }
 
-Tensor from_dlpack(py::object obj) {
-  py::object cap = py::hasattr(obj, "__dlpack__") ? obj.attr("__dlpack__")() : obj;
-  PyObject* c = cap.ptr();
-  SX_CHECK(PyCapsule_IsValid(c, "dltensor"), TypeError, "[from_dlpack] expected an object with __dlpack__ or a DLPack capsule");
-  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, "dltensor"));
-  PyCapsule_SetName(c, "used_dltensor");
-  std::shared_ptr<void> owner(m, [](void* p) {
-    auto* mt = static_cast<DLManagedTensor*>(p);
-    if (mt->deleter) mt->deleter(mt);
-  });
-  const DLTensor& d = m->dl_tensor;
+void fill_dl(DLTensor& d, Ctx* ctx) {
+  const Tensor& t = ctx->t;
+  d.data = t->raw();
+  d.device = {t->device().type == DeviceType::CPU ? 1 : 2, t->device().index};
+  d.ndim = int32_t(t->dim());
+  d.dtype = dl_type(t->dtype);
+  d.shape = ctx->shape.data();
+  d.strides = ctx->strides.data();
+  d.byte_offset = 0;
+}
+
+// Wraps the producer's DLTensor (kept alive by owner) as a tensor sharing its memory.
+Tensor wrap_dl(const DLTensor& d, std::shared_ptr<void> owner) {
   SX_CHECK(d.device.device_type == 1, RuntimeError, "[from_dlpack] only CPU tensors can be imported in this build");
   DType dt = from_dl(d.dtype);
   Shape shape(d.shape, d.shape + d.ndim);
@@ -106,6 +101,71 @@ Tensor from_dlpack(py::object obj) {
   t->strides = strides;
   t->dtype = dt;
   return t;
+}
+}  // namespace
+
+py::capsule to_dlpack(const Tensor& t, bool versioned) {
+  SX_CHECK(!t->requires_grad, RuntimeError, "[__dlpack__] can't export a tensor that requires grad; use detach()");
+  auto* ctx = new Ctx{t, t->shape, t->strides};
+  if (versioned) {
+    auto* m = new DLManagedTensorVersioned{};
+    m->version = {1, 0};
+    m->manager_ctx = ctx;
+    m->deleter = delete_versioned;
+    m->flags = 0;  // writable and not a copy: the consumer shares this tensor's memory
+    fill_dl(m->dl_tensor, ctx);
+    return py::capsule(m, "dltensor_versioned", [](PyObject* cap) {
+      if (PyCapsule_IsValid(cap, "dltensor_versioned")) {  // never consumed: free it here
+        auto* mt = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(cap, "dltensor_versioned"));
+        if (mt && mt->deleter) mt->deleter(mt);
+      }
+    });
+  }
+  auto* m = new DLManagedTensor{};
+  fill_dl(m->dl_tensor, ctx);
+  m->manager_ctx = ctx;
+  m->deleter = delete_managed;
+  return py::capsule(m, "dltensor", [](PyObject* cap) {
+    // Consumers rename the capsule to "used_dltensor" and own it; otherwise we free it here.
+    if (PyCapsule_IsValid(cap, "dltensor")) {
+      auto* mt = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
+      if (mt && mt->deleter) mt->deleter(mt);
+    }
+  });
+}
+
+Tensor from_dlpack(py::object obj) {
+  py::object cap = obj;
+  if (py::hasattr(obj, "__dlpack__")) {
+    try {  // ask for DLPack 1.0; producers that predate it do not take max_version
+      cap = obj.attr("__dlpack__")(py::arg("max_version") = py::make_tuple(1, 0));
+    } catch (py::error_already_set& e) {
+      if (!e.matches(PyExc_TypeError)) throw;
+      cap = obj.attr("__dlpack__")();
+    }
+  }
+  PyObject* c = cap.ptr();
+  if (PyCapsule_IsValid(c, "dltensor_versioned")) {
+    auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(c, "dltensor_versioned"));
+    PyCapsule_SetName(c, "used_dltensor_versioned");
+    std::shared_ptr<void> owner(m, [](void* p) {
+      py::gil_scoped_acquire g;  // producers such as NumPy release Python objects in their deleter
+      auto* mt = static_cast<DLManagedTensorVersioned*>(p);
+      if (mt->deleter) mt->deleter(mt);
+    });
+    SX_CHECK(m->version.major == 1, TypeError, "[from_dlpack] unsupported DLPack version ", m->version.major, ".",
+             m->version.minor);
+    return wrap_dl(m->dl_tensor, owner);
+  }
+  SX_CHECK(PyCapsule_IsValid(c, "dltensor"), TypeError, "[from_dlpack] expected an object with __dlpack__ or a DLPack capsule");
+  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, "dltensor"));
+  PyCapsule_SetName(c, "used_dltensor");
+  std::shared_ptr<void> owner(m, [](void* p) {
+    py::gil_scoped_acquire g;
+    auto* mt = static_cast<DLManagedTensor*>(p);
+    if (mt->deleter) mt->deleter(mt);
+  });
+  return wrap_dl(m->dl_tensor, owner);
 }
 
 }  // namespace sx

@@ -8,7 +8,8 @@ namespace py = pybind11;
 
 namespace sx {
 
-py::capsule to_dlpack(const Tensor& t);
+// versioned: a DLPack 1.0 capsule ("dltensor_versioned"), else the legacy "dltensor" one.
+py::capsule to_dlpack(const Tensor& t, bool versioned = false);
 Tensor from_dlpack(py::object obj);
 
 }  // namespace sx

@@ -2,6 +2,8 @@
 #include "python/convert.h"
 #include "python/dlpack.h"
 
+#include <cmath>
+
 #include "core/parallel.h"
 
 namespace sx {
@@ -13,6 +15,31 @@ void bind_nn(py::module_& m);
 }  // namespace sx
 
 using namespace sx;
+
+namespace {
+// A seed from Python: an integer in [-2^63, 2^64) (negatives wrap modulo 2^64, as in PyTorch) or a
+// finite integral float. Other values raise ValueError/TypeError naming the op.
+uint64_t parse_seed(py::handle h, const char* op) {
+  PyObject* o = h.ptr();
+  if (PyFloat_Check(o)) {
+    double d = PyFloat_AS_DOUBLE(o);
+    SX_CHECK(std::isfinite(d) && d == std::floor(d), ValueError, "[", op, "] seed must be a finite integer, got ",
+             std::string(py::repr(h)));
+    return parse_seed(py::int_(py::reinterpret_borrow<py::object>(h)), op);
+  }
+  SX_CHECK(PyLong_Check(o), TypeError, "[", op, "] seed must be an integer, got ",
+           std::string(py::str(py::type::of(h).attr("__name__"))));
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+  if (!overflow) return uint64_t(v);
+  unsigned long long u = PyLong_AsUnsignedLongLong(o);
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    throw ValueError(msg("[", op, "] seed ", std::string(py::str(h)), " is out of range [-2**63, 2**64)"));
+  }
+  return uint64_t(u);
+}
+}  // namespace
 
 PYBIND11_MODULE(_SNEPPX_c, m) {
   m.doc() = "SneppX compiled core: tensors, kernels and autograd";
@@ -77,19 +104,20 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
   py::class_<Generator>(m, "Generator", "A random-number stream (Philox counter based): Generator(seed).")
       .def(py::init([](py::object seed) {
              Generator g;
-             if (!seed.is_none()) g.seed = seed.cast<uint64_t>();
+             if (!seed.is_none()) g.seed = parse_seed(seed, "Generator");
              return g;
            }), py::arg("seed") = py::none())
       .def("manual_seed", [](Generator& g, py::object seed) {
-        g.seed = py::int_(seed).cast<uint64_t>();
+        g.seed = parse_seed(seed, "manual_seed");
         g.offset = 0;
         return &g;
       }, py::return_value_policy::reference)
       .def("initial_seed", [](const Generator& g) { return g.seed; })
       .def("get_state", [](const Generator& g) { return py::make_tuple(g.seed, g.offset); })
       .def("set_state", [](Generator& g, py::tuple s) {
-        g.seed = s[0].cast<uint64_t>();
-        g.offset = s[1].cast<uint64_t>();
+        SX_CHECK(s.size() == 2, ValueError, "[set_state] expected the (seed, offset) tuple of get_state()");
+        g.seed = parse_seed(s[0], "set_state");
+        g.offset = parse_seed(s[1], "set_state");
       });
   m.def("default_generator", []() { return &default_generator(); }, py::return_value_policy::reference);
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 from . import _SNEPPX_c as _C
-from ._C_face import Tensor, float32, int64
+from ._C_face import Dtype, Tensor, float32, int64
 
 _default_seed = [67280421310721]
 
@@ -27,8 +29,31 @@ def _finish(t, requires_grad, device=None):
     return t
 
 
+_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "int": "int32", "long": "int64"}
+_PY_TYPES = {builtins.float: "float64", builtins.int: "int64", builtins.bool: "bool"}  # as in PyTorch
+
+
 def _dtype(dtype, default):
-    return default if dtype is None else dtype
+    """``default`` when ``dtype`` is None, else ``dtype`` as a Dtype. Accepts Dtypes, names such as
+    "float32" or "sneppx.float32", NumPy dtypes and the Python types float, int and bool."""
+    if dtype is None:
+        return default
+    if isinstance(dtype, Dtype):
+        return dtype
+    if isinstance(dtype, str):
+        name = dtype[len("sneppx."):] if dtype.startswith("sneppx.") else dtype
+        name = _ALIASES.get(name, name)
+    elif dtype in _PY_TYPES:
+        name = _PY_TYPES[dtype]
+    else:
+        try:
+            name = np.dtype(dtype).name
+        except TypeError:
+            name = None
+    member = getattr(Dtype, str(name).upper(), None)
+    if not isinstance(member, Dtype) or member.name != name:
+        raise TypeError(f"[dtype] expected a dtype such as sneppx.float32 or 'float32', got {dtype!r}")
+    return member
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
@@ -77,9 +102,8 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 for integer arguments."""
     if end is None:
         start, end = 0, start
-    if dtype is None:
-        ints = all(isinstance(v, builtins.int) for v in (start, end, step))
-        dtype = int64 if ints else float32
+    ints = all(isinstance(v, builtins.int) for v in (start, end, step))
+    dtype = _dtype(dtype, int64 if ints else float32)
     return _finish(_C._arange(builtins.float(start), builtins.float(end), builtins.float(step), dtype), requires_grad, device)
 
 
@@ -143,9 +167,13 @@ def manual_seed(seed) -> Tensor.__class__:
 
     if isinstance(seed, builtins.float) and not math.isfinite(seed):
         raise ValueError(f"[manual_seed] seed must be a finite integer, got {seed!r}")
-    seed = builtins.int(seed)
-    if seed < 0:
-        seed &= (1 << 64) - 1
+    try:
+        seed = builtins.int(seed)
+    except (TypeError, ValueError):
+        raise TypeError(f"[manual_seed] seed must be an integer, got {seed!r}") from None
+    if not -(1 << 63) <= seed < (1 << 64):
+        raise ValueError(f"[manual_seed] seed {seed} is out of range [-2**63, 2**64)")
+    seed &= (1 << 64) - 1
     _default_seed[0] = seed
     return _C.default_generator().manual_seed(seed)
 

@@ -11,22 +11,31 @@ from . import _ops
 from ._C_face import Device, Dtype, Tensor
 
 
+def _is_device(a):
+    return isinstance(a, Device) or (isinstance(a, str) and (a in ("cpu", "cuda") or a.startswith("cuda:")))
+
+
 def _parse_to(args, kwargs):
+    from ._factories import _dtype
+
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
+    if kwargs:
+        raise TypeError(f"[to] unexpected keyword arguments {sorted(kwargs)}")
     for a in args:
         if isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
-        elif isinstance(a, Dtype):
-            dtype = a
-        elif isinstance(a, (str, Device)):
-            if isinstance(a, str) and a in ("float32", "float64", "float16", "bfloat16", "int32", "int64", "bool", "uint8"):
-                dtype = a
-            else:
-                device = a
+        elif _is_device(a):
+            device = a
         elif a is not None:
-            raise TypeError(f"[to] unexpected argument {a!r}")
-    return dtype, device
+            try:
+                dtype = _dtype(a, None)  # a Dtype, a name such as "float64", a NumPy dtype or a Python type
+            except TypeError:
+                if isinstance(a, str):
+                    device = a  # let Device parsing explain what is wrong with it
+                else:
+                    raise TypeError(f"[to] expected a dtype, a device or a tensor, got {a!r}") from None
+    return (None if dtype is None else _dtype(dtype, None)), device
 
 
 def to(self, *args, **kwargs):
@@ -38,7 +47,7 @@ def to(self, *args, **kwargs):
     if device is not None and Device(device) != out.device:
         out = _C._to_device(out, device)
     if dtype is not None:
-        out = _C._to_dtype(out, dtype if isinstance(dtype, Dtype) else getattr(Dtype, str(dtype).upper()))
+        out = _C._to_dtype(out, dtype)
     return out.clone() if copy and out is self else out
 
 
@@ -50,48 +59,89 @@ def _caster(dtype):
     return cast
 
 
+def _float_formatter(a):
+    """PyTorch's float printing rule (precision 4): integral values print as ``1.``, values spanning
+    more than 1000x (or above 1e8, or below 1e-4) in scientific notation, others as ``0.1235``;
+    every element is right-aligned to the widest finite non-zero one."""
+    vals = a[np.isfinite(a) & (a != 0)].astype(np.float64)
+    int_mode, sci = True, False
+    if vals.size:
+        lo, hi = np.abs(vals).min(), np.abs(vals).max()
+        int_mode = builtins.bool(np.all(vals == np.ceil(vals)))
+        sci = hi / lo > 1000.0 or hi > 1.0e8 or (not int_mode and lo < 1.0e-4)
+
+    def raw(v):
+        v = builtins.float(v)
+        if sci:
+            return f"{v:.4e}"
+        if int_mode:
+            return f"{v:.0f}" + ("." if np.isfinite(v) else "")
+        return f"{v:.4f}"
+
+    width = builtins.max([1] + [len(raw(v)) for v in vals])
+    return lambda v: raw(v).rjust(width)
+
+
 def _fmt_array(self):
     t = self.detach()
     if t.dtype in (Dtype.BFLOAT16, Dtype.FLOAT16):
         t = t.to(Dtype.FLOAT32)
     a = t.numpy()
+    opts = dict(separator=", ", prefix="tensor(", threshold=1000, edgeitems=3, max_line_width=80)
     if a.dtype.kind == "f":
-        body = np.array2string(a, separator=", ", precision=4, prefix="tensor(", threshold=1000, edgeitems=3,
-                               floatmode="maxprec_equal")
-    else:
-        body = np.array2string(a, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3)
-    return body
+        summary = a if a.size <= 1000 else _summarized(a, 3)
+        opts["formatter"] = {"float_kind": _float_formatter(summary)}
+    return np.array2string(a, **opts)
+
+
+def _summarized(a, edge):
+    """The elements that a summarized print shows (the first and last ``edge`` along each dim)."""
+    for d in range(a.ndim):
+        if a.shape[d] > 2 * edge:
+            a = np.concatenate([np.take(a, range(edge), d), np.take(a, range(a.shape[d] - edge, a.shape[d]), d)], d)
+    return a
 
 
 def __repr__(self):
-    """PyTorch-style repr: ``tensor([1., 2.], requires_grad=True)``."""
+    """PyTorch-style repr: ``tensor([1.5000, 2.0000], dtype=sneppx.float64, requires_grad=True)``."""
     extras = []
-    default = {Dtype.FLOAT32, Dtype.INT64, Dtype.BOOL}
-    if self.dtype not in default or self.numel() == 0:
-        extras.append(f"dtype={self.dtype!r}")
+    if self.numel() == 0:
+        body = "[]"
+        if self.ndim != 1:
+            extras.append(f"size={tuple(self.shape)}")
+        if self.dtype != Dtype.FLOAT32:
+            extras.append(f"dtype={self.dtype!r}")
+    else:
+        body = _fmt_array(self)
+        if self.dtype not in (Dtype.FLOAT32, Dtype.INT64, Dtype.BOOL):
+            extras.append(f"dtype={self.dtype!r}")
     if self.device != "cpu":
         extras.append(f"device='{self.device}'")
     if self.grad_fn is not None:
         extras.append(f"grad_fn={self.grad_fn!r}")
     elif self.requires_grad:
         extras.append("requires_grad=True")
-    body = _fmt_array(self)
     return "tensor(" + body + "".join(", " + e for e in extras) + ")"
 
 
 class RemovableHandle:
-    """Returned by ``register_hook``; ``remove()`` disables the hook."""
+    """Returned by the hook registrations; ``remove()`` disables the hook."""
 
-    def __init__(self, tensor, index):
-        self._tensor, self._index = tensor, index
+    def __init__(self, remove, index):
+        self._remove, self._index = remove, index
 
     def remove(self):
-        self._tensor._remove_hook(self._index)
+        self._remove(self._index)
 
 
 def register_hook(self, hook):
     """Calls ``hook(grad)`` when the gradient of this tensor is computed; a returned tensor replaces it."""
-    return RemovableHandle(self, self._register_hook(hook))
+    return RemovableHandle(self._remove_hook, self._register_hook(hook))
+
+
+def register_post_accumulate_grad_hook(self, hook):
+    """Calls ``hook(tensor)`` after this leaf's ``.grad`` has been accumulated in a backward pass."""
+    return RemovableHandle(self._remove_post_acc_hook, self._register_post_acc_hook(hook))
 
 
 def _rebuild(array, dtype, requires_grad):
@@ -106,7 +156,7 @@ def __reduce__(self):
     t = self.detach()
     if t.dtype == Dtype.BFLOAT16:
         return (_rebuild, (t.float().numpy().copy(), Dtype.BFLOAT16, self.requires_grad))
-    return (_rebuild, (np.ascontiguousarray(t.numpy()), self.dtype, self.requires_grad))
+    return (_rebuild, (np.array(t.numpy(), order="C"), self.dtype, self.requires_grad))  # keeps 0-d 0-d
 
 
 def __iter__(self):
@@ -129,7 +179,10 @@ def _inplace(name):
     fn = getattr(_C, name)
 
     def method(self, *args, **kwargs):
-        return self.copy_(fn(self, *args, **kwargs))
+        # A tracked self is computed from a clone: fn may save its input for backward, and the
+        # in-place write would otherwise invalidate it.
+        src = self.clone() if self.requires_grad and not self.is_leaf and _C.is_grad_enabled() else self
+        return self.copy_(fn(src, *args, **kwargs))
 
     method.__doc__ = f"In-place form of ``{name}``."
     return method
@@ -159,7 +212,8 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
 
 
 _METHODS = {
-    "to": to, "__repr__": __repr__, "__str__": __repr__, "register_hook": register_hook, "__reduce__": __reduce__,
+    "to": to, "__repr__": __repr__, "__str__": __repr__, "register_hook": register_hook,
+    "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook, "__reduce__": __reduce__,
     "__iter__": __iter__, "__contains__": __contains__, "__format__": __format__, "new_full": new_full,
     "new_tensor": new_tensor,
     "float": _caster(Dtype.FLOAT32), "double": _caster(Dtype.FLOAT64), "half": _caster(Dtype.FLOAT16),

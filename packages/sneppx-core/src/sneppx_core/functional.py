@@ -1,41 +1,184 @@
-"""Differentiable neural-network functions (``import sneppx_core.functional as F``)."""
+"""Differentiable neural-network functions (``import sneppx_core.functional as F``).
+
+Names and signatures follow ``torch.nn.functional``. The heavy ones are fused C++ kernels with
+hand-written backward passes: softmax and log_softmax, the norms, the activations, linear (one GEMM,
+bias in the epilogue), embedding, dropout, the losses (see ``_functional_losses``), attention, and the
+fused optimizer steps (see ``_functional_optim``). float16/bfloat16 inputs compute in float32.
+
+The fused kernels give first-order gradients. Differentiating their backward pass
+(``autograd.grad(..., create_graph=True)``) raises RuntimeError, except for ``linear``, ``embedding``
+(without ``padding_idx``/``scale_grad_by_freq``) and ``dropout``, whose backward is written with
+differentiable ops.
+"""
 
 from __future__ import annotations
 
-import math
-
 from . import _SNEPPX_c as _C
 from ._C_face import Tensor
+from ._functional_losses import (
+    binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, huber_loss, kl_div, l1_loss, mse_loss,
+    nll_loss, smooth_l1_loss,
+)
+from ._functional_optim import adam_step, lamb_step, lion_step, scale_, sgd_step, total_norm
 
-relu = _C.relu
+_nn = _C._nn
 sigmoid = _C.sigmoid
 tanh = _C.tanh
-silu = _C.silu
-gelu = _C.gelu
-softplus = _C.softplus
-leaky_relu = _C.leaky_relu
-elu = _C.elu
+
+
+def _maybe_inplace(input, out, inplace):
+    return input.copy_(out) if inplace else out
+
+
+def relu(input, inplace=False):
+    """relu(x) = max(x, 0) (NaN stays NaN); gradient 1 where x > 0."""
+    return _maybe_inplace(input, _nn.activation("relu", input), inplace)
+
+
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit.
+
+    approximate="none": gelu(x) = x * Phi(x) = x/2 * (1 + erf(x / sqrt 2)).
+    approximate="tanh": x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
+    """
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"[gelu] approximate must be 'none' or 'tanh', got {approximate!r}")
+    return _nn.activation("gelu" if approximate == "none" else "gelu_tanh", input)
+
+
+def silu(input, inplace=False):
+    """silu(x) = x * sigmoid(x) (a.k.a. swish); silu'(x) = s * (1 + x (1 - s)) with s = sigmoid(x)."""
+    return _maybe_inplace(input, _nn.activation("silu", input), inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """leaky_relu(x) = x if x > 0 else negative_slope * x."""
+    return _maybe_inplace(input, _nn.activation("leaky_relu", input, float(negative_slope)), inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """elu(x) = x if x > 0 else alpha * (exp(x) - 1)."""
+    return _maybe_inplace(input, _nn.activation("elu", input, float(alpha)), inplace)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """softplus(x) = log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
+    return _nn.activation("softplus", input, float(beta), float(threshold))
+
+
+def glu(input, dim=-1):
+    """Gated linear unit: with (a, b) the two halves of ``input`` along ``dim``, glu = a * sigmoid(b)."""
+    return _nn.glu(input, dim, False)
+
+
+def swiglu(input, dim=-1):
+    """SwiGLU gate: silu(a) * b with (a, b) the two halves of ``input`` along ``dim``.
+
+    ``swiglu(gate, up)`` with two tensors of the same shape computes silu(gate) * up.
+    """
+    if isinstance(dim, Tensor):
+        return _nn.gated(input, dim, True)
+    return _nn.glu(input, dim, True)
 
 
 def softmax(input, dim, dtype=None):
-    """softmax(x)_i = exp(x_i - max x) / sum_j exp(x_j - max x) along ``dim``."""
+    """softmax(x)_i = exp(x_i - max x) / sum_j exp(x_j - max x) along ``dim`` (finite for any finite x).
+
+    ``dtype`` casts the input first. Backward: dx = y * (g - sum(g * y)).
+    """
     x = input if dtype is None else input.to(dtype)
-    m = x.amax(dim, keepdim=True).detach()
-    e = (x - m).exp()
-    return e / e.sum(dim, keepdim=True)
+    return _nn.softmax(x, dim, False)
 
 
 def log_softmax(input, dim, dtype=None):
-    """log_softmax(x) = x - logsumexp(x) along ``dim``."""
+    """log_softmax(x) = x - max x - log sum exp(x - max x) along ``dim``.
+
+    Backward: dx = g - exp(y) * sum(g).
+    """
     x = input if dtype is None else input.to(dtype)
-    return x - x.logsumexp(dim, keepdim=True)
+    return _nn.softmax(x, dim, True)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Layer normalisation over the trailing ``normalized_shape`` dims.
+
+    y = (x - mean) / sqrt(var + eps) * weight + bias, with the biased variance. Saves the input, the
+    per-row mean and 1/std; backward: xh = (x - mean) * rstd, gh = g * weight,
+    dx = rstd * (gh - mean(gh) - xh * mean(gh * xh)), dweight = sum(g * xh), dbias = sum(g).
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    return _nn.layer_norm(input, shape, weight, bias, float(eps))
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """RMS normalisation: y = x / sqrt(mean(x^2) + eps) * weight over the trailing dims.
+
+    ``eps=None`` uses the machine epsilon of the input's dtype (as PyTorch does). Saves the input and
+    1/rms per row; backward: xh = x * rstd, dx = rstd * (g w - xh * mean(g w xh)).
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    return _nn.rms_norm(input, shape, weight, None if eps is None else float(eps))
 
 
 def linear(input, weight, bias=None):
-    """y = x @ weight.T + bias, with weight of shape (out_features, in_features)."""
-    y = input @ weight.mT
-    return y if bias is None else y + bias
+    """y = x @ weight.T + bias, with weight of shape (out_features, in_features).
+
+    One GEMM (float32/float64 BLAS) with the bias broadcast into the output first (beta = 1).
+    Backward: dx = g @ weight, dweight = g^T x, dbias = sum of g over the leading dims.
+    """
+    return _nn.linear(input, weight, bias)
 
 
-__all__ = ["relu", "sigmoid", "tanh", "silu", "gelu", "softplus", "leaky_relu", "elu", "softmax", "log_softmax",
-           "linear"]
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    """Rows of ``weight`` (num_embeddings, dim) picked by the integer ids in ``input``.
+
+    Out-of-range ids raise IndexError naming the id and the table size. The backward adds each
+    gradient row into the row of its id (rows of ``padding_idx`` get none); with
+    ``scale_grad_by_freq`` each row's gradient is divided by its id's count in the batch.
+    ``max_norm`` and ``sparse=True`` are not supported (NotImplementedError).
+    """
+    if max_norm is not None:
+        raise NotImplementedError("[embedding] max_norm is not supported; renormalise the weight explicitly")
+    if sparse:
+        raise NotImplementedError("[embedding] sparse gradients are not supported; use sparse=False")
+    return _nn.embedding(input, weight, padding_idx, bool(scale_grad_by_freq))
+
+
+def dropout(input, p=0.5, training=True, inplace=False, generator=None):
+    """Inverted dropout: each element is zeroed with probability ``p`` and the rest scaled by 1/(1-p).
+
+    Identity (the input itself) when ``training`` is False or ``p`` is 0. The mask comes from the
+    counter-based generator (``generator`` or the default one), so a seed fixes it regardless of the
+    thread count; the backward regenerates it instead of storing it.
+    """
+    return _maybe_inplace(input, _nn.dropout(input, float(p), bool(training), generator),
+                          inplace and training and p > 0)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False, generator=None):
+    """softmax(q k^T * scale + mask) v for (..., T_q, D) queries and (..., T_k, D) keys and values.
+
+    Leading dims broadcast; ``enable_gqa`` lets the key/value head dim (-3) divide the query's.
+    ``scale`` defaults to 1/sqrt(D). ``attn_mask``: bool (True = attend) or float (added to the
+    scores), broadcastable to (..., T_q, T_k). ``is_causal``: query i attends to keys
+    j <= i + T_k - T_q, i.e. the mask is aligned to the end, which is what a KV cache needs
+    (PyTorch aligns it to the top-left; the two agree when T_q == T_k). Rows that see no key give
+    zeros and zero gradients, as PyTorch does. ``dropout_p`` drops attention weights (training use).
+
+    The kernel is tiled with an online softmax: it never builds the (T_q, T_k) score matrix, saves only
+    the output and the per-row log-sum-exp, and recomputes each tile in the backward pass.
+    Work is spread over the batch*heads matrices.
+    """
+    return _nn.scaled_dot_product_attention(query, key, value, attn_mask, float(dropout_p), bool(is_causal),
+                                            None if scale is None else float(scale), bool(enable_gqa), generator)
+
+
+__all__ = [
+    "relu", "sigmoid", "tanh", "silu", "gelu", "softplus", "leaky_relu", "elu", "glu", "swiglu", "softmax",
+    "log_softmax", "layer_norm", "rms_norm", "linear", "embedding", "dropout", "scaled_dot_product_attention",
+    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "kl_div", "sgd_step", "adam_step", "lion_step", "lamb_step", "total_norm",
+    "scale_",
+]

@@ -38,8 +38,9 @@ def merge_masks(attn_mask, key_padding_mask, is_causal: bool, shape: tuple, dtyp
     """Combines MultiheadAttention masks into one additive mask for scores of ``shape`` (B, H, L, S).
 
     ``attn_mask``: (L, S) or (B*H, L, S); ``key_padding_mask``: (B, S); bool masks mark positions
-    to leave out. Returns ``(mask or None, is_causal)``: a lone causal request is passed on as
-    ``is_causal`` so the attention kernel can skip the mask.
+    to leave out; ``is_causal`` lets query i see keys j <= i. Returns ``(mask or None, is_causal)``:
+    a lone causal request with L == S is passed on as ``is_causal`` so the attention kernel can
+    skip the mask.
     """
     b, h, L, S = shape
     mask = additive_mask(attn_mask, dtype, "attn_mask")
@@ -56,10 +57,11 @@ def merge_masks(attn_mask, key_padding_mask, is_causal: bool, shape: tuple, dtyp
                              f"got {tuple(key_padding_mask.shape)}")
         kpm = kpm.reshape((b, 1, 1, S))
         mask = kpm if mask is None else mask + kpm
-    if is_causal and mask is None:
+    if is_causal and mask is None and L == S:
         return None, True
-    if is_causal:
-        mask = mask + causal_mask(L, S, dtype, device)
+    if is_causal:  # PyTorch's convention: query i sees keys j <= i (top-left aligned)
+        causal = causal_mask(L, S, dtype, device)
+        mask = causal if mask is None else mask + causal
     return mask, False
 
 

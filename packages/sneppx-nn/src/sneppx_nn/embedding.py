@@ -63,10 +63,21 @@ class Embedding(Module, record_config=True):
 
     def forward(self, input):
         """``weight[input]``: output shape ``input.shape + (embedding_dim,)``."""
-        if self.max_norm is None and not self.scale_grad_by_freq:
+        if self.max_norm is not None:
+            self._renorm(input)
+        if not self.scale_grad_by_freq:
             return F.embedding(input, self.weight, self.padding_idx)
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-                           self.scale_grad_by_freq)
+        return F.embedding(input, self.weight, self.padding_idx, scale_grad_by_freq=True)
+
+    def _renorm(self, input) -> None:
+        """Scales the looked-up rows whose ``norm_type``-norm exceeds ``max_norm`` down to
+        ``max_norm / (norm + 1e-7)`` times themselves, in place (as PyTorch does)."""
+        with sx.no_grad():
+            ids = input.reshape((-1,)).long()
+            rows = self.weight[ids]
+            norms = rows.norm(self.norm_type, -1, True)
+            scale = sx.where(norms > self.max_norm, self.max_norm / (norms + 1e-7), sx.ones_like(norms))
+            self.weight[ids] = rows * scale
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze: bool = True, padding_idx=None, max_norm=None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sneppx_core as sx
 import sneppx_core.functional as F
 
-from .optimizer import Optimizer, check_betas, check_range, grads_of
+from .optimizer import Optimizer, check_betas, check_range
 
 
 class Adam(Optimizer):
@@ -49,23 +49,26 @@ class Adam(Optimizer):
     def _init(p) -> dict:
         return {"step": 0, "exp_avg": sx.zeros_like(p), "exp_avg_sq": sx.zeros_like(p)}
 
-    def _step_group(self, group: dict, params: list) -> None:
+    def _step_group(self, group: dict, params: list, grads: list) -> None:
         amsgrad = group["amsgrad"]
-        for (_, step), bucket in self._buckets(params, self._init, key=lambda st: st["step"]).items():
-            states = [self.state[p] for p in bucket]
+        beta1, beta2 = group["betas"]
+        for step, bucket, bucket_grads, states in self._buckets(params, grads, self._init, key=step_of):
             if amsgrad:
                 for st in states:
                     if "max_exp_avg_sq" not in st:
                         st["max_exp_avg_sq"] = sx.zeros_like(st["exp_avg_sq"])
-            beta1, beta2 = group["betas"]
-            F.adam_step(bucket, grads_of(bucket), [st["exp_avg"] for st in states],
-                        [st["exp_avg_sq"] for st in states],
+            F.adam_step(bucket, bucket_grads, [st["exp_avg"] for st in states], [st["exp_avg_sq"] for st in states],
                         [st["max_exp_avg_sq"] for st in states] if amsgrad else [],
                         step=step + 1, lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
                         weight_decay=group["weight_decay"], amsgrad=amsgrad,
                         decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"])
             for st in states:
                 st["step"] = step + 1
+
+
+def step_of(state: dict) -> int:
+    """The step count in an optimizer state (the bucket key of Adam and LAMB)."""
+    return state["step"]
 
 
 class AdamW(Adam):

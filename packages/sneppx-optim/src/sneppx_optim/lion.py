@@ -5,7 +5,8 @@ from __future__ import annotations
 import sneppx_core as sx
 import sneppx_core.functional as F
 
-from .optimizer import Optimizer, check_betas, check_range, grads_of
+from .adam import step_of
+from .optimizer import Optimizer, check_betas, check_range
 
 
 class Lion(Optimizer):
@@ -34,11 +35,15 @@ class Lion(Optimizer):
         check_range(name, "weight_decay", group["weight_decay"])
         check_betas(name, group["betas"])
 
-    def _step_group(self, group: dict, params: list) -> None:
+    def _step_group(self, group: dict, params: list, grads: list) -> None:
         beta1, beta2 = group["betas"]
-        for bucket in self._buckets(params, lambda q: {"exp_avg": sx.zeros_like(q)}).values():
-            F.lion_step(bucket, grads_of(bucket), [self.state[p]["exp_avg"] for p in bucket], lr=group["lr"],
-                        beta1=beta1, beta2=beta2, weight_decay=group["weight_decay"])
+        for _, bucket, bucket_grads, states in self._buckets(params, grads, _lion_init):
+            F.lion_step(bucket, bucket_grads, [st["exp_avg"] for st in states], lr=group["lr"], beta1=beta1,
+                        beta2=beta2, weight_decay=group["weight_decay"])
+
+
+def _lion_init(p) -> dict:
+    return {"exp_avg": sx.zeros_like(p)}
 
 
 class LAMB(Optimizer):
@@ -77,12 +82,11 @@ class LAMB(Optimizer):
     def _init(p) -> dict:
         return {"step": 0, "exp_avg": sx.zeros_like(p), "exp_avg_sq": sx.zeros_like(p)}
 
-    def _step_group(self, group: dict, params: list) -> None:
+    def _step_group(self, group: dict, params: list, grads: list) -> None:
         beta1, beta2 = group["betas"]
-        for (_, step), bucket in self._buckets(params, self._init, key=lambda st: st["step"]).items():
-            states = [self.state[p] for p in bucket]
-            F.lamb_step(bucket, grads_of(bucket), [st["exp_avg"] for st in states],
-                        [st["exp_avg_sq"] for st in states], step=step + 1, lr=group["lr"], beta1=beta1,
-                        beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"])
+        for step, bucket, bucket_grads, states in self._buckets(params, grads, self._init, key=step_of):
+            F.lamb_step(bucket, bucket_grads, [st["exp_avg"] for st in states], [st["exp_avg_sq"] for st in states],
+                        step=step + 1, lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
+                        weight_decay=group["weight_decay"])
             for st in states:
                 st["step"] = step + 1

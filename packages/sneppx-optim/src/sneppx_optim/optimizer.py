@@ -1,6 +1,6 @@
 """The ``Optimizer`` base class: parameter groups, per-parameter state, state dicts.
 
-Subclasses only implement ``_step_group(group, params)``, which updates every parameter of one
+Subclasses only implement ``_step_group(group, params, grads)``, which updates every parameter of one
 group that has a gradient through a single fused kernel call from ``sneppx_core.functional``.
 """
 
@@ -134,34 +134,45 @@ class Optimizer:
                 loss = closure()
         with sx.no_grad():
             for group in self.param_groups:
-                params = [p for p in group["params"] if p.grad is not None]
+                params, grads = [], []
+                for p in group["params"]:
+                    g = p.grad
+                    if g is not None:
+                        params.append(p)
+                        grads.append(g)
                 if params:
-                    self._step_group(group, params)
+                    self._step_group(group, params, grads)
         return loss
 
-    def _step_group(self, group: dict, params: list) -> None:
+    def _step_group(self, group: dict, params: list, grads: list) -> None:
+        """Updates ``params`` (those of ``group`` that have a gradient) given their ``grads``."""
         raise NotImplementedError(f"{_name(self)} does not implement _step_group")
 
-    def _state(self, p, init) -> dict:
-        """The state of ``p``, created by ``init(p)`` the first time."""
-        st = self.state.get(p)
-        if st is None:
-            st = self.state[p] = init(p)
-        return st
-
-    def _buckets(self, params: list, init, key=None) -> dict:
-        """Splits ``params`` into lists that one fused kernel call can take.
+    def _buckets(self, params: list, grads: list, init, key=None) -> list:
+        """Splits ``params`` (and their ``grads``) into lists that one fused kernel call can take.
 
         A kernel call needs one dtype and, for Adam and LAMB, one step count (a parameter that
-        missed steps has a smaller count). ``key(state)`` adds such a criterion. A group whose
+        missed steps has a smaller count); ``key(state)`` adds such a criterion. A group whose
         parameters share a dtype and trained together gives a single bucket. State is created
         with ``init(p)`` where missing.
+
+        Returns:
+            A list of ``(key, params, grads, states)``.
         """
-        out: dict = {}
-        for p in params:
-            st = self._state(p, init)
-            out.setdefault((p.dtype, None if key is None else key(st)), []).append(p)
-        return out
+        state, out = self.state, {}
+        for p, g in zip(params, grads):
+            st = state.get(p)
+            if st is None:
+                st = state[p] = init(p)
+            # the element size tells float32 from float64 (the kernels' dtypes) more cheaply than p.dtype
+            k = (p.element_size(), key(st) if key is not None else None)
+            bucket = out.get(k)
+            if bucket is None:
+                bucket = out[k] = (k[1], [], [], [])
+            bucket[1].append(p)
+            bucket[2].append(g if g.is_contiguous() else g.contiguous())
+            bucket[3].append(st)
+        return list(out.values())
 
     def state_dict(self) -> dict:
         """The optimizer's state as ``{"state": {index: {...}}, "param_groups": [...]}``.
@@ -215,7 +226,3 @@ def _copy_state(value, param):
         return out
     return value
 
-
-def grads_of(params: list) -> list:
-    """The gradients of ``params``, made contiguous where they are not (the fused kernels need it)."""
-    return [g if g.is_contiguous() else g.contiguous() for g in (p.grad for p in params)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sneppx_core as sx
 import sneppx_core.functional as F
 
-from .optimizer import Optimizer, check_range, grads_of
+from .optimizer import Optimizer, check_range
 
 
 class SGD(Optimizer):
@@ -43,17 +43,17 @@ class SGD(Optimizer):
             raise ValueError(f"{name}: nesterov needs momentum > 0 and dampening == 0, "
                              f"got momentum={group['momentum']}, dampening={group['dampening']}")
 
-    def _step_group(self, group: dict, params: list) -> None:
+    def _step_group(self, group: dict, params: list, grads: list) -> None:
         momentum = group["momentum"]
-        for (_, first), bucket in self._buckets(params, lambda p: {"momentum_buffer": None},
-                                                key=lambda st: st["momentum_buffer"] is None).items():
-            bufs = [self._buffer(p) for p in bucket] if momentum else []
-            F.sgd_step(bucket, grads_of(bucket), bufs, lr=group["lr"], momentum=momentum,
+        for first, bucket, bucket_grads, states in self._buckets(
+                params, grads, lambda p: {"momentum_buffer": None}, key=lambda st: st["momentum_buffer"] is None):
+            bufs = [self._buffer(p, st) for p, st in zip(bucket, states)] if momentum else []
+            F.sgd_step(bucket, bucket_grads, bufs, lr=group["lr"], momentum=momentum,
                        dampening=group["dampening"], nesterov=group["nesterov"], weight_decay=group["weight_decay"],
                        maximize=group["maximize"], first_step=first and bool(momentum))
 
-    def _buffer(self, p):
-        st = self.state[p]
+    @staticmethod
+    def _buffer(p, st: dict):
         if st["momentum_buffer"] is None:
             st["momentum_buffer"] = sx.zeros_like(p)
         return st["momentum_buffer"]

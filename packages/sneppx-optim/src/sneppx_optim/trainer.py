@@ -54,7 +54,8 @@ class Trainer:
         callbacks: objects with optional ``on_step_end(trainer, step, logs)``,
             ``on_epoch_end(trainer, epoch, logs)`` and ``on_fit_end(trainer, history)``.
         progress: show a tqdm progress bar (only when stderr is a terminal).
-        skip_nonfinite: skip micro-batches whose loss is NaN or infinite instead of raising.
+        skip_nonfinite: skip micro-batches whose loss is NaN or infinite instead of raising (they
+            get no backward pass but still count toward ``grad_accum_steps``).
 
     Loader items are ``(input, target)`` tuples or dicts with the input under ``"input"``/``"x"``
     (or ``"inputs"``/``"input_ids"``) and the target under ``"target"``/``"y"`` (or
@@ -158,6 +159,7 @@ class Trainer:
         if self._skip:
             rng.set_state(tuple(self._resume_rng))
             self._skip = 0
+        set_mode(self.model, True)
         losses, micro = [], 0
         for batch in it:
             self.batch_in_epoch += 1
@@ -178,7 +180,6 @@ class Trainer:
 
     def _forward_backward(self, batch):
         x, y = split_batch(batch)
-        set_mode(self.model, True)
         loss = self.loss_fn(self.model(x), y)
         value = float(loss.item())
         if not math.isfinite(value):
@@ -245,7 +246,7 @@ class Trainer:
         total = self.max_steps
         if total is None and hasattr(loader, "__len__"):
             total = self.max_epochs * math.ceil(len(loader) / self.grad_accum_steps)
-        enabled = self.progress and sys.stderr.isatty()
+        enabled = self.progress and bool(getattr(sys.stderr, "isatty", lambda: False)())
         return tqdm(total=total, initial=self.step, unit="step", disable=not enabled, dynamic_ncols=True)
 
     def _report(self, logs: dict) -> None:

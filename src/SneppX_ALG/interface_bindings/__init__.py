@@ -1,0 +1,1 @@
+"""Module paths the migration guide uses: ``SneppX_ALG.interface_bindings.generation`` and ``.dataloader``."""
