@@ -162,3 +162,17 @@ def demo(session: nox.Session):
     out = os.environ.get("SNEPPX_DEMO_DIR", str(ROOT / ".nox" / "demo-run"))
     session.run("sneppx", "train", "--out", out)
     session.run("sneppx", "generate", out, "--prompt", "def ", "--max-new-tokens", "200")
+
+
+@nox.session(name="release-check")
+def release_check(session: nox.Session):
+    """Builds every wheel and sdist and checks their metadata (names, versions, ranges, tags)."""
+    session.install("build", "pip")
+    out = WHEELS / "release"
+    shutil.rmtree(out, ignore_errors=True)
+    for pkg in [CORE, *[ROOT / "packages" / n for n in _present(SIBLINGS)], ROOT]:
+        session.run("python", "-m", "build", "--sdist", "--outdir", str(out), str(pkg))
+        if pkg != CORE:
+            session.run("python", "-m", "build", "--wheel", "--outdir", str(out), str(pkg))
+    shutil.copy(core_wheel(session), out)
+    session.run("python", str(ROOT / "tools" / "check_release.py"), str(out))

@@ -95,7 +95,7 @@ def train(args) -> int:
     (out / RUN_FILE).write_text(json.dumps({"tokenizer": args.tokenizer, "vocab_size": vocab,
                                             "seq_len": args.seq_len, "steps": args.steps,
                                             "eval_loss": float(eval_loss)}, indent=1))
-    first = history.losses[0] if getattr(history, "losses", None) else float("nan")
+    first = history.loss[0] if history.loss else float("nan")
     print(f"trained {args.steps} steps: first loss {first:.3f}, held-out loss {float(eval_loss):.3f}; "
           f"saved to {out}", flush=True)
     return 0

@@ -590,3 +590,79 @@ def test_inplace_op_reading_itself_as_other_operand_raises_not_wrong():
     h.mul_(h)  # the second operand is the tensor being overwritten (PyTorch raises too)
     with pytest.raises(RuntimeError, match="in-place"):
         h.sum().backward()
+
+
+# ---------------------------------------------------------------- writes into views (CopySlices)
+def _grads_after(write):
+    x = leaf(np.arange(1.0, 7.0).reshape(2, 3))
+    w = leaf([0.5, -1.0, 2.0])
+    y = x * 2
+    write(y, w)
+    (y * y).sum().backward()
+    return npg(x.grad), npg(w.grad) if w.grad is not None else None
+
+
+def test_setitem_mask_on_intermediate():
+    gx, _ = _grads_after(lambda y, w: y.__setitem__(y > 6, 0.0))
+    v = np.arange(1.0, 7.0).reshape(2, 3)
+    np.testing.assert_allclose(gx, np.where(2 * v > 6, 0.0, 8 * v))
+
+
+def test_setitem_row_from_value_requiring_grad():
+    gx, gw = _grads_after(lambda y, w: y.__setitem__(0, w * 3))
+    v = np.arange(1.0, 7.0).reshape(2, 3)
+    np.testing.assert_allclose(gx, np.vstack([np.zeros(3), 8 * v[1]]))
+    np.testing.assert_allclose(gw, 2 * (3 * np.array([0.5, -1.0, 2.0])) * 3)
+
+
+def test_inplace_op_on_view_of_intermediate():
+    gx, _ = _grads_after(lambda y, w: y[:, 1].mul_(3))
+    v = np.arange(1.0, 7.0).reshape(2, 3)
+    scale = np.array([1.0, 3.0, 1.0])
+    np.testing.assert_allclose(gx, 2 * (2 * v * scale) * 2 * scale)
+
+
+def test_inplace_on_transposed_view_and_broadcast_value():
+    gx, gw = _grads_after(lambda y, w: y.T[1:].copy_(w[:2].unsqueeze(1)))
+    v = np.arange(1.0, 7.0).reshape(2, 3)
+    mask = np.array([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    np.testing.assert_allclose(gx, 8 * v * mask)
+    y_final = np.where(mask > 0, 2 * v, 0.0)
+    y_final[:, 1], y_final[:, 2] = 0.5, -1.0
+    np.testing.assert_allclose(gw, [2 * 0.5 * 2, 2 * -1.0 * 2, 0.0])
+
+
+def test_write_into_view_of_leaf_requiring_grad_raises():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="leaf"):
+        x[0] = 5.0
+    with pytest.raises(RuntimeError, match="leaf"):
+        x[1:].mul_(2)
+
+
+def test_setitem_into_plain_tensor_with_grad_value_makes_it_non_leaf():
+    buf = sx.zeros(4, dtype=sx.float64)
+    v = leaf([1.0, 2.0])
+    buf[1:3] = v * v
+    assert buf.requires_grad and not buf.is_leaf
+    (buf * sx.tensor([1.0, 2.0, 3.0, 4.0], dtype=sx.float64)).sum().backward()
+    np.testing.assert_allclose(npg(v.grad), [2 * 1.0 * 2.0, 2 * 2.0 * 3.0])
+
+
+@pytest.mark.parity
+def test_view_writes_match_torch(torch):
+    def run(m, x0, w0):
+        x = m.tensor(x0, requires_grad=True)
+        w = m.tensor(w0, requires_grad=True)
+        y = x * 1.5 + 0.25  # (exp would save its output, and PyTorch too rejects writing into it)
+        y[0, 1:] = w * 2
+        y[:, 0].mul_(w[0])
+        y[y > 3] = 1.0
+        y.T[2].add_(w[1:2])
+        (y.sin() * y).sum().backward()
+        return [np.array(t.detach().numpy()) for t in (y, x.grad, w.grad)]
+
+    rng = np.random.default_rng(5)
+    x0, w0 = rng.uniform(-1, 1.2, (3, 3)), rng.uniform(-1, 1, 2)
+    for a, b in zip(run(sx, x0, w0), run(torch, x0, w0)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

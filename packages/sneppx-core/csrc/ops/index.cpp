@@ -166,6 +166,10 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, double alpha) {
   int64_t d = wrap_dim(dim, x->dim(), "index_add");
   Tensor idx = reshape(as_index(index, "index_add"), {-1});
+  Shape want = x->shape;
+  if (x->dim()) want[size_t(d)] = idx->numel();
+  SX_CHECK(src->shape == want, ValueError, "[index_add] source of shape ", shape_str(src->shape), " must have shape ",
+           shape_str(want), " for input ", describe(x), " and ", idx->numel(), " indices along dim ", d);
   Tensor xf = permute(x, moved(x->dim(), d, 0));
   Tensor sf = permute(alpha == 1.0 ? src : mul(src, Scalar(alpha)), moved(src->dim(), d, 0));
   Tensor r = index_put_front(xf, {idx}, sf, true);

@@ -151,6 +151,8 @@ Tensor from_numpy(py::array a) {
   DType dt = from_np_dtype(a.dtype());
   SX_CHECK(dt == DType::Bool || dt == DType::UInt8 || size_t(a.itemsize()) == itemsize(dt), TypeError,
            "[from_numpy] NumPy dtype ", std::string(py::str(a.dtype())), " cannot be shared; use Tensor(array) to copy");
+  SX_CHECK(a.dtype().attr("isnative").cast<bool>(), TypeError, "[from_numpy] NumPy dtype ",
+           std::string(py::str(a.dtype())), " has a non-native byte order and cannot be shared; use Tensor(array) to copy");
   Shape shape, strides;
   for (py::ssize_t i = 0; i < a.ndim(); ++i) {
     shape.push_back(a.shape(i));
@@ -200,11 +202,16 @@ Tensor from_data(py::handle data, std::optional<DType> dtype) {
   SX_CHECK(kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f', TypeError,
            "[tensor] could not infer a numeric dtype from ", std::string(py::repr(data)).substr(0, 80));
   DType natural = from_np_dtype(a.dtype());
+  if (kind == 'u' && a.itemsize() == 8 && a.size() > 0)
+    SX_CHECK(np.attr("max")(a).cast<uint64_t>() <= uint64_t(INT64_MAX), ValueError, "[tensor] value ",
+             std::string(py::str(np.attr("max")(a))), " does not fit in int64");
+  // NumPy converts first what has no tensor twin (int8, int16, wider unsigned types) or a non-native
+  // byte order; asarray(order="C") keeps 0-d arrays 0-d (ascontiguousarray would make them 1-d).
+  py::array c = np.attr("asarray")(a, py::arg("dtype") = np_char(natural), py::arg("order") = "C").cast<py::array>();
   // Python floats default to float32, as in PyTorch; NumPy arrays keep their dtype.
   if (!from_array && natural == DType::Float64) natural = DType::Float32;
   DType target = dtype ? *dtype : natural;
-  // asarray(order="C") keeps 0-d arrays 0-d (ascontiguousarray would return shape (1,)).
-  Tensor shared = from_numpy(np.attr("asarray")(a, py::arg("order") = "C").cast<py::array>());
+  Tensor shared = from_numpy(c);
   Tensor out = empty(shared->shape, target);
   cpu::copy(out, shared);
   return out;

@@ -12,13 +12,18 @@ from ._C_face import Dtype, Tensor, float32, int64
 _default_seed = [67280421310721]
 
 
-def _shape(size) -> list:
-    if len(size) == 1 and not isinstance(size[0], builtins.int):
-        return [builtins.int(s) for s in size[0]]
+def _shape(size, op="factory") -> list:
+    """The shape from ``f(2, 3)`` or ``f((2, 3))``; sizes must be integers (or have ``__index__``)."""
+    if len(size) == 1 and not isinstance(size[0], builtins.int) and not hasattr(size[0], "__index__"):
+        if not isinstance(size[0], (tuple, list)) and not hasattr(size[0], "__iter__"):
+            raise TypeError(f"[{op}] size must be integers or a sequence of integers, got {size[0]!r}")
+        size = tuple(size[0])
+    out = []
     for s in size:
-        if not isinstance(s, builtins.int):
-            raise TypeError(f"[factory] sizes must be integers, got {s!r}")
-    return list(size)
+        if isinstance(s, builtins.bool) or not (isinstance(s, builtins.int) or hasattr(s, "__index__")):
+            raise TypeError(f"[{op}] sizes must be integers, got {s!r}")
+        out.append(s.__index__())
+    return out
 
 
 def _finish(t, requires_grad, device=None):
@@ -58,24 +63,24 @@ def _dtype(dtype, default):
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of zeros of the given shape (float32 unless ``dtype`` says otherwise)."""
-    return _finish(_C._zeros(_shape(size), dtype, None), requires_grad, device)
+    return _finish(_C._zeros(_shape(size, "zeros"), dtype, None), requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of ones of the given shape."""
-    return _finish(_C._full(_shape(size), 1, _dtype(dtype, float32), None), requires_grad, device)
+    return _finish(_C._full(_shape(size, "ones"), 1, _dtype(dtype, float32), None), requires_grad, device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor of the given shape."""
-    return _finish(_C._empty(_shape(size), dtype, None), requires_grad, device)
+    return _finish(_C._empty(_shape(size, "empty"), dtype, None), requires_grad, device)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from the value)."""
     if isinstance(size, builtins.int):
         size = (size,)
-    return _finish(_C._full(list(size), fill_value, dtype, None), requires_grad, device)
+    return _finish(_C._full(_shape((size,), "full"), fill_value, dtype, None), requires_grad, device)
 
 
 def zeros_like(t, dtype=None, device=None, requires_grad=False):
@@ -120,12 +125,12 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform random numbers in [0, 1)."""
-    return _finish(_C._rand(_shape(size), _dtype(dtype, float32), generator), requires_grad, device)
+    return _finish(_C._rand(_shape(size, "rand"), _dtype(dtype, float32), generator), requires_grad, device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal random numbers."""
-    return _finish(_C._randn(_shape(size), _dtype(dtype, float32), generator), requires_grad, device)
+    return _finish(_C._randn(_shape(size, "randn"), _dtype(dtype, float32), generator), requires_grad, device)
 
 
 def randint(low, high=None, size=None, generator=None, dtype=None, device=None, requires_grad=False):
@@ -137,7 +142,7 @@ def randint(low, high=None, size=None, generator=None, dtype=None, device=None, 
     elif high is None:
         low, high = 0, low
     size = (size,) if isinstance(size, builtins.int) else size
-    return _finish(_C._randint(builtins.int(low), builtins.int(high), list(size), _dtype(dtype, int64), generator),
+    return _finish(_C._randint(builtins.int(low), builtins.int(high), _shape((size,), "randint"), _dtype(dtype, int64), generator),
                    requires_grad, device)
 
 

@@ -1,0 +1,96 @@
+"""The meta-package: re-exports, versions, the guide's module paths, and the import rules."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SIBLINGS = ["sneppx_nn", "sneppx_optim", "sneppx_data", "sneppx_distributed", "sneppx_generate"]
+
+
+def test_reexports_every_public_name():
+    import SneppX_ALG
+
+    for mod in ["sneppx_core", *SIBLINGS]:
+        m = importlib.import_module(mod)
+        for name in m.__all__:
+            assert name in SneppX_ALG.__all__, f"{mod}.{name} is not re-exported"
+            assert hasattr(SneppX_ALG, name)
+
+
+def test_versions_and_flags():
+    import SneppX_ALG
+
+    assert set(SneppX_ALG.versions) == {"sneppx-alg", "sneppx-core", "sneppx-nn", "sneppx-optim", "sneppx-data",
+                                        "sneppx-distributed", "sneppx-generate"}
+    assert SneppX_ALG._HAS_C_BACKEND is True
+    assert isinstance(SneppX_ALG.__version__, str)
+
+
+def test_guide_module_paths():
+    from SneppX_ALG.interface_bindings.dataloader import DataLoader
+    from SneppX_ALG.interface_bindings.generation import GenerationConfig, generate
+
+    import sneppx_data
+    import sneppx_generate
+
+    assert DataLoader is sneppx_data.DataLoader
+    assert generate is sneppx_generate.generate and GenerationConfig is sneppx_generate.GenerationConfig
+
+
+def _imports(path: pathlib.Path):
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.name, node.lineno
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module, node.lineno
+            if node.module == "sneppx_core":
+                for a in node.names:
+                    yield f"sneppx_core.{a.name}", node.lineno
+
+
+@pytest.mark.parametrize("pkg", SIBLINGS)
+def test_siblings_import_only_core_public_api(pkg):
+    src = ROOT / "packages" / pkg.replace("_", "-") / "src" / pkg
+    bad = []
+    for f in src.rglob("*.py"):
+        for name, line in _imports(f):
+            top = name.split(".")[0]
+            if top.startswith("sneppx") and top not in (pkg, "sneppx_core"):
+                bad.append(f"{f.name}:{line} imports {name}")
+            if top == "sneppx_core" and any(part.startswith("_") for part in name.split(".")[1:]):
+                bad.append(f"{f.name}:{line} uses private {name}")
+    assert not bad, bad
+
+
+def test_generate_runs_without_the_training_packages():
+    """core + generate alone run inference: importing any other sibling is made to fail."""
+    code = r"""
+import sys, importlib.abc
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split('.')[0] in ('sneppx_nn', 'sneppx_optim', 'sneppx_data', 'sneppx_distributed', 'SneppX_ALG'):
+            raise ImportError('blocked: ' + name)
+sys.meta_path.insert(0, Block())
+import sneppx_core as sx
+from sneppx_generate import generate, GenerationConfig, SimpleTokenizer
+class Bigram:
+    def __init__(self, v):
+        self.table = sx.randn(v, v)
+    def __call__(self, ids, cache=None):
+        return self.table[ids]
+tok = SimpleTokenizer(); tok.train('hello world')
+out = generate(Bigram(tok.vocab_size), tok.encode('hel'), GenerationConfig(max_new_tokens=5))
+assert out['output_ids'].shape == (1, 8)
+print('ok')
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
