@@ -33,9 +33,10 @@ THREADS = 2
 
 
 def _median_pair(fs, ft, repeats):
-    """Median seconds of fs() and ft(), interleaved, after one warm-up call each."""
-    fs()
-    ft()
+    """Median seconds of fs() and ft(), interleaved, after two warm-up calls each (allocators settle)."""
+    for _ in range(2):
+        fs()
+        ft()
     ts, tt = [], []
     for _ in range(repeats):
         t0 = time.perf_counter()

@@ -112,19 +112,30 @@ def generate(args) -> int:
     model = Transformer.from_checkpoint(str(out / MODEL_FILE))
     model.eval()
     tok = _load_tokenizer(out)
-    cfg = GenerationConfig(max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_k=args.top_k,
-                           top_p=args.top_p, seed=args.seed)
     prompt = tok.encode(args.prompt)
     if not prompt:
         raise SystemExit("sneppx generate: the prompt encodes to no tokens")
+    # The model sees at most max_seq_len tokens: longer outputs are made in chunks, each
+    # conditioned on the most recent half window (a sliding context).
+    window = int(getattr(model, "max_seq_len", 1 << 30))
+    chunk = max(1, min(args.max_new_tokens, window // 2))
     sys.stdout.write(args.prompt)
-    ids, shown = list(prompt), args.prompt
-    for _, token in stream(model, [prompt], cfg):
-        ids.append(int(token))
-        text = tok.decode(ids)
-        sys.stdout.write(text[len(shown):])
-        sys.stdout.flush()
-        shown = text
+    ids, shown, made = list(prompt), args.prompt, 0
+    while made < args.max_new_tokens:
+        n = min(chunk, args.max_new_tokens - made)
+        context = ids[-(window - n):]
+        cfg = GenerationConfig(max_new_tokens=n, temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
+                               seed=args.seed + made)
+        before = made
+        for _, token in stream(model, [context], cfg):
+            ids.append(int(token))
+            made += 1
+            text = tok.decode(ids)
+            sys.stdout.write(text[len(shown):])
+            sys.stdout.flush()
+            shown = text
+        if made - before < n:  # the model ended the sequence
+            break
     sys.stdout.write("\n")
     return 0
 

@@ -316,3 +316,37 @@ def test_parity_affine_norms_linear_embedding():
         yt.backward(torch.tensor(g))
         for s, t in zip(s_in, t_in):
             np.testing.assert_allclose(npy(s.grad), t.grad.numpy(), atol=1e-4, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_inputs_compute_in_float32(dtype):
+    a = arr(4, 8)
+    x = sx.tensor(a, dtype=getattr(sx, dtype), requires_grad=True)
+    ref_in = npy(x.float()).astype(np.float64)
+    y = F.layer_norm(F.gelu(x), (8,))
+    assert y.dtype == getattr(sx, dtype)
+    ref = np_layer_norm(ACTIVATIONS["gelu"][1](ref_in), 1)
+    np.testing.assert_allclose(npy(y.float()), ref, atol=0.05)
+    y.float().sum().backward()
+    assert x.grad.dtype == getattr(sx, dtype) and np.isfinite(npy(x.grad.float())).all()
+
+
+def test_large_inputs_match_across_thread_counts():
+    a = RNG.standard_normal((3000, 700)).astype(np.float32)
+    g = RNG.standard_normal((3000, 700)).astype(np.float32)
+    w = RNG.standard_normal(700).astype(np.float32)
+    results = []
+    old = sx.get_num_threads()
+    try:
+        for n in (1, 2):
+            sx.set_num_threads(n)
+            x, wt = sx.tensor(a, requires_grad=True), sx.tensor(w, requires_grad=True)
+            y = F.layer_norm(F.softmax(x, -1) * 50.0, (700,), wt)
+            y.backward(sx.tensor(g))
+            results.append((npy(y), npy(x.grad), npy(wt.grad)))
+    finally:
+        sx.set_num_threads(old)
+    for r1, r2 in zip(*results):
+        np.testing.assert_array_equal(r1, r2)
+    np.testing.assert_allclose(results[0][0], np_layer_norm(np_softmax(a.astype(np.float64), -1) * 50.0, 1, w),
+                               atol=2e-4)

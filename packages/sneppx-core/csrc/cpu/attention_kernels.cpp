@@ -18,7 +18,7 @@
 #include "core/generator.h"
 #include "core/parallel.h"
 #include "cpu/attention_kernels.h"
-#include "cpu/vmath.h"
+#include "cpu/nn_math.h"
 
 namespace sx::cpu {
 
@@ -124,19 +124,8 @@ template <typename T> T row_max(const T* s, int64_t n) {  // n % 8 == 0
   return m;
 }
 
-// s[j] = exp(s[j] - m); returns the sum (n % 8 == 0).
-template <typename T> T exp_row(T* s, T m, int64_t n) {
-  T acc[8] = {};
-  for (int64_t j = 0; j < n; j += 8)
-    for (int l = 0; l < 8; ++l) {
-      T e = sexp<T>(s[j + l] - m);
-      s[j + l] = e;
-      acc[l] += e;
-    }
-  T t = 0;
-  for (int l = 0; l < 8; ++l) t += acc[l];
-  return t;
-}
+// s[j] = exp(s[j] - m); returns the sum.
+template <typename T> T exp_row(T* s, T m, int64_t n) { return exp_sum<T>(s, m, s, n); }
 
 // S (nq x NP) = Q K^T by dot products on K's rows (no transpose): the decode case of few queries.
 template <typename T>
@@ -190,6 +179,26 @@ template <typename T> void dropout_row(const AttnArgs& a, int64_t row, int64_t j
     auto r = philox(a.seed, ctr + uint64_t(j / 4));
     for (int64_t l = 0; l < 4 && j + l < n; ++l) z[j + l] = uint64_t(r[l]) >= thr ? s : T(0);
   }
+}
+
+// One row of a backward tile: s holds the scores, dp = dO V^T. Leaves P = exp(s - lse) in s (0 where
+// masked, and everywhere for rows that see no key: lse = +inf), dS = P (dP z - delta) in dp and, with
+// dropout (z = keep / (1 - p)), the dropped weights P z in pd.
+template <typename T>
+void bwd_row(const AttnArgs& a, T* s, T* dp, T* pd, T* z, int64_t nk, int64_t NP, int64_t last, const T* mrow,
+             T lse, T delta, int64_t row, int64_t j0) {
+  mask_row(s, nk, NP, last, mrow);
+  exp_row(s, lse, NP);
+  if (!pd) {
+    for (int64_t j = 0; j < NP; ++j) dp[j] = s[j] * (dp[j] - delta);
+    return;
+  }
+  dropout_row(a, row, j0, nk, z);
+  for (int64_t j = 0; j < nk; ++j) {
+    pd[j] = s[j] * z[j];
+    dp[j] = s[j] * (dp[j] * z[j] - delta);
+  }
+  for (int64_t j = nk; j < NP; ++j) pd[j] = dp[j] = T(0);
 }
 
 // Runs work(u) for u in [0, n) with dynamic scheduling over the pool (causal units differ in cost).
@@ -381,25 +390,10 @@ void attn_bwd(const AttnArgs& a, const T* q, const T* k, const T* v, const T* ma
         tile_gemm<T>(nq, NP, Dv, dO + i0 * Dv, Dv, 1, sc.vt.data(), NP, dP, NP, false);
         for (int64_t i = 0; i < nq; ++i) {
           const int64_t ig = i0 + i;
-          T* s = S + i * NP;
-          T* dp = dP + i * NP;
           int64_t last = a.causal ? std::min(ig + off - j0, nk - 1) : nk - 1;
-          mask_row(s, nk, NP, last, Mk ? Mk + ig * Tk + j0 : nullptr);
-          exp_row(s, L[ig], NP);  // P (0 where masked or where the row sees no key: lse = +inf)
-          const T dl = sc.delta[ig];
-          if (drop) {
-            dropout_row(a, u * Tq + ig, j0, nk, sc.z.data());
-            T* pd = PD + i * NP;
-            for (int64_t j = 0; j < nk; ++j) {
-              pd[j] = s[j] * sc.z[j];
-              dp[j] = s[j] * (dp[j] * sc.z[j] - dl);
-            }
-            for (int64_t j = nk; j < NP; ++j) pd[j] = dp[j] = T(0);
-          } else {
-            for (int64_t j = 0; j < NP; ++j) dp[j] = s[j] * (dp[j] - dl);
-          }
-          if (dmask)
-            std::copy(dp, dp + nk, dmask + (u * Tq + ig) * Tk + j0);
+          bwd_row(a, S + i * NP, dP + i * NP, drop ? PD + i * NP : nullptr, sc.z.data(), nk, NP, last,
+                  Mk ? Mk + ig * Tk + j0 : nullptr, L[ig], sc.delta[ig], u * Tq + ig, j0);
+          if (dmask) std::copy(dP + i * NP, dP + i * NP + nk, dmask + (u * Tq + ig) * Tk + j0);
         }
         // dV += P^T dO ; dQ += dS K ; dK += dS^T (scale Q)
         tile_gemm<T>(nk, DvP, nq, PD, 1, NP, dOb, lddo, sc.dvacc.data(), DvP, true);

@@ -123,22 +123,9 @@ void ploss_bwd(PLoss k, const T* g, const T* x, const T* t, const T* w, T* gx, T
 namespace {
 // Row max m and log(sum exp(x - m)), kept apart so that x - m - ls keeps its digits for large |x|.
 template <typename T> void row_lse(const T* x, int64_t n, T& m_out, T& ls_out) {
-  T acc[kLanes];
-  for (int l = 0; l < kLanes; ++l) acc[l] = -std::numeric_limits<T>::infinity();
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) acc[l] = x[j + l] > acc[l] ? x[j + l] : acc[l];
-  T m = -std::numeric_limits<T>::infinity();
-  for (int l = 0; l < kLanes; ++l) m = acc[l] > m ? acc[l] : m;
-  for (int64_t r = j; r < n; ++r) m = x[r] > m ? x[r] : m;
-  T s[kLanes] = {};
-  for (j = 0; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) s[l] += sexp<T>(x[j + l] - m);
-  T tot = 0;
-  for (int l = 0; l < kLanes; ++l) tot += s[l];
-  for (; j < n; ++j) tot += sexp<T>(x[j] - m);
+  const T m = max_reduce(x, n);
   m_out = m;
-  ls_out = std::log(tot);
+  ls_out = std::log(exp_sum<T>(x, m, nullptr, n));
 }
 
 // sum_c a[c] * b[c] in double-free lanes (b may be null: sum of a).
@@ -208,14 +195,18 @@ void ce_bwd(const CEArgs& a, const T* x, const T* probs, const T* weight, const 
         }
         T wy = weight ? weight[y] : T(1);
         T A = g * ((T(1) - eps) * wy + sm * wsum), Bs = g * sm;
-        if (weight) for (int64_t c = 0; c < C; ++c) o[c] = A * sexp<T>((r[c] - m) - ls) - Bs * weight[c];
-        else for (int64_t c = 0; c < C; ++c) o[c] = A * sexp<T>((r[c] - m) - ls) - Bs;
+        for (int64_t c = 0; c < C; ++c) o[c] = (r[c] - m) - ls;
+        exp_inplace(o, C);  // softmax, written straight into the gradient
+        if (weight) for (int64_t c = 0; c < C; ++c) o[c] = A * o[c] - Bs * weight[c];
+        else for (int64_t c = 0; c < C; ++c) o[c] = A * o[c] - Bs;
         o[y] -= g * (T(1) - eps) * wy;
       } else {
         const T* p = probs + i * C;
         for (int64_t c = 0; c < C; ++c) tw[c] = (p[c] * (T(1) - eps) + sm) * (weight ? weight[c] : T(1));
         T B = g * row_dot<T>(tw.data(), nullptr, C);
-        for (int64_t c = 0; c < C; ++c) o[c] = B * sexp<T>((r[c] - m) - ls) - g * tw[c];
+        for (int64_t c = 0; c < C; ++c) o[c] = (r[c] - m) - ls;
+        exp_inplace(o, C);
+        for (int64_t c = 0; c < C; ++c) o[c] = B * o[c] - g * tw[c];
         if (gp) {
           T* q = gp + i * C;
           for (int64_t c = 0; c < C; ++c) q[c] = -g * (T(1) - eps) * (weight ? weight[c] : T(1)) * ((r[c] - m) - ls);

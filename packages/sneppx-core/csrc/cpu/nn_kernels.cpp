@@ -19,17 +19,7 @@ constexpr int64_t kWork = 32768;  // elements per parallel chunk, roughly
 
 int64_t rows_grain(int64_t row_len) { return std::max<int64_t>(1, kWork / std::max<int64_t>(row_len, 1)); }
 
-template <typename T> T lane_max(const T* x, int64_t n) {
-  T acc[kLanes];
-  for (int l = 0; l < kLanes; ++l) acc[l] = -std::numeric_limits<T>::infinity();
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) acc[l] = x[j + l] > acc[l] ? x[j + l] : acc[l];
-  T m = -std::numeric_limits<T>::infinity();
-  for (int l = 0; l < kLanes; ++l) m = acc[l] > m ? acc[l] : m;
-  for (; j < n; ++j) m = x[j] > m ? x[j] : m;
-  return m;
-}
+template <typename T> T lane_max(const T* x, int64_t n) { return max_reduce(x, n); }
 
 template <typename T> T lane_sum(const T* x, int64_t n) {
   T acc[kLanes] = {};
@@ -53,38 +43,13 @@ template <typename T> T lane_dot(const T* x, const T* y, int64_t n) {
   return s;
 }
 
-// sum exp(x - m), optionally storing the exponentials in y.
-template <typename T> T lane_sum_exp(const T* x, T* y, T m, int64_t n) {
-  T acc[kLanes] = {};
-  int64_t j = 0;
-  if (y) {
-    for (; j + kLanes <= n; j += kLanes)
-      for (int l = 0; l < kLanes; ++l) {
-        T e = sexp<T>(x[j + l] - m);
-        y[j + l] = e;
-        acc[l] += e;
-      }
-  } else {
-    for (; j + kLanes <= n; j += kLanes)
-      for (int l = 0; l < kLanes; ++l) acc[l] += sexp<T>(x[j + l] - m);
-  }
-  T s = 0;
-  for (int l = 0; l < kLanes; ++l) s += acc[l];
-  for (; j < n; ++j) {
-    T e = sexp<T>(x[j] - m);
-    if (y) y[j] = e;
-    s += e;
-  }
-  return s;
-}
-
 template <typename T> void softmax_row(const T* x, T* y, int64_t n, bool log) {
   T m = lane_max(x, n);
   if (log) {  // (x - m) - log(sum): folding m into one constant would lose digits for large |x|
-    T ls = std::log(lane_sum_exp<T>(x, nullptr, m, n));
+    T ls = std::log(exp_sum<T>(x, m, nullptr, n));
     for (int64_t j = 0; j < n; ++j) y[j] = (x[j] - m) - ls;
   } else {
-    T r = T(1) / lane_sum_exp<T>(x, y, m, n);
+    T r = T(1) / exp_sum<T>(x, m, y, n);
     for (int64_t j = 0; j < n; ++j) y[j] *= r;
   }
 }
@@ -100,7 +65,7 @@ template <typename T> void softmax_cols(const T* x, T* y, int64_t n, int64_t inn
     const T* r = x + j * inner;
     T* o = y + j * inner;
     for (int64_t c = 0; c < w; ++c) {
-      T e = sexp<T>(r[c] - m[c]);
+      T e = sexp_neg<T>(r[c] - m[c]);
       s[c] += e;
       if (!log) o[c] = e;
     }
@@ -117,14 +82,16 @@ template <typename T> void softmax_cols(const T* x, T* y, int64_t n, int64_t inn
 template <typename T> void softmax_bwd_row(const T* g, const T* y, T* gx, int64_t n, bool log) {
   if (log) {
     T s = lane_sum(g, n);
-    for (int64_t j = 0; j < n; ++j) gx[j] = g[j] - sexp<T>(y[j]) * s;
+    exp_sum<T>(y, T(0), gx, n);  // gx = exp(y) = softmax, then the row stays in L1 for the update
+    for (int64_t j = 0; j < n; ++j) gx[j] = g[j] - gx[j] * s;
   } else {
     T s = lane_dot(g, y, n);
     for (int64_t j = 0; j < n; ++j) gx[j] = y[j] * (g[j] - s);
   }
 }
 
-template <typename T> void softmax_bwd_cols(const T* g, const T* y, T* gx, int64_t n, int64_t inner, int64_t w, bool log) {
+template <typename T>
+void softmax_bwd_cols(const T* g, const T* y, T* gx, int64_t n, int64_t inner, int64_t w, bool log) {
   std::vector<T> s(w, T(0));
   for (int64_t j = 0; j < n; ++j) {
     const T* gr = g + j * inner;
@@ -136,7 +103,7 @@ template <typename T> void softmax_bwd_cols(const T* g, const T* y, T* gx, int64
     const T* gr = g + j * inner;
     const T* yr = y + j * inner;
     T* o = gx + j * inner;
-    if (log) for (int64_t c = 0; c < w; ++c) o[c] = gr[c] - sexp<T>(yr[c]) * s[c];
+    if (log) for (int64_t c = 0; c < w; ++c) o[c] = gr[c] - sexp_neg<T>(yr[c]) * s[c];
     else for (int64_t c = 0; c < w; ++c) o[c] = yr[c] * (gr[c] - s[c]);
   }
 }

@@ -9,7 +9,8 @@ namespace sx::cpu {
 // ---- softmax over the middle axis of contiguous (outer, n, inner) data
 template <typename T> void softmax_fwd(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, bool log);
 // softmax:     gx = y * (g - sum(g * y))        log_softmax: gx = g - exp(y) * sum(g)
-template <typename T> void softmax_bwd(const T* g, const T* y, T* gx, int64_t outer, int64_t n, int64_t inner, bool log);
+template <typename T>
+void softmax_bwd(const T* g, const T* y, T* gx, int64_t outer, int64_t n, int64_t inner, bool log);
 
 // ---- layer / RMS norm over rows of (M, N); w and b may be null. mean is unused (null) for RMS.
 template <typename T>
@@ -30,7 +31,8 @@ enum class Gate : uint8_t { Glu, SwiGlu };
 template <typename T>
 void gate_fwd(Gate k, const T* a, const T* b, T* y, int64_t outer, int64_t len, int64_t in_stride);
 template <typename T>
-void gate_bwd(Gate k, const T* g, const T* a, const T* b, T* ga, T* gb, int64_t outer, int64_t len, int64_t in_stride);
+void gate_bwd(Gate k, const T* g, const T* a, const T* b, T* ga, T* gb, int64_t outer, int64_t len,
+              int64_t in_stride);
 
 // ---- pointwise losses l(x, t; w) on equal-length buffers (w: pos_weight for BCE-with-logits, may be null)
 enum class PLoss : uint8_t { Mse, L1, SmoothL1, Huber, Bce, BceLogits, KlDiv, KlDivLog };
@@ -40,8 +42,9 @@ template <typename T>
 void ploss_bwd(PLoss k, const T* g, const T* x, const T* t, const T* w, T* gx, T* gt, T* gw, int64_t n, double beta);
 
 // ---- cross entropy over rows of (N, C) logits. Exactly one of target (class ids) and probs is set.
-// Per row: lse[2i] = max, lse[2i+1] = log sum exp(x - max), loss[i] (label smoothing and class weights applied) and wrow[i], the row's share of the
-// "mean" denominator (weight of the target class, 0 for ignored rows; 1 for probability targets).
+// Per row: lse[2i] = max, lse[2i+1] = log sum exp(x - max), loss[i] (label smoothing and class weights
+// applied) and wrow[i], the row's share of the "mean" denominator (weight of the target class, 0 for
+// ignored rows; 1 for probability targets).
 struct CEArgs {
   int64_t N = 0, C = 0;
   const int64_t* target = nullptr;

@@ -5,10 +5,38 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #include "cpu/vmath.h"
 
 namespace sx::cpu {
+
+// exp for the softmax-style arguments x - max (x <= 88): rounding by the 1.5 * 2^23 trick, 2^n built
+// from the integer bits, the Cephes polynomial; exactly 0 below -87.3 (masked scores), NaN stays NaN.
+// Fewer vector operations than vexp, which also handles overflow to inf.
+inline float vexp_neg(float x) {
+  float xc = x < -87.3f ? -87.3f : x;
+  xc = xc > 88.3f ? 88.3f : xc;
+  float t = xc * 1.44269504088896341f + 12582912.0f;
+  float n = t - 12582912.0f;
+  float scale = std::bit_cast<float>((std::bit_cast<uint32_t>(t) + 127u) << 23);
+  float r = xc - n * 0.693359375f;
+  r = r + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  float y = (p * r * r + r + 1.0f) * scale;
+  return x < -87.3f ? 0.0f : y;
+}
+template <typename T> inline T sexp_neg(T x) { return std::exp(x); }
+template <> inline float sexp_neg<float>(float x) { return vexp_neg(x); }
 
 // Natural log (Cephes logf polynomial on a mantissa in [sqrt(1/2), sqrt(2))); ~1 ulp.
 inline float vlog(float x) {
@@ -68,5 +96,101 @@ template <typename T> inline T slog1p(T x) { return std::log1p(x); }
 template <> inline float slog1p<float>(float x) { return vlog1p(x); }
 template <typename T> inline T serf(T x) { return std::erf(x); }
 template <> inline float serf<float>(float x) { return verf(x); }
+
+#if defined(__AVX2__) && defined(__FMA__)
+// Eight lanes of vexp_neg in 19 instructions (GCC's if-conversion of the scalar form needs ~30).
+inline __m256 exp_neg8(__m256 x) {
+  const __m256 lo = _mm256_set1_ps(-87.3f), magic = _mm256_set1_ps(12582912.0f);
+  __m256 keep = _mm256_cmp_ps(x, lo, _CMP_NLT_UQ);  // x >= lo or NaN
+  __m256 xc = _mm256_min_ps(_mm256_set1_ps(88.3f), _mm256_max_ps(lo, x));  // NaN passes through
+  __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), magic);
+  __m256 n = _mm256_sub_ps(t, magic);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
+  r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), r);
+  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(1.9875691500e-4f), r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
+  __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(127)), 23);
+  return _mm256_and_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(e)), keep);
+}
+#endif
+
+// y[j] = exp(x[j] - m) for x - m <= 88 (y may be null or x itself); returns the sum of the exponentials.
+template <typename T> inline T exp_sum(const T* x, T m, T* y, int64_t n) {
+  T s = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    T e = sexp_neg<T>(x[j] - m);
+    if (y) y[j] = e;
+    s += e;
+  }
+  return s;
+}
+// x[j] = exp(x[j]) for x <= 88.
+template <typename T> inline void exp_inplace(T* x, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) x[j] = sexp_neg<T>(x[j]);
+}
+#if defined(__AVX2__) && defined(__FMA__)
+template <> inline float exp_sum<float>(const float* x, float m, float* y, int64_t n) {
+  const __m256 mv = _mm256_set1_ps(m);
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    __m256 e0 = exp_neg8(_mm256_sub_ps(_mm256_loadu_ps(x + j), mv));
+    __m256 e1 = exp_neg8(_mm256_sub_ps(_mm256_loadu_ps(x + j + 8), mv));
+    if (y) {
+      _mm256_storeu_ps(y + j, e0);
+      _mm256_storeu_ps(y + j + 8, e1);
+    }
+    a0 = _mm256_add_ps(a0, e0);
+    a1 = _mm256_add_ps(a1, e1);
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, _mm256_add_ps(a0, a1));
+  float s = 0;
+  for (int l = 0; l < 8; ++l) s += lanes[l];
+  for (; j < n; ++j) {
+    float e = vexp_neg(x[j] - m);
+    if (y) y[j] = e;
+    s += e;
+  }
+  return s;
+}
+template <> inline void exp_inplace<float>(float* x, int64_t n) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) _mm256_storeu_ps(x + j, exp_neg8(_mm256_loadu_ps(x + j)));
+  for (; j < n; ++j) x[j] = vexp_neg(x[j]);
+}
+#endif
+
+// max over x[0, n) ignoring NaN (-inf for n = 0). GCC does not vectorise float max reductions
+// without -ffast-math, so the float version uses AVX2 directly where it can.
+template <typename T> inline T max_reduce(const T* x, int64_t n) {
+  T m = -std::numeric_limits<T>::infinity();
+  for (int64_t j = 0; j < n; ++j) m = x[j] > m ? x[j] : m;
+  return m;
+}
+#if defined(__AVX2__)
+template <> inline float max_reduce<float>(const float* x, int64_t n) {
+  __m256 a0 = _mm256_set1_ps(-INFINITY), a1 = a0, a2 = a0, a3 = a0;
+  int64_t j = 0;
+  for (; j + 32 <= n; j += 32) {  // max_ps(x, acc) returns acc when x is NaN
+    a0 = _mm256_max_ps(_mm256_loadu_ps(x + j), a0);
+    a1 = _mm256_max_ps(_mm256_loadu_ps(x + j + 8), a1);
+    a2 = _mm256_max_ps(_mm256_loadu_ps(x + j + 16), a2);
+    a3 = _mm256_max_ps(_mm256_loadu_ps(x + j + 24), a3);
+  }
+  for (; j + 8 <= n; j += 8) a0 = _mm256_max_ps(_mm256_loadu_ps(x + j), a0);
+  a0 = _mm256_max_ps(_mm256_max_ps(a0, a1), _mm256_max_ps(a2, a3));
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, a0);
+  float m = lanes[0];
+  for (int l = 1; l < 8; ++l) m = lanes[l] > m ? lanes[l] : m;
+  for (; j < n; ++j) m = x[j] > m ? x[j] : m;
+  return m;
+}
+#endif
 
 }  // namespace sx::cpu

@@ -175,7 +175,8 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   bool mask_grad = mask && is_floating(mask->dtype) && mask->requires_grad;
   if (!needs_grad({&q, &k, &v}) && !(mask_grad && grad_mode::enabled())) return out;
   Saved sq(p.q), sk(p.k), sv(p.v), so(alias_detached(out));
-  Tensor pq = alias_detached(q), pk = alias_detached(k), pv = alias_detached(v), pm = mask ? alias_detached(mask) : mask;
+  Tensor pq = alias_detached(q), pk = alias_detached(k), pv = alias_detached(v);
+  Tensor pm = mask ? alias_detached(mask) : mask;
   for (auto* t : {&pq, &pk, &pv, &pm})
     if (*t) (*t)->storage = nullptr;  // shapes and dtypes only
   return record("ScaledDotProductAttentionBackward", {q, k, v, mask_grad ? mask : Tensor()}, out,

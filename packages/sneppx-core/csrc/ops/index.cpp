@@ -119,7 +119,17 @@ static Tensor pad_corner(const Tensor& g, const Shape& shape) {
   return r;
 }
 
+// A 0-d input scatters as a 1-element 1-d one (its index and src must be 0-d too).
+static Tensor scatter_0d(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, bool add) {
+  wrap_dim(dim, 0, add ? "scatter_add" : "scatter");
+  SX_CHECK(index->dim() == 0 && src->dim() == 0, ValueError, "[", add ? "scatter_add" : "scatter",
+           "] a 0-d input needs a 0-d index and src, got ", describe(index), " and ", describe(src));
+  Tensor x1 = reshape(x, {1}), i1 = reshape(index, {1}), s1 = reshape(src, {1});
+  return reshape(add ? scatter_add(x1, 0, i1, s1) : scatter(x1, 0, i1, s1), {});
+}
+
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  if (x->dim() == 0) return scatter_0d(x, dim, index, src, false);
   int64_t d = wrap_dim(dim, x->dim(), "scatter");
   Tensor idx = as_index(index, "scatter");
   Tensor s = src->dim() == 0 ? expand_view(src, idx->shape) : src;
@@ -134,6 +144,7 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& 
 }
 
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  if (x->dim() == 0) return scatter_0d(x, dim, index, src, true);
   int64_t d = wrap_dim(dim, x->dim(), "scatter_add");
   Tensor idx = as_index(index, "scatter_add");
   check_scatter(x, d, idx, src, "scatter_add");

@@ -69,9 +69,9 @@ Tensor check_weight(const char* op, const Tensor& w, int64_t C, DType dt) {
   return contig(w, dt);
 }
 
-// Reduces per-row losses (double) to the op result; fills scale with the denominator for "mean".
-Tensor reduce_rows(const std::vector<double>& loss, const std::vector<double>& wrow, const ClassLayout& L, Reduction red,
-                   DType dt, double& denom) {
+// Reduces per-row losses (double) to the op result; sets denom to the "mean" denominator (else 1).
+Tensor reduce_rows(const std::vector<double>& loss, const std::vector<double>& wrow, const ClassLayout& L,
+                   Reduction red, DType dt, double& denom) {
   denom = 1;
   if (red == Reduction::None) {
     Tensor out = empty({L.rows}, DType::Float64);

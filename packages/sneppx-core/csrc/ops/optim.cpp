@@ -31,8 +31,9 @@ template <typename F> void for_ranges(const std::vector<Range>& rs, F fn) {
 }
 
 // Every list has the params' length; every tensor is a contiguous float32/float64 CPU tensor with the
-// shape and dtype of its parameter. Lists named in `optional` may be empty.
-void check_lists(const char* op, const TensorList& params, std::initializer_list<std::pair<const char*, const TensorList*>> others) {
+// shape and dtype of its parameter (lists the caller does not use are simply not passed).
+using NamedList = std::pair<const char*, const TensorList*>;
+void check_lists(const char* op, const TensorList& params, std::initializer_list<NamedList> others) {
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor& p = params[i];
     SX_CHECK(p, TypeError, "[", op, "] params[", i, "] is None");
@@ -103,8 +104,10 @@ void sgd_step(const TensorList& params, const TensorList& grads, const TensorLis
 void adam_step(const TensorList& params, const TensorList& grads, const TensorList& m, const TensorList& v,
                const TensorList& vmax, const AdamOpts& o) {
   const char* op = "adam_step";
-  if (o.amsgrad) check_lists(op, params, {{"grads", &grads}, {"exp_avgs", &m}, {"exp_avg_sqs", &v}, {"max_exp_avg_sqs", &vmax}});
-  else check_lists(op, params, {{"grads", &grads}, {"exp_avgs", &m}, {"exp_avg_sqs", &v}});
+  if (o.amsgrad)
+    check_lists(op, params, {{"grads", &grads}, {"exp_avgs", &m}, {"exp_avg_sqs", &v}, {"max_exp_avg_sqs", &vmax}});
+  else
+    check_lists(op, params, {{"grads", &grads}, {"exp_avgs", &m}, {"exp_avg_sqs", &v}});
   check_uniform_dtype(op, params);
   SX_CHECK(o.step >= 1, ValueError, "[adam_step] step must be >= 1 (the count after increment), got ", o.step);
   check_beta(op, "beta1", o.beta1);

@@ -56,6 +56,11 @@ bool view_strides(const Shape& os, const Shape& ost, const Shape& ns, Shape& nst
   return view_d == -1;
 }
 
+// wrap_dim accepts dim 0 of a 0-d tensor (reductions allow it); ops that read a dim's size check first.
+void need_dims(const Tensor& x, const char* op) {
+  SX_CHECK(x->dim() > 0, IndexError, "[", op, "] expects a tensor with at least 1 dimension, got a 0-d tensor");
+}
+
 Tensor view_op(const char* name, const Tensor& x, Shape shape, Shape strides, int64_t offset, BackwardFn bw) {
   Tensor out = make_view(x, std::move(shape), std::move(strides), offset);
   return record(name, {x}, out, std::move(bw));
@@ -153,6 +158,7 @@ Tensor flatten(const Tensor& x, int64_t start, int64_t end) {
 }
 
 Tensor unflatten(const Tensor& x, int64_t dim, const IntList& sizes) {
+  need_dims(x, "unflatten");
   int64_t d = wrap_dim(dim, x->dim(), "unflatten");
   Shape inner = infer_shape(sizes, x->shape[d], "unflatten", x->shape);
   IntList s(x->shape.begin(), x->shape.begin() + d);
@@ -162,6 +168,7 @@ Tensor unflatten(const Tensor& x, int64_t dim, const IntList& sizes) {
 }
 
 Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) {
+  need_dims(x, "slice");
   int64_t d = wrap_dim(dim, x->dim(), "slice");
   SX_CHECK(step > 0, ValueError, "[slice] step must be positive, got ", step);
   int64_t n = x->shape[d];
@@ -177,6 +184,7 @@ Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start, std::op
 }
 
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
+  need_dims(x, "narrow");
   int64_t d = wrap_dim(dim, x->dim(), "narrow");
   int64_t n = x->shape[d], b = start < 0 ? start + n : start;
   SX_CHECK(b >= 0 && length >= 0 && b + length <= n, IndexError, "[narrow] start ", start, " and length ", length,
@@ -210,6 +218,7 @@ Tensor cat(const TensorList& xs, int64_t dim) {
   const Tensor* ref = nullptr;
   for (auto& t : xs) if (!(t->dim() == 1 && t->shape[0] == 0)) { ref = &t; break; }  // legacy empty tensors skip
   if (!ref) return clone(xs[0]);
+  SX_CHECK((*ref)->dim() > 0, ValueError, "[cat] zero-dimensional tensors cannot be concatenated; use stack()");
   int64_t d = wrap_dim(dim, (*ref)->dim(), "cat");
   DType dt = xs[0]->dtype;
   Shape s = (*ref)->shape;
@@ -261,6 +270,7 @@ Tensor stack(const TensorList& xs, int64_t dim) {
 }
 
 TensorList split(const Tensor& x, const IntList& sizes, int64_t dim) {
+  need_dims(x, "split");
   int64_t d = wrap_dim(dim, x->dim(), "split"), total = 0;
   for (auto s : sizes) total += s;
   SX_CHECK(total == x->shape[d], ValueError, "[split] sizes ", shape_str(sizes), " do not sum to ", x->shape[d],
@@ -273,6 +283,7 @@ TensorList split(const Tensor& x, const IntList& sizes, int64_t dim) {
 
 TensorList split_size(const Tensor& x, int64_t size, int64_t dim) {
   SX_CHECK(size > 0, ValueError, "[split] split_size must be positive, got ", size);
+  need_dims(x, "split");
   int64_t d = wrap_dim(dim, x->dim(), "split"), n = x->shape[d];
   IntList sizes;
   for (int64_t o = 0; o < n; o += size) sizes.push_back(std::min(size, n - o));
@@ -282,6 +293,7 @@ TensorList split_size(const Tensor& x, int64_t size, int64_t dim) {
 
 TensorList chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   SX_CHECK(chunks > 0, ValueError, "[chunk] chunks must be positive, got ", chunks);
+  need_dims(x, "chunk");
   int64_t n = x->shape[wrap_dim(dim, x->dim(), "chunk")];
   return split_size(x, std::max<int64_t>(1, (n + chunks - 1) / chunks), dim);
 }
@@ -315,6 +327,7 @@ Tensor roll(const Tensor& x, const IntList& shifts, const IntList& dims) {
     return reshape(roll(flatten(x, 0, -1), shifts, {0}), x->shape);
   }
   SX_CHECK(shifts.size() == dims.size(), ValueError, "[roll] shifts and dims must have the same length");
+  need_dims(x, "roll");
   Tensor r = x;
   for (size_t i = 0; i < dims.size(); ++i) {
     int64_t d = wrap_dim(dims[i], x->dim(), "roll"), n = x->shape[d];

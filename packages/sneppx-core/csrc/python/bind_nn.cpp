@@ -135,8 +135,9 @@ void bind_nn(py::module_& m) {
                   tensor_list(v, op, "exp_avg_sqs"), step, lr, b1, b2, eps, wd);
   }, "params"_a, "grads"_a, "exp_avgs"_a, "exp_avg_sqs"_a, py::kw_only(), "step"_a, "lr"_a, "beta1"_a, "beta2"_a,
         "eps"_a, "weight_decay"_a);
-  n.def("total_norm", [](py::handle ts, double p) { return nn::total_norm(tensor_list(ts, "total_norm", "tensors"), p); },
-        "tensors"_a, "norm_type"_a);
+  n.def("total_norm", [](py::handle ts, double p) {
+    return nn::total_norm(tensor_list(ts, "total_norm", "tensors"), p);
+  }, "tensors"_a, "norm_type"_a);
   n.def("scale_", [](py::handle ts, double f) { nn::scale_(tensor_list(ts, "scale_", "tensors"), f); }, "tensors"_a,
         "factor"_a);
 }

@@ -214,6 +214,7 @@ void bind_ops(py::module_& m, Cls& cls) {
        py::arg("input"), py::arg("chunks"), py::arg("dim") = 0);
   both(m, cls, "unbind", [](const Tensor& x, int64_t dim) {
     py::list out;
+    SX_CHECK(x->dim() > 0, IndexError, "[unbind] expects a tensor with at least 1 dimension, got a 0-d tensor");
     int64_t d = wrap_dim(dim, x->dim(), "unbind");
     for (int64_t i = 0; i < x->shape[d]; ++i) out.append(select(x, d, i));
     return py::tuple(out);

@@ -95,10 +95,14 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
       .def("dim", [](const Tensor& t) { return t->dim(); })
       .def("size", [](const Tensor& t, py::object dim) -> py::object {
              if (dim.is_none()) return py::tuple(py::cast(t->shape));
+             SX_CHECK(t->dim() > 0, IndexError, "[size] dimension specified as ", dim.cast<int64_t>(),
+                      " but the tensor has no dimensions");
              return py::int_(t->shape[size_t(wrap_dim(dim.cast<int64_t>(), t->dim(), "size"))]);
            }, py::arg("dim") = py::none())
       .def("stride", [](const Tensor& t, py::object dim) -> py::object {
              if (dim.is_none()) return py::tuple(py::cast(t->strides));
+             SX_CHECK(t->dim() > 0, IndexError, "[stride] dimension specified as ", dim.cast<int64_t>(),
+                      " but the tensor has no dimensions");
              return py::int_(t->strides[size_t(wrap_dim(dim.cast<int64_t>(), t->dim(), "stride"))]);
            }, py::arg("dim") = py::none())
       .def("storage_offset", [](const Tensor& t) { return t->offset; })

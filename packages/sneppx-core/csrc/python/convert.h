@@ -8,6 +8,21 @@
 
 namespace py = pybind11;
 
+namespace pybind11::detail {
+// None is not a Tensor. pybind11's shared_ptr caster turns None into a null holder, which every op
+// would dereference (sx.mul(None, 0) crashed the interpreter); rejecting it here makes overload
+// resolution raise a TypeError instead. Every binding file includes this header, so all agree.
+template <>
+class type_caster<std::shared_ptr<sx::TensorImpl>>
+    : public copyable_holder_caster<sx::TensorImpl, std::shared_ptr<sx::TensorImpl>> {
+ public:
+  bool load(handle src, bool convert) {
+    if (src.is_none()) return false;
+    return copyable_holder_caster<sx::TensorImpl, std::shared_ptr<sx::TensorImpl>>::load(src, convert);
+  }
+};
+}  // namespace pybind11::detail
+
 namespace sx::py_conv {
 
 DType parse_dtype(py::handle h);                 // Dtype, "float32", numpy dtype or None -> error

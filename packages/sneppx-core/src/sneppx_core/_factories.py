@@ -83,24 +83,31 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     return _finish(_C._full(_shape((size,), "full"), fill_value, dtype, None), requires_grad, device)
 
 
+def _like(t, op):
+    """The shape of ``t`` for a ``*_like`` factory (a TypeError naming the op when t is no tensor)."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"[{op}] expected a Tensor, got {type(t).__name__}")
+    return t.shape
+
+
 def zeros_like(t, dtype=None, device=None, requires_grad=False):
     """Zeros with the shape (and, by default, dtype) of ``t``."""
-    return zeros(t.shape, dtype=_dtype(dtype, t.dtype), device=device, requires_grad=requires_grad)
+    return zeros(_like(t, "zeros_like"), dtype=_dtype(dtype, t.dtype), device=device, requires_grad=requires_grad)
 
 
 def ones_like(t, dtype=None, device=None, requires_grad=False):
     """Ones with the shape (and, by default, dtype) of ``t``."""
-    return ones(t.shape, dtype=_dtype(dtype, t.dtype), device=device, requires_grad=requires_grad)
+    return ones(_like(t, "ones_like"), dtype=_dtype(dtype, t.dtype), device=device, requires_grad=requires_grad)
 
 
 def empty_like(t, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor like ``t``."""
-    return empty(t.shape, dtype=_dtype(dtype, t.dtype), device=device, requires_grad=requires_grad)
+    return empty(_like(t, "empty_like"), dtype=_dtype(dtype, t.dtype), device=device, requires_grad=requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
     """A tensor like ``t`` filled with ``fill_value``."""
-    return full(t.shape, fill_value, dtype=_dtype(dtype, t.dtype), device=device, requires_grad=requires_grad)
+    return full(_like(t, "full_like"), fill_value, dtype=_dtype(dtype, t.dtype), device=device, requires_grad=requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
@@ -153,17 +160,17 @@ def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
 
 def rand_like(t, generator=None, dtype=None):
     """Uniform random numbers shaped like ``t``."""
-    return rand(t.shape, generator=generator, dtype=_dtype(dtype, t.dtype))
+    return rand(_like(t, "rand_like"), generator=generator, dtype=_dtype(dtype, t.dtype))
 
 
 def randn_like(t, generator=None, dtype=None):
     """Normal random numbers shaped like ``t``."""
-    return randn(t.shape, generator=generator, dtype=_dtype(dtype, t.dtype))
+    return randn(_like(t, "randn_like"), generator=generator, dtype=_dtype(dtype, t.dtype))
 
 
 def randint_like(t, low, high=None, generator=None, dtype=None):
     """Random integers shaped like ``t``."""
-    return randint(low, high, t.shape, generator=generator, dtype=_dtype(dtype, t.dtype))
+    return randint(low, high, _like(t, "randint_like"), generator=generator, dtype=_dtype(dtype, t.dtype))
 
 
 def manual_seed(seed) -> Tensor.__class__:

@@ -59,8 +59,14 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     return ValuesIndices(*_C._topk(input, k, dim, largest, sorted))
 
 
+def _need_tensor(x, op):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"[{op}] expected a Tensor, got {type(x).__name__}")
+
+
 def softmax(input, dim, dtype=None):
     """softmax(x)_i = exp(x_i) / sum_j exp(x_j) along ``dim``."""
+    _need_tensor(input, "softmax")
     from .functional import softmax as f
 
     return f(input, dim, dtype=dtype)
@@ -68,6 +74,7 @@ def softmax(input, dim, dtype=None):
 
 def log_softmax(input, dim, dtype=None):
     """log_softmax(x)_i = x_i - logsumexp(x) along ``dim``."""
+    _need_tensor(input, "log_softmax")
     from .functional import log_softmax as f
 
     return f(input, dim, dtype=dtype)

@@ -3,7 +3,8 @@
 Names and signatures follow ``torch.nn.functional``. The heavy ones are fused C++ kernels with
 hand-written backward passes: softmax and log_softmax, the norms, the activations, linear (one GEMM,
 bias in the epilogue), embedding, dropout, the losses (see ``_functional_losses``), attention, and the
-fused optimizer steps (see ``_functional_optim``). float16/bfloat16 inputs compute in float32.
+fused optimizer steps (see ``_functional_optim``); ``pad`` and ``interpolate`` are compositions of
+differentiable core ops. float16/bfloat16 inputs compute in float32.
 
 The fused kernels give first-order gradients. Differentiating their backward pass
 (``autograd.grad(..., create_graph=True)``) raises RuntimeError, except for ``linear``, ``embedding``
@@ -19,6 +20,7 @@ from ._functional_losses import (
     binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, huber_loss, kl_div, l1_loss, mse_loss,
     nll_loss, smooth_l1_loss,
 )
+from ._functional_extra import interpolate, pad
 from ._functional_optim import adam_step, lamb_step, lion_step, scale_, sgd_step, total_norm
 
 _nn = _C._nn
@@ -165,7 +167,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scores), broadcastable to (..., T_q, T_k). ``is_causal``: query i attends to keys
     j <= i + T_k - T_q, i.e. the mask is aligned to the end, which is what a KV cache needs
     (PyTorch aligns it to the top-left; the two agree when T_q == T_k). Rows that see no key give
-    zeros and zero gradients, as PyTorch does. ``dropout_p`` drops attention weights (training use).
+    zeros and zero gradients, as PyTorch does. ``dropout_p`` drops attention weights (training use;
+    the mask is regenerated from ``generator`` in the backward pass). A float mask that requires grad
+    receives its gradient, which is the one case that materialises a (..., T_q, T_k) buffer.
 
     The kernel is tiled with an online softmax: it never builds the (T_q, T_k) score matrix, saves only
     the output and the per-row log-sum-exp, and recomputes each tile in the backward pass.
@@ -180,5 +184,5 @@ __all__ = [
     "log_softmax", "layer_norm", "rms_norm", "linear", "embedding", "dropout", "scaled_dot_product_attention",
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "sgd_step", "adam_step", "lion_step", "lamb_step", "total_norm",
-    "scale_",
+    "scale_", "pad", "interpolate",
 ]

@@ -1,0 +1,73 @@
+"""functional.pad and functional.interpolate against NumPy, finite differences and PyTorch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sneppx_core as sx
+import sneppx_core.functional as F
+from sneppx_core.testing import gradcheck
+
+RNG = np.random.default_rng(11)
+
+
+def t64(a, requires_grad=True):
+    return sx.tensor(np.asarray(a, dtype=np.float64), dtype=sx.float64, requires_grad=requires_grad)
+
+
+@pytest.mark.parametrize("mode,np_mode", [("constant", "constant"), ("reflect", "reflect"), ("replicate", "edge"),
+                                          ("circular", "wrap")])
+def test_pad_modes(mode, np_mode):
+    a = RNG.standard_normal((2, 3, 5, 4))
+    got = F.pad(t64(a, False), (1, 2, 3, 1), mode=mode)
+    ref = np.pad(a, ((0, 0), (0, 0), (3, 1), (1, 2)), mode=np_mode)
+    np.testing.assert_allclose(got.numpy(), ref)
+    gradcheck(lambda x: F.pad(x, (1, 2, 3, 1), mode=mode), [t64(a[:1, :1])])
+
+
+def test_pad_constant_value_and_negative_pads():
+    a = RNG.standard_normal((3, 6))
+    got = F.pad(t64(a, False), (-2, 1, 1, 0), value=7.0)
+    ref = np.pad(a[:, 2:], ((1, 0), (0, 1)), constant_values=7.0)
+    np.testing.assert_allclose(got.numpy(), ref)
+    with pytest.raises(ValueError, match="pad.*reflect"):
+        F.pad(sx.zeros(1, 1, 3), (3, 0), mode="reflect")
+    with pytest.raises(ValueError, match="pad.*even"):
+        F.pad(sx.zeros(3), (1, 2, 3))
+
+
+@pytest.mark.parametrize("mode,shape,size,align", [
+    ("nearest", (1, 2, 5), 8, None), ("nearest", (1, 1, 4, 6), (3, 9), None), ("linear", (2, 1, 5), 9, False),
+    ("linear", (2, 1, 5), 3, True), ("bilinear", (1, 2, 4, 3), (7, 5), False),
+    ("bilinear", (1, 2, 4, 3), (6, 2), True)])
+def test_interpolate_gradients(mode, shape, size, align):
+    a = RNG.standard_normal(shape)
+    gradcheck(lambda x: F.interpolate(x, size=size, mode=mode, align_corners=align), [t64(a)])
+
+
+def test_interpolate_linear_against_numpy():
+    a = RNG.standard_normal((1, 1, 4))
+    got = F.interpolate(t64(a, False), size=7, mode="linear", align_corners=True).numpy()[0, 0]
+    np.testing.assert_allclose(got, np.interp(np.linspace(0, 3, 7), np.arange(4), a[0, 0]))
+    got = F.interpolate(t64(a, False), scale_factor=2, mode="nearest").numpy()[0, 0]
+    np.testing.assert_allclose(got, np.repeat(a[0, 0], 2))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("kw", [
+    dict(size=(7, 5), mode="bilinear"), dict(size=(3, 8), mode="bilinear", align_corners=True),
+    dict(scale_factor=2.5, mode="nearest"), dict(size=(5, 9), mode="nearest"), dict(scale_factor=0.5, mode="bilinear")])
+def test_parity_interpolate(kw):
+    torch = pytest.importorskip("torch")
+    a = RNG.standard_normal((2, 3, 6, 4)).astype(np.float32)
+    np.testing.assert_allclose(F.interpolate(sx.tensor(a), **kw).numpy(),
+                               torch.nn.functional.interpolate(torch.tensor(a), **kw).numpy(), atol=1e-6)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+def test_parity_pad(mode):
+    torch = pytest.importorskip("torch")
+    a = RNG.standard_normal((1, 2, 5, 6)).astype(np.float32)
+    np.testing.assert_allclose(F.pad(sx.tensor(a), (2, 1, 0, 3), mode=mode).numpy(),
+                               torch.nn.functional.pad(torch.tensor(a), (2, 1, 0, 3), mode=mode).numpy())
