@@ -220,7 +220,31 @@ def run(quick: bool = False) -> list:
         torch_model = make_torch_gpt(cfg, weights)
     except ImportError:
         torch_model = None
-    return bench_protocol_model(SxTinyGPT(cfg, weights), cfg["vocab"], torch_model, quick=quick)
+    rows = bench_protocol_model(SxTinyGPT(cfg, weights), cfg["vocab"], torch_model, quick=quick)
+    return rows + bench_nn_transformer(quick)
+
+
+def bench_nn_transformer(quick: bool = False) -> list:
+    """sneppx_nn's Transformer (the nn issue's small GPT: vocab 256, d_model 128, 4 heads, 2 layers)
+    through ``generate`` with its preallocated KV cache, against the hand-cached torch GPT of the same
+    architecture and size (weights differ; greedy decoding does the same work either way)."""
+    try:
+        from sneppx_nn import Transformer
+    except ImportError:
+        return []
+    cfg = {"vocab": 256, "dim": 128, "heads": 4, "layers": 2, "max_pos": 256}
+    sx.manual_seed(0)
+    model = Transformer(cfg["vocab"], cfg["dim"], cfg["heads"], cfg["layers"], max_seq_len=cfg["max_pos"]).eval()
+    try:
+        torch_model = make_torch_gpt(cfg, make_weights(cfg))
+    except ImportError:
+        torch_model = None
+    rows = bench_protocol_model(model, cfg["vocab"], torch_model, quick=quick)
+    rows = [r for r in rows if "cached" in r["name"] and "sample" not in r["name"]]
+    for r in rows:
+        r["name"] = r["name"].replace("generate", "nn.Transformer")
+        r["match"] = None  # different weights: only the speed is compared
+    return rows
 
 
 def main(argv=None) -> None:

@@ -15,6 +15,10 @@ try:
     settings.register_profile(
         "sneppx", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
     )
+    # SNEPPX_HYPOTHESIS_PROFILE=thorough: many more examples, for hunting rare failures by hand
+    settings.register_profile(
+        "thorough", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
     settings.load_profile(os.environ.get("SNEPPX_HYPOTHESIS_PROFILE", "sneppx"))
 except ImportError:  # hypothesis is a test dependency; property tests skip without it
     pass

@@ -38,6 +38,17 @@ def test_backward_with_gradient():
     np.testing.assert_allclose(npg(x.grad), [2.0, 2.0, -6.0])
 
 
+def test_backward_seed_takes_the_output_dtype():
+    x = leaf([1.0, 2.0])  # float64
+    (x * x).backward(sx.tensor([1.0, 1.0], dtype=sx.float32))
+    assert x.grad.dtype == sx.float64
+    np.testing.assert_allclose(npg(x.grad), [2.0, 4.0])
+    (g,) = grad(x * 3, x, grad_outputs=sx.ones(2, dtype=sx.float16))
+    assert g.dtype == sx.float64
+    with pytest.raises(TypeError, match="floating"):
+        (x * 1).backward(sx.tensor([1, 1]))
+
+
 def test_backward_gradient_shape_mismatch_raises():
     x = leaf([1.0, 2.0])
     with pytest.raises(ValueError, match="backward"):
@@ -666,3 +677,13 @@ def test_view_writes_match_torch(torch):
     x0, w0 = rng.uniform(-1, 1.2, (3, 3)), rng.uniform(-1, 1, 2)
     for a, b in zip(run(sx, x0, w0), run(torch, x0, w0)):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_double_backward_through_view_write():
+    x = leaf([0.5, 1.0, 2.0])
+    y = x * 1
+    y[1:] = x[1:] ** 3  # y = [x0, x1^3, x2^3]
+    (g,) = grad((y * y).sum(), x, create_graph=True)  # d/dx: [2 x0, 6 x1^5, 6 x2^5]
+    np.testing.assert_allclose(npg(g), [1.0, 6.0, 192.0])
+    (gg,) = grad(g.sum(), x)
+    np.testing.assert_allclose(npg(gg), [2.0, 30.0, 480.0])

@@ -138,6 +138,16 @@ def test_huge_sizes_raise_memory_error_quickly(call):
     assert time.perf_counter() - start < 1.0
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+def test_integer_division_extremes_do_not_trap(dtype):
+    lo = -(2**63) if dtype == "int64" else -(2**31)
+    a = sx.tensor([lo, 7, -7, lo], dtype=dtype)
+    b = sx.tensor([-1, -1, 2, 3], dtype=dtype)
+    assert (a % b).tolist() == [0, 0, 1, (lo % 3)]
+    assert (a // b).tolist() == [lo, -7, -4, lo // 3]  # lo // -1 wraps to lo, as in PyTorch
+    assert (a % -1).tolist() == [0, 0, 0, 0]
+
+
 def test_huge_view_is_fine_and_its_copy_is_not():
     e = sx.ones(3).expand(2**40, 3)
     assert e.shape == (2**40, 3) and e.stride() == (0, 1)
@@ -154,8 +164,10 @@ FUZZ = textwrap.dedent(
     ALLOWED = (ValueError, TypeError, IndexError, RuntimeError, MemoryError, NotImplementedError)
     values = [None, "x", 1.5, -1, 0, 2**70, -2**70, float("nan"), float("inf"), (), (2, -3), [[1], [2, 3]], [1, "a"],
               object(), sx.ones(0), sx.ones(2, 3), sx.ones(3, dtype=sx.int64), sx.tensor(True), sx.ones(2, 1, 0),
-              sx.ones(4).expand(3, 4), sx.ones(2, 3).T, sx.tensor([5, -7]), np.zeros((2, 2)), 10**12, 2**31, -2**63,
-              sx.tensor([1.0], dtype=sx.bfloat16), sx.ones(2, requires_grad=True), sx.ones(1, 1, 1, 1, 1)]
+              sx.ones(4).expand(3, 4), sx.ones(2, 3).T, sx.tensor([5, -7]), np.zeros((2, 2)), 10**12, -2**63,
+              sx.tensor([1.0], dtype=sx.bfloat16), sx.ones(2, requires_grad=True), sx.ones(1, 1, 1, 1, 1),
+              sx.tensor([-2**63, -1, 2**63 - 1]), sx.tensor([-2**31, -1], dtype=sx.int32), sx.tensor(-1),
+              sx.tensor([float("nan"), float("-inf")])]
     mod_fns = [getattr(sx, n) for n in sorted(dir(sx)) if not n.startswith("_") and callable(getattr(sx, n))
                and n not in ("set_num_threads", "seed", "manual_seed", "empty_cache", "Generator", "Device", "require_core")]
     methods = [n for n in sorted(dir(sx.Tensor)) if not n.startswith("_") and n not in ("backward", "register_hook",

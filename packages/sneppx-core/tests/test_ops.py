@@ -9,7 +9,7 @@ import pytest
 import sneppx_core as sx
 from sneppx_core.testing import gradcheck
 
-from opcheck import LAYOUTS, assert_matches, case_inputs, expected_dtype, float_outputs, make_input, rng_for, to_np
+from opcheck import LAYOUTS, assert_matches, case_inputs, expected_dtype, float_outputs, rng_for, to_np
 from optable import FLOATS, OPS, X, values
 
 FORWARD = [(s, d, lay) for s in OPS for d in s.dtypes for lay in LAYOUTS if lay in s.layouts]
@@ -149,3 +149,77 @@ def _compare_grads(torch, spec, xs, ts, out, tout, dtype):
         assert x.grad is not None, f"{spec.name}: input {i} got no gradient"
         np.testing.assert_allclose(to_np(x.grad).astype(np.float64), _torch_to_np(torch, t.grad).astype(np.float64),
                                    rtol=rtol, atol=atol, err_msg=f"{spec.name} grad of input {i}")
+
+
+# ---------------------------------------------------------------- empty tensors
+EMPTY = [
+    ("sum0", lambda m, x: x.sum(0), lambda a: a.sum(0)), ("sum1", lambda m, x: x.sum(1), lambda a: a.sum(1)),
+    ("sum_all", lambda m, x: x.sum(), lambda a: a.sum()), ("prod0", lambda m, x: x.prod(0), lambda a: a.prod(0)),
+    ("amax1", lambda m, x: x.amax(1), lambda a: a.max(1)), ("cumsum0", lambda m, x: x.cumsum(0), lambda a: a.cumsum(0)),
+    ("exp", lambda m, x: x.exp(), np.exp), ("add", lambda m, x: x + 1, lambda a: a + 1),
+    ("matmul", lambda m, x: x @ m.ones(3, 4), lambda a: a @ np.ones((3, 4))),
+    ("matmul_k0", lambda m, x: x.T @ x, lambda a: a.T @ a), ("T", lambda m, x: x.T, lambda a: a.T),
+    ("reshape", lambda m, x: x.reshape(3, 0), lambda a: a.reshape(3, 0)), ("slice", lambda m, x: x[:, 1:], lambda a: a[:, 1:]),
+    ("mask", lambda m, x: x[x > 0], lambda a: a[a > 0]), ("sort", lambda m, x: x.sort(1).values, lambda a: np.sort(a, 1)),
+    ("all", lambda m, x: x.all(), lambda a: a.all()), ("any", lambda m, x: x.any(), lambda a: a.any()),
+    ("all0", lambda m, x: x.all(0), lambda a: a.all(0)), ("any1", lambda m, x: x.any(1), lambda a: a.any(1)),
+    ("logsumexp1", lambda m, x: x.logsumexp(1), lambda a: np.log(np.exp(a).sum(1))),
+    ("cat", lambda m, x: m.cat([x, x]), lambda a: np.concatenate([a, a])),
+    ("stack", lambda m, x: m.stack([x, x]), lambda a: np.stack([a, a])),
+    ("repeat", lambda m, x: x.repeat(2, 2), lambda a: np.tile(a, (2, 2))), ("flip", lambda m, x: x.flip(0), lambda a: a[::-1]),
+    ("nonzero", lambda m, x: x.nonzero(), lambda a: np.argwhere(a)),
+    ("softmax", lambda m, x: x.softmax(1), lambda a: a),
+]
+
+
+@pytest.mark.parametrize("name,f,ref", EMPTY, ids=[e[0] for e in EMPTY])
+def test_empty_tensors_match_numpy(name, f, ref):
+    out = f(sx, sx.zeros(0, 3))
+    with np.errstate(all="ignore"):
+        expected = np.asarray(ref(np.zeros((0, 3), dtype=np.float32)))
+    assert tuple(out.shape) == expected.shape
+    np.testing.assert_array_equal(to_np(out), expected)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name,f,ref", EMPTY, ids=[e[0] for e in EMPTY])
+def test_empty_tensors_match_torch(name, f, ref, torch):
+    out, tout = f(sx, sx.zeros(0, 3)), f(torch, torch.zeros(0, 3))
+    assert tuple(out.shape) == tuple(tout.shape) and str(out.dtype).split(".")[-1] == str(tout.dtype).split(".")[-1]
+    np.testing.assert_array_equal(to_np(out), tout.numpy())
+
+
+# ---------------------------------------------------------------- NaN propagation
+NAN_DATA = [[1.0, float("nan"), 3.0, -1.0], [2.0, 0.5, float("nan"), float("nan")], [4.0, 1.0, 2.0, 0.0]]
+NAN_CASES = [
+    ("amax", lambda m, x: x.amax(1), lambda a: a.max(1)), ("amin", lambda m, x: x.amin(0), lambda a: a.min(0)),
+    ("max_values", lambda m, x: x.max(1).values, lambda a: a.max(1)),
+    ("argmax", lambda m, x: x.argmax(1), lambda a: a.argmax(1)), ("argmin", lambda m, x: x.argmin(0), lambda a: a.argmin(0)),
+    ("max_all", lambda m, x: x.max(), lambda a: a.max()),
+    ("maximum", lambda m, x: m.maximum(x, x.flip(1)), lambda a: np.maximum(a, a[:, ::-1])),
+    ("minimum", lambda m, x: m.minimum(x, m.zeros(4)), lambda a: np.minimum(a, 0)),
+    ("clamp", lambda m, x: x.clamp(0, 2), lambda a: np.clip(a, 0, 2)),
+    ("clamp_tensor", lambda m, x: x.clamp(x.flip(1), None), lambda a: np.maximum(a, a[:, ::-1])),
+    ("sort", lambda m, x: x.sort(1).values, lambda a: np.sort(a, 1)),
+    ("sort_desc", lambda m, x: x.sort(1, descending=True).values, lambda a: np.sort(a, 1)[:, ::-1]),  # NaN first
+    ("sum", lambda m, x: x.sum(1), lambda a: a.sum(1)), ("cumsum", lambda m, x: x.cumsum(1), lambda a: a.cumsum(1)),
+    ("relu", lambda m, x: x.relu(), lambda a: np.where(a < 0, 0, a)), ("sign", lambda m, x: x.sign(), lambda a: np.nan_to_num(np.sign(a))),  # PyTorch: sign(nan) = 0
+    ("eq", lambda m, x: x == x, lambda a: a == a), ("ne", lambda m, x: x != x, lambda a: a != a),
+    ("round", lambda m, x: x.round(), np.round), ("softmax", lambda m, x: x.softmax(1), None),
+    ("logsumexp", lambda m, x: x.logsumexp(1), None), ("norm", lambda m, x: x.norm(dim=1), lambda a: np.sqrt((a * a).sum(1))),
+    ("any", lambda m, x: x.any(1), lambda a: (a != 0).any(1)), ("bool", lambda m, x: x.bool(), lambda a: a != 0),
+]
+
+
+@pytest.mark.parametrize("name,f,ref", [c for c in NAN_CASES if c[2] is not None],
+                         ids=[c[0] for c in NAN_CASES if c[2] is not None])
+def test_nan_propagation_matches_numpy(name, f, ref):
+    a = np.array(NAN_DATA, dtype=np.float32)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(to_np(f(sx, sx.tensor(a))), ref(a))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name,f,ref", NAN_CASES, ids=[c[0] for c in NAN_CASES])
+def test_nan_propagation_matches_torch(name, f, ref, torch):
+    np.testing.assert_array_equal(to_np(f(sx, sx.tensor(NAN_DATA))), f(torch, torch.tensor(NAN_DATA)).numpy())

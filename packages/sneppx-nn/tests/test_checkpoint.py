@@ -78,7 +78,8 @@ def test_bfloat16_module_roundtrip(tmp_path):
     lin = nn.Linear(4, 3).to(sx.bfloat16)
     path = tmp_path / "bf.safetensors"
     lin.save_checkpoint(path)
-    back = nn.Linear.from_checkpoint(path)  # built in float32, values loaded from bf16
+    back = nn.Linear.from_checkpoint(path)  # built in float32, then cast to the file's bfloat16
+    assert back.weight.dtype == sx.bfloat16 and back.bias.dtype == sx.bfloat16
     np.testing.assert_array_equal(to_np(back.weight), to_np(lin.weight))
     raw = nn.load(path)
     assert raw["weight"].dtype == sx.bfloat16

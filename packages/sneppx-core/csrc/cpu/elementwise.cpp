@@ -51,6 +51,8 @@ void run1(const Tensor& out, const Tensor& a, F f) {
 template <typename C> C floordiv(C a, C b) {
   if constexpr (std::is_integral_v<C>) {
     if (b == 0) return 0;  // checked by the op before the kernel runs
+    // INT_MIN / -1 traps (SIGFPE) on x86: negate with wrap-around instead, as PyTorch's result is
+    if constexpr (std::is_signed_v<C>) if (b == C(-1)) return C(std::make_unsigned_t<C>(0) - std::make_unsigned_t<C>(a));
     C q = a / b;
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
   } else {
@@ -60,6 +62,7 @@ template <typename C> C floordiv(C a, C b) {
 template <typename C> C pymod(C a, C b) {
   if constexpr (std::is_integral_v<C>) {
     if (b == 0) return 0;
+    if constexpr (std::is_signed_v<C>) if (b == C(-1)) return 0;  // INT_MIN % -1 traps on x86
     C r = a % b;
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
   } else {
@@ -160,7 +163,7 @@ void unary_t(UnaryOp op, const Tensor& out, const Tensor& x) {
     case UnaryOp::Neg: return run1<T, T>(out, x, [](C v) { return -v; });
     case UnaryOp::Abs: return run1<T, T>(out, x, [](C v) { return v < C(0) ? -v : v; });
     case UnaryOp::Square: return run1<T, T>(out, x, [](C v) { return v * v; });
-    case UnaryOp::Relu: return run1<T, T>(out, x, [](C v) { return v > C(0) ? v : C(0); });
+    case UnaryOp::Relu: return run1<T, T>(out, x, [](C v) { return v < C(0) ? C(0) : v; });  // NaN stays NaN
     case UnaryOp::Sign: return run1<T, T>(out, x, [](C v) { return C((C(0) < v) - (v < C(0))); });
     case UnaryOp::Not: return run1<bool, T>(out, x, [](C v) { return v == C(0); });
     default:

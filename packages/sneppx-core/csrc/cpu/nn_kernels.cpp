@@ -176,30 +176,30 @@ void norm_row(const T* x, const T* w, const T* b, T* y, T& mean_out, T& rstd_out
   else for (int64_t j = 0; j < N; ++j) y[j] = (x[j] - mu) * r;
 }
 
-// Row i of the input gradient; adds g * xhat and g to the column partials pw / pb when given.
-template <typename T>
+// Row i of the input gradient (gx may be null), adding g * xhat and g to the column partials pw, pb
+// (COLS) in the same pass that sums gh = g * w and gh * xhat.
+template <typename T, bool HAS_W, bool COLS>
 void norm_bwd_row(const T* g, const T* x, const T* w, T mu, T r, T* gx, T* pw, T* pb, int64_t N, bool rms) {
-  if (pw) for (int64_t j = 0; j < N; ++j) pw[j] += g[j] * ((x[j] - mu) * r);
-  if (pb) for (int64_t j = 0; j < N; ++j) pb[j] += g[j];
-  if (!gx) return;
   T sa[kLanes] = {}, sb[kLanes] = {};
   int64_t j = 0;
-  for (; j + kLanes <= N; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      T gh = w ? g[j + l] * w[j + l] : g[j + l];
-      sa[l] += gh;
-      sb[l] += gh * ((x[j + l] - mu) * r);
+  auto body = [&](int64_t k, T& a, T& b) {
+    T xh = (x[k] - mu) * r;
+    T gh = HAS_W ? g[k] * w[k] : g[k];
+    a += gh;
+    b += gh * xh;
+    if constexpr (COLS) {
+      pw[k] += g[k] * xh;
+      pb[k] += g[k];
     }
+  };
+  for (; j + kLanes <= N; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) body(j + l, sa[l], sb[l]);
   T a = 0, bsum = 0;
   for (int l = 0; l < kLanes; ++l) a += sa[l], bsum += sb[l];
-  for (; j < N; ++j) {
-    T gh = w ? g[j] * w[j] : g[j];
-    a += gh;
-    bsum += gh * ((x[j] - mu) * r);
-  }
-  T ca = rms ? T(0) : a / T(N), cb = bsum / T(N);
-  if (w) for (j = 0; j < N; ++j) gx[j] = r * (g[j] * w[j] - ca - (x[j] - mu) * r * cb);
-  else for (j = 0; j < N; ++j) gx[j] = r * (g[j] - ca - (x[j] - mu) * r * cb);
+  for (; j < N; ++j) body(j, a, bsum);
+  if (!gx) return;
+  const T ca = rms ? T(0) : a / T(N), cb = bsum / T(N);
+  for (j = 0; j < N; ++j) gx[j] = r * ((HAS_W ? g[j] * w[j] : g[j]) - ca - (x[j] - mu) * r * cb);
 }
 }  // namespace
 
@@ -219,13 +219,16 @@ void norm_bwd(const T* g, const T* x, const T* w, const T* mean, const T* rstd, 
               int64_t N, bool rms) {
   // Column sums go through a fixed number of row chunks so that results do not depend on the thread count.
   int64_t chunks = std::clamp<int64_t>(M / 64, 1, 64);
-  std::vector<T> pw(gw ? chunks * N : 0, T(0)), pb(gb ? chunks * N : 0, T(0));
+  const bool cols = gw || gb;
+  std::vector<T> pw(cols ? chunks * N : 0, T(0)), pb(cols ? chunks * N : 0, T(0));
+  auto row = w ? (cols ? norm_bwd_row<T, true, true> : norm_bwd_row<T, true, false>)
+               : (cols ? norm_bwd_row<T, false, true> : norm_bwd_row<T, false, false>);
   parallel_for(chunks, 1, [&](int64_t cb, int64_t ce) {
     for (int64_t c = cb; c < ce; ++c) {
       int64_t lo = M * c / chunks, hi = M * (c + 1) / chunks;
       for (int64_t i = lo; i < hi; ++i)
-        norm_bwd_row(g + i * N, x + i * N, w, rms ? T(0) : mean[i], rstd[i], gx ? gx + i * N : nullptr,
-                     gw ? pw.data() + c * N : nullptr, gb ? pb.data() + c * N : nullptr, N, rms);
+        row(g + i * N, x + i * N, w, rms ? T(0) : mean[i], rstd[i], gx ? gx + i * N : nullptr,
+            cols ? pw.data() + c * N : nullptr, cols ? pb.data() + c * N : nullptr, N, rms);
     }
   });
   for (int64_t c = 0; c < chunks; ++c) {

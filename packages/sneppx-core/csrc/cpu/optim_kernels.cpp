@@ -1,5 +1,5 @@
-// Fused optimizer loops. Formulas follow torch.optim (SGD, Adam/AdamW: the foreach implementation's
-// order of operations) and the Lion and LAMB papers; see ops/optim.cpp and functional.py for the maths.
+// Fused optimizer loops. Formulas follow torch.optim (SGD, Adam/AdamW) and the Lion and LAMB papers;
+// see _functional_optim.py for the maths.
 #include <algorithm>
 #include <cmath>
 
@@ -7,69 +7,80 @@
 
 namespace sx::cpu {
 
-template <typename T> void sgd_range(T* p, const T* g, T* buf, int64_t n, const SgdK& k) {
-  const T lr = T(k.lr), mom = T(k.momentum), keep = T(1 - k.dampening), wd = T(k.weight_decay);
+// SGD and Adam repeat torch.optim's sequence of tensor ops with the same roundings: contraction into
+// FMA is off in this file, and std::fma appears where PyTorch's CPU kernels fuse (add with alpha, lerp,
+// addcmul), so that long runs stay within float32 rounding of torch.optim instead of drifting apart.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+namespace {
+// grad = -grad if maximize; grad = grad + weight_decay * param (torch: grad.add(param, alpha=wd)).
+template <typename T, bool WD> inline T decayed_grad(T g, T p, T gs, T wd) {
+  T d = gs * g;
+  if constexpr (WD) d = std::fma(p, wd, d);
+  return d;
+}
+
+template <typename T, bool WD> void sgd_loop(T* p, const T* g, T* buf, int64_t n, const SgdK& k) {
+  const T nlr = T(-k.lr), mom = T(k.momentum), keep = T(1 - k.dampening), wd = T(k.weight_decay);
   const T gs = k.maximize ? T(-1) : T(1);
   if (k.momentum == 0) {
-    for (int64_t i = 0; i < n; ++i) p[i] -= lr * (gs * g[i] + wd * p[i]);
-  } else if (k.first_step) {
-    if (k.nesterov)
-      for (int64_t i = 0; i < n; ++i) {
-        T d = gs * g[i] + wd * p[i];
-        buf[i] = d;
-        p[i] -= lr * (d + mom * d);
-      }
-    else
-      for (int64_t i = 0; i < n; ++i) {
-        T d = gs * g[i] + wd * p[i];
-        buf[i] = d;
-        p[i] -= lr * d;
-      }
-  } else if (k.nesterov) {
-    for (int64_t i = 0; i < n; ++i) {
-      T d = gs * g[i] + wd * p[i];
-      T b = buf[i] * mom + keep * d;
-      buf[i] = b;
-      p[i] -= lr * (d + mom * b);
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-      T d = gs * g[i] + wd * p[i];
-      T b = buf[i] * mom + keep * d;
-      buf[i] = b;
-      p[i] -= lr * b;
-    }
+    for (int64_t i = 0; i < n; ++i) p[i] = std::fma(decayed_grad<T, WD>(g[i], p[i], gs, wd), nlr, p[i]);
+    return;
   }
+  for (int64_t i = 0; i < n; ++i) {
+    T d = decayed_grad<T, WD>(g[i], p[i], gs, wd);
+    T b = k.first_step ? d : std::fma(d, keep, buf[i] * mom);  // buf.mul_(momentum).add_(grad, alpha=1-damp)
+    buf[i] = b;
+    T step = k.nesterov ? std::fma(b, mom, d) : b;               // grad.add(buf, alpha=momentum)
+    p[i] = std::fma(step, nlr, p[i]);                            // param.add_(grad, alpha=-lr)
+  }
+}
+}  // namespace
+
+template <typename T> void sgd_range(T* p, const T* g, T* buf, int64_t n, const SgdK& k) {
+  if (k.weight_decay != 0) sgd_loop<T, true>(p, g, buf, n, k);
+  else sgd_loop<T, false>(p, g, buf, n, k);
 }
 
 namespace {
-template <typename T, bool AMS>
+template <typename T, bool AMS, bool L2>
 void adam_loop(T* p, const T* g, T* m, T* v, T* vmax, int64_t n, const AdamK& k) {
-  const T gs = k.maximize ? T(-1) : T(1);
-  const T l2 = k.decoupled ? T(0) : T(k.weight_decay);
+  const T gs = k.maximize ? T(-1) : T(1), wd = T(k.weight_decay);
   const T decay = k.decoupled ? T(1 - k.lr * k.weight_decay) : T(1);
-  const T w1 = T(1 - k.beta1), b2 = T(k.beta2), w2 = T(1 - k.beta2);
+  // exp_avg.lerp_(grad, w): PyTorch computes start + w (end - start) for |w| < 0.5, else end - (1 - w)(end - start)
+  const T w1 = T(1 - k.beta1);
+  const bool low = std::abs(1 - k.beta1) < 0.5;
+  const T coeff = low ? w1 : T(w1 - T(1));
+  const T b2 = T(k.beta2), w2 = T(1 - k.beta2);
   const T step = T(-k.step_size), bc2s = T(k.bc2_sqrt), eps = T(k.eps);
   for (int64_t i = 0; i < n; ++i) {
-    T pi = p[i];
-    T gi = gs * g[i] + l2 * pi;
-    pi *= decay;
-    T mi = m[i] + w1 * (gi - m[i]);  // exp_avg.lerp_(grad, 1 - beta1)
-    T vi = v[i] * b2 + w2 * gi * gi;
+    T gi = decayed_grad<T, L2>(g[i], p[i], gs, wd);
+    T pi = p[i] * decay;
+    T mi = std::fma(coeff, gi - m[i], low ? m[i] : gi);
+    T vi = v[i] * b2;
+    vi = std::fma(w2 * gi, gi, vi);  // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1-beta2)
     m[i] = mi;
     v[i] = vi;
     if constexpr (AMS) {
       vi = vmax[i] > vi ? vmax[i] : vi;
       vmax[i] = vi;
     }
-    p[i] = pi + step * (mi / (std::sqrt(vi) / bc2s + eps));
+    T den = std::sqrt(vi) / bc2s + eps;
+    p[i] = pi + step * mi / den;  // param.addcdiv_(exp_avg, denom, value=-step_size): self + v * t1 / t2
   }
 }
 }  // namespace
 
 template <typename T> void adam_range(T* p, const T* g, T* m, T* v, T* vmax, int64_t n, const AdamK& k) {
-  if (k.amsgrad) adam_loop<T, true>(p, g, m, v, vmax, n, k);
-  else adam_loop<T, false>(p, g, m, v, vmax, n, k);
+  bool l2 = !k.decoupled && k.weight_decay != 0;
+  if (k.amsgrad && l2) adam_loop<T, true, true>(p, g, m, v, vmax, n, k);
+  else if (k.amsgrad) adam_loop<T, true, false>(p, g, m, v, vmax, n, k);
+  else if (l2) adam_loop<T, false, true>(p, g, m, v, vmax, n, k);
+  else adam_loop<T, false, false>(p, g, m, v, vmax, n, k);
 }
 
 template <typename T>

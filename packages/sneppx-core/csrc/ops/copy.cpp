@@ -92,13 +92,17 @@ void rebase_view_write(const Tensor& x, const Tensor& value, const char* op) {
   int64_t voff = x->offset - base->offset;
   DType vd = value->dtype;
   Tensor tmp = empty({0}, base->dtype);
-  record("CopySlices", {base, value}, tmp, [vs, vst, voff, vals, vd](const Tensor& g) {
-    Tensor gc = clone_nograd(g);  // contiguous, so the view's geometry applies to it directly
-    Tensor region = make_view(gc, vs, vst, gc->offset + voff);
-    Tensor gv = clone_nograd(region);
-    cpu::fill(region, Scalar(0.0));
+  Shape bshape = base->shape;
+  record("CopySlices", {base, value}, tmp, [vs, vst, voff, vals, vd, bshape](const Tensor& g) {
+    // The written region in the base's (contiguous) element order: its flat positions and a mask.
+    Tensor pos = clone_nograd(make_view(arange(0, double(shape_numel(bshape, "setitem")), 1, DType::Int64), vs, vst, voff));
+    Tensor keep = ones(bshape, g->dtype);
+    cpu::fill(make_view(keep, vs, vst, voff), Scalar(0.0));
+    // Differentiable ops only, so that create_graph=True sees through the write.
+    Tensor g_base = mul(g, keep);
+    Tensor gv = reshape(index_front(reshape(g, {-1}), {reshape(pos, {-1})}), vs);
     gv = gv->shape == vals ? gv : sum_to(gv, vals);
-    return TensorList{gc, gv->dtype == vd ? gv : to_dtype(gv, vd)};
+    return TensorList{g_base, gv->dtype == vd ? gv : to_dtype(gv, vd)};
   });
   if (!tmp->grad_fn) return;  // neither the base nor the value takes part in autograd
   base->grad_fn = tmp->grad_fn;

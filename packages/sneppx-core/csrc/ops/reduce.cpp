@@ -186,17 +186,35 @@ Tensor norm(const Tensor& x, double p, const OptDims& dims, bool keepdim) {
   return pow(sum(pow(unary(UnaryOp::Abs, x), Scalar(p)), dims, keepdim), Scalar(1.0 / p));
 }
 
+// all/any over an empty reduction give their identities (true / false), as in PyTorch and NumPy.
+static Tensor empty_logical(const Tensor& x, const IntList& d, bool keepdim, bool value) {
+  Shape s;
+  for (int64_t i = 0; i < x->dim(); ++i) {
+    bool red = std::find(d.begin(), d.end(), i) != d.end();
+    if (!red || keepdim) s.push_back(red ? 1 : x->shape[i]);
+  }
+  return full(s, Scalar(value), x->dtype == DType::UInt8 ? DType::UInt8 : DType::Bool, x->device());
+}
+
+static bool reduces_nothing(const Tensor& x, const IntList& d) {
+  int64_t n = 1;
+  for (auto i : d) n *= x->shape[i];
+  return x->dim() > 0 && n == 0;
+}
+
 Tensor all(const Tensor& x, const OptDims& dims, bool keepdim) {
-  Tensor nz = unary(UnaryOp::Not, x);  // true where x is zero
   IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "all");
+  if (reduces_nothing(x, d)) return empty_logical(x, d, keepdim, true);
+  Tensor nz = unary(UnaryOp::Not, x);  // true where x is zero
   Tensor bad = reduce_impl(cpu::ReduceOp::Max, nz, d, keepdim, DType::Bool, "all");
   Tensor r = unary(UnaryOp::Not, bad);
   return x->dtype == DType::UInt8 ? cast_nograd(r, DType::UInt8) : r;  // PyTorch keeps uint8 here
 }
 
 Tensor any(const Tensor& x, const OptDims& dims, bool keepdim) {
-  Tensor b = cast_nograd(x, DType::Bool);
   IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "any");
+  if (reduces_nothing(x, d)) return empty_logical(x, d, keepdim, false);
+  Tensor b = cast_nograd(x, DType::Bool);
   Tensor r = reduce_impl(cpu::ReduceOp::Max, b, d, keepdim, DType::Bool, "any");
   return x->dtype == DType::UInt8 ? cast_nograd(r, DType::UInt8) : r;  // PyTorch keeps uint8 here
 }

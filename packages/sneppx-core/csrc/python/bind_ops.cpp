@@ -102,13 +102,14 @@ void bind_ops(py::module_& m, Cls& cls) {
   auto clamp_fn = [](const Tensor& x, py::handle lo, py::handle hi) {
     if (is_tensor(lo) || is_tensor(hi)) {  // where(), not maximum(): at ties x keeps the whole gradient
       Tensor r = x;
+      // a NaN bound gives NaN, as in PyTorch
       if (!lo.is_none()) {
         Tensor l = operand(lo, x, "clamp");
-        r = where(binary(BinaryOp::Lt, r, l), l, r);
+        r = where(binary(BinaryOp::Or, binary(BinaryOp::Lt, r, l), unary(UnaryOp::IsNan, l)), l, r);
       }
       if (!hi.is_none()) {
         Tensor h = operand(hi, x, "clamp");
-        r = where(binary(BinaryOp::Gt, r, h), h, r);
+        r = where(binary(BinaryOp::Or, binary(BinaryOp::Gt, r, h), unary(UnaryOp::IsNan, h)), h, r);
       }
       return r;
     }
@@ -297,7 +298,10 @@ void bind_ops(py::module_& m, Cls& cls) {
         SX_CHECK(outs[i]->numel() == 1, RuntimeError, "[grad] grad can be implicitly created only for scalar outputs; pass grad_outputs");
         gs.push_back(ones(outs[i]->shape, outs[i]->dtype));
       } else {
-        gs.push_back(g.cast<Tensor>());
+        Tensor gt = g.cast<Tensor>();
+        SX_CHECK(gt->shape == outs[i]->shape, ValueError, "[grad] grad_outputs[", i, "] has shape ",
+                 shape_str(gt->shape), " but the output has shape ", shape_str(outs[i]->shape));
+        gs.push_back(to_dtype(gt, outs[i]->dtype));  // seeds take the outputs' dtypes, as in PyTorch
       }
     }
     bool keep = retain.is_none() ? create : retain.cast<bool>();

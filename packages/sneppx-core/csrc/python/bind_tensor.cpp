@@ -36,6 +36,8 @@ void backward(const Tensor& t, py::handle gradient, std::optional<bool> retain_g
     g = operand(gradient, t, "backward");
     SX_CHECK(g->shape == t->shape, ValueError, "[backward] gradient of shape ", shape_str(g->shape),
              " does not match the output's shape ", shape_str(t->shape));
+    SX_CHECK(is_floating(g->dtype), TypeError, "[backward] gradient must be floating point, got ", describe(g));
+    g = to_dtype(g, t->dtype);  // the seed takes the output's dtype, as in PyTorch
   }
   TensorList ins;
   if (!inputs.is_none()) for (auto i : inputs) ins.push_back(i.cast<Tensor>());

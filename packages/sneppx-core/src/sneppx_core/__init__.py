@@ -27,6 +27,7 @@ from ._factories import (
 from ._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from ._ops import *  # noqa: F401,F403
 from ._ops import __all__ as _ops_all
+from ._einsum import einsum
 from . import autograd, cuda, functional, testing  # noqa: F401
 
 bool = bool_  # noqa: A001  (sneppx_core.bool, as torch.bool)
@@ -45,5 +46,5 @@ __all__ = [
     "is_grad_enabled", "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace", "manual_seed", "ones",
     "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm", "seed", "tensor",
     "zeros", "zeros_like", "enable_grad", "inference_mode", "no_grad", "set_grad_enabled", "autograd", "cuda",
-    "functional", "testing", "require_core", "__version__", "_HAS_C_BACKEND", "_HAS_CUDA", *_ops_all,
+    "functional", "testing", "require_core", "__version__", "_HAS_C_BACKEND", "_HAS_CUDA", "einsum", *_ops_all,
 ]

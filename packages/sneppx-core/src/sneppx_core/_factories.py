@@ -83,6 +83,25 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     return _finish(_C._full(_shape((size,), "full"), fill_value, dtype, None), requires_grad, device)
 
 
+def _int(v, op, what):
+    """``v`` as a Python int for ``op`` (a ValueError or TypeError naming it otherwise)."""
+    if isinstance(v, builtins.float) and not v.is_integer():
+        raise ValueError(f"[{op}] {what} must be an integer, got {v!r}")
+    try:
+        return builtins.int(v)
+    except (OverflowError, ValueError):
+        raise ValueError(f"[{op}] {what} must be a finite integer, got {v!r}") from None
+    except TypeError:
+        raise TypeError(f"[{op}] {what} must be an integer, got {type(v).__name__}") from None
+
+
+def _float(v, op, what):
+    try:
+        return builtins.float(v)
+    except (TypeError, ValueError):
+        raise TypeError(f"[{op}] {what} must be a number, got {v!r}") from None
+
+
 def _like(t, op):
     """The shape of ``t`` for a ``*_like`` factory (a TypeError naming the op when t is no tensor)."""
     if not isinstance(t, Tensor):
@@ -116,12 +135,13 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         start, end = 0, start
     ints = all(isinstance(v, builtins.int) for v in (start, end, step))
     dtype = _dtype(dtype, int64 if ints else float32)
-    return _finish(_C._arange(builtins.float(start), builtins.float(end), builtins.float(step), dtype), requires_grad, device)
+    return _finish(_C._arange(_float(start, "arange", "start"), _float(end, "arange", "end"),
+                                 _float(step, "arange", "step"), dtype), requires_grad, device)
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    return _finish(_C._linspace(builtins.float(start), builtins.float(end), builtins.int(steps), _dtype(dtype, float32)),
+    return _finish(_C._linspace(_float(start, "linspace", "start"), _float(end, "linspace", "end"), _int(steps, "linspace", "steps"), _dtype(dtype, float32)),
                    requires_grad, device)
 
 
@@ -149,13 +169,13 @@ def randint(low, high=None, size=None, generator=None, dtype=None, device=None, 
     elif high is None:
         low, high = 0, low
     size = (size,) if isinstance(size, builtins.int) else size
-    return _finish(_C._randint(builtins.int(low), builtins.int(high), _shape((size,), "randint"), _dtype(dtype, int64), generator),
+    return _finish(_C._randint(_int(low, "randint", "low"), _int(high, "randint", "high"), _shape((size,), "randint"), _dtype(dtype, int64), generator),
                    requires_grad, device)
 
 
 def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of 0..n-1 (int64)."""
-    return _finish(_C._randperm(builtins.int(n), _dtype(dtype, int64), generator), requires_grad, device)
+    return _finish(_C._randperm(_int(n, "randperm", "n"), _dtype(dtype, int64), generator), requires_grad, device)
 
 
 def rand_like(t, generator=None, dtype=None):

@@ -82,6 +82,7 @@ def log_softmax(input, dim, dtype=None):
 
 def numel(input):
     """Number of elements of ``input``."""
+    _need_tensor(input, "numel")
     return input.numel()
 
 
@@ -96,7 +97,17 @@ def from_numpy(a):
 
 
 def result_type(a, b):
-    """The dtype PyTorch's promotion rules give for ``a`` op ``b``."""
+    """The dtype PyTorch's promotion rules give for ``a`` op ``b`` (tensors or Python numbers).
+
+    Shapes do not matter, only whether a tensor is 0-d: one-element stand-ins are combined.
+    """
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError(f"[result_type] expected at least one Tensor, got {type(a).__name__} and {type(b).__name__}")
+
+    def stand_in(x):
+        return _C._zeros([1] if x.ndim else [], x.dtype, None) if isinstance(x, Tensor) else x
+
+    a, b = stand_in(a), stand_in(b)
     return (a + b).dtype if isinstance(a, Tensor) else (b + a).dtype
 
 

@@ -176,7 +176,7 @@ def __format__(self, spec):
 
 
 def _inplace(name):
-    fn = getattr(_C, name)
+    fn = getattr(Tensor, name)  # the method form: x.where_(cond, y) means x.where(cond, y), not where(x, ...)
 
     def method(self, *args, **kwargs):
         # A tracked self is computed from a clone: fn may save its input for backward, and the
@@ -220,7 +220,7 @@ _METHODS = {
     "bfloat16": _caster(Dtype.BFLOAT16), "long": _caster(Dtype.INT64), "int": _caster(Dtype.INT32),
     "bool": _caster(Dtype.BOOL), "byte": _caster(Dtype.UINT8),
     "cpu": lambda self: self.to("cpu"), "cuda": lambda self, device=None: self.to(device or "cuda"),
-    "type_as": lambda self, other: self.to(other.dtype),
+    "type_as": lambda self, other: self.to(_ops._need_tensor(other, "type_as") or other.dtype),
     "max": _ops.max, "min": _ops.min, "sort": _ops.sort, "topk": _ops.topk,
     "softmax": _ops.softmax, "log_softmax": _ops.log_softmax,
     "new_zeros": _new("zeros"), "new_ones": _new("ones"), "new_empty": _new("empty"),

@@ -104,7 +104,14 @@ class ModuleOps:
 
     @classmethod
     def from_checkpoint(cls, path, strict: bool = True):
-        """Builds a module from the constructor config stored in ``path`` and loads its weights."""
+        """Builds a module from the constructor config stored in ``path`` and loads its weights.
+
+        When every floating-point tensor in the file has one dtype (a model saved after
+        ``to(bfloat16)``, say), the module is cast to it first, so values and dtype round-trip."""
         model = checkpoint.build_from_config(cls, checkpoint.read_metadata(path), path)
-        model.load_checkpoint(path, strict=strict)
+        state = checkpoint.load(path)
+        dtypes = {t.dtype for t in state.values() if t.is_floating_point()}
+        if len(dtypes) == 1:
+            model.to(dtypes.pop())
+        model.load_state_dict(state, strict=strict)
         return model

@@ -1,0 +1,128 @@
+"""Op-table entries: unary, binary and ternary elementwise ops."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from optable_base import *  # noqa: F401,F403  (specs, input descriptions, dtype rules, op())
+from optable_base import X, M, op
+
+# ---------------------------------------------------------------- unary elementwise
+def _sigmoid(a):
+    return 1 / (1 + np.exp(-a))
+
+
+def _erf(a):
+    return np.vectorize(math.erf, otypes=[np.float64])(a) if np.size(a) else np.zeros(np.shape(a))
+
+
+def _gelu(a):
+    return 0.5 * a * (1 + _erf(a / math.sqrt(2)))
+
+
+def _gelu_tanh(a):
+    return 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a**3)))
+
+
+def _softplus(a):
+    return np.where(a > 20, a, np.log1p(np.exp(np.minimum(a, 20))))
+
+
+_FLOAT_UNARY = [
+    ("exp", np.exp, "normal"), ("log", np.log, "positive"), ("log1p", np.log1p, "unit"),
+    ("expm1", np.expm1, "normal"), ("sqrt", np.sqrt, "positive"), ("rsqrt", lambda a: 1 / np.sqrt(a), "positive"),
+    ("sin", np.sin, "normal"), ("cos", np.cos, "normal"), ("tanh", np.tanh, "normal"),
+    ("sigmoid", _sigmoid, "normal"), ("erf", _erf, "normal"), ("reciprocal", lambda a: 1 / a, "nonzero"),
+]
+for _n, _r, _d in _FLOAT_UNARY:
+    op(_n, (lambda n: lambda m, x: getattr(m, n)(x))(_n), _r, unary_cases(_d), dtypes=ALL, out=floating)
+
+op("neg", lambda m, x: -x, lambda a: -a, unary_cases("normal"), dtypes=SIGNED)
+op("neg_fn", lambda m, x: m.neg(x), lambda a: -a, unary_cases("normal"), dtypes=SIGNED)
+op("abs", lambda m, x: m.abs(x), np.abs, unary_cases("nonzero"), dtypes=NUMERIC)
+op("relu", lambda m, x: m.relu(x), lambda a: np.maximum(a, 0).astype(a.dtype), unary_cases("nonzero"), dtypes=NUMERIC)
+op("gelu", lambda m, x: m.nn.functional.gelu(x) if hasattr(m, "nn") else m.gelu(x), _gelu, unary_cases("normal"))
+op("gelu_tanh", lambda m, x: (m.nn.functional if hasattr(m, "nn") else m).gelu(x, approximate="tanh"), _gelu_tanh,
+   unary_cases("normal"))
+op("silu", lambda m, x: (m.nn.functional if hasattr(m, "nn") else m).silu(x), lambda a: a * _sigmoid(a),
+   unary_cases("normal"))
+op("softplus", lambda m, x: (m.nn.functional if hasattr(m, "nn") else m).softplus(x), _softplus,
+   [(X((3, 4)),), (X((5,)),)])
+op("softplus_beta", lambda m, x: (m.nn.functional if hasattr(m, "nn") else m).softplus(x, beta=2.0, threshold=3.0),
+   lambda a: np.where(2 * a > 3, a, np.log1p(np.exp(2 * np.minimum(a, 1.5))) / 2), [(X((4, 5), "nonzero"),)])
+op("sign", lambda m, x: m.sign(x), np.sign, unary_cases("small"), dtypes=NUMERIC, grad=False)
+op("floor", lambda m, x: m.floor(x), np.floor, unary_cases("halves"), dtypes=NUMERIC, grad=False)
+op("ceil", lambda m, x: m.ceil(x), np.ceil, unary_cases("halves"), dtypes=NUMERIC, grad=False)
+op("round", lambda m, x: m.round(x), np.round, unary_cases("halves"), dtypes=NUMERIC, grad=False)
+op("logical_not", lambda m, x: m.logical_not(x), np.logical_not, unary_cases("small"), dtypes=ALL, out=boolean)
+op("isnan", lambda m, x: m.isnan(x), np.isnan, unary_cases("special"), dtypes=ALL, out=boolean)
+op("isinf", lambda m, x: m.isinf(x), np.isinf, unary_cases("special"), dtypes=ALL, out=boolean)
+op("isfinite", lambda m, x: m.isfinite(x), np.isfinite, unary_cases("special"), dtypes=ALL, out=boolean)
+
+# ---------------------------------------------------------------- binary elementwise
+op("add", lambda m, a, b: a + b, np.add, bcast("normal", "normal"), dtypes=ALL,
+   torch_fn=lambda m, a, b: a + b)
+op("add_alpha", lambda m, a, b: m.add(a, b, alpha=2), lambda a, b: a + 2 * b, bcast("normal", "normal"),
+   dtypes=SIGNED)
+op("sub", lambda m, a, b: a - b, np.subtract, bcast("normal", "normal"), dtypes=NUMERIC)
+op("mul", lambda m, a, b: a * b, np.multiply, bcast("normal", "normal"), dtypes=ALL)
+op("div", lambda m, a, b: a / b, np.true_divide, bcast("normal", "nonzero"), dtypes=ALL, out=floating)
+op("floordiv", lambda m, a, b: a // b, np.floor_divide, bcast("normal", "nonzero"), dtypes=NUMERIC, grad=False)
+
+
+op("remainder", lambda m, a, b: a % b, np.mod, bcast("normal", "nonzero"), dtypes=NUMERIC)
+op("pow", lambda m, a, b: a**b, np.power, bcast("positive", "exponent"), dtypes=SIGNED + ("uint8",),
+   tol={"bfloat16": (3e-2, 3e-2), "float16": (4e-3, 4e-3)})
+op("maximum", lambda m, a, b: m.maximum(a, b), np.maximum, bcast("distinct", "distinct"), dtypes=ALL)
+op("minimum", lambda m, a, b: m.minimum(a, b), np.minimum, bcast("distinct", "distinct"), dtypes=ALL)
+op("maximum_ties", lambda m, a, b: m.maximum(a, b), np.maximum, [(X((4, 5), "small"), X((4, 5), "small"))], fd=False)
+op("atan2", lambda m, a, b: m.atan2(a, b), np.arctan2, bcast("nonzero", "nonzero"))
+for _n, _r in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
+               ("gt", np.greater), ("ge", np.greater_equal)]:
+    op(_n, (lambda n: lambda m, a, b: getattr(m, n)(a, b))(_n), _r, bcast("small", "small"), dtypes=ALL, out=boolean)
+op("lt_operator", lambda m, a, b: a < b, np.less, bcast("small", "small"), dtypes=ALL, out=boolean)
+op("eq_operator", lambda m, a, b: a == b, np.equal, bcast("small", "small"), dtypes=ALL, out=boolean)
+for _n, _r in [("logical_and", np.logical_and), ("logical_or", np.logical_or), ("logical_xor", np.logical_xor)]:
+    op(_n, (lambda n: lambda m, a, b: getattr(m, n)(a, b))(_n), _r, bcast("small", "small"), dtypes=ALL, out=boolean)
+
+# scalar operands and reversed operators (Python numbers keep PyTorch's "weak" type)
+op("add_scalar", lambda m, a: a + 2, lambda a: a + 2, unary_cases("normal"), dtypes=NUMERIC)
+op("radd_float", lambda m, a: 1.5 + a, lambda a: 1.5 + a, unary_cases("normal"), dtypes=NUMERIC, out=floating)
+op("rsub", lambda m, a: 3 - a, lambda a: 3 - a, unary_cases("normal"), dtypes=SIGNED)
+op("rmul_float", lambda m, a: 2.5 * a, lambda a: 2.5 * a, unary_cases("normal"), dtypes=NUMERIC, out=floating)
+op("rtruediv", lambda m, a: 2 / a, lambda a: 2 / a, unary_cases("nonzero"), dtypes=NUMERIC, out=floating)
+op("rfloordiv", lambda m, a: 7 // a, lambda a: np.floor_divide(7, a), unary_cases("nonzero"), dtypes=NUMERIC,
+   grad=False)
+op("rmod", lambda m, a: 7 % a, lambda a: np.mod(7, a), unary_cases("nonzero"), dtypes=NUMERIC, grad=False)
+op("mod_scalar", lambda m, a: a % 3, lambda a: np.mod(a, 3), unary_cases("normal"), dtypes=SIGNED)
+op("pow_scalar2", lambda m, a: a**2, lambda a: a**2, unary_cases("normal"), dtypes=NUMERIC)
+op("pow_scalar_half", lambda m, a: a**0.5, lambda a: a**0.5, unary_cases("positive"), dtypes=FLOATS)
+op("pow_scalar_neg", lambda m, a: m.pow(a, -1.5), lambda a: a**-1.5, unary_cases("positive"), dtypes=FLOATS)
+op("rpow", lambda m, a: 2**a, lambda a: np.power(2.0, a), unary_cases("normal"), dtypes=FLOATS)
+op("rpow_int", lambda m, a: 2**a, lambda a: np.power(2, a), unary_cases("exponent"), dtypes=("int32", "int64"))
+op("div_int_by_int", lambda m, a: a / 2, lambda a: a / 2, unary_cases("normal"), dtypes=NUMERIC + ("bool",),
+   out=floating)
+
+# ---------------------------------------------------------------- ternary / parametrised
+op("where", lambda m, c, a, b: m.where(c, a, b), np.where,
+   [(M((3, 4)), X((3, 4)), X((3, 4))), (M((3, 1)), X((4,)), X((3, 4))), (M((2, 3, 4)), X((3, 4)), X(()))],
+   dtypes=ALL)
+op("where_scalar", lambda m, c, a: m.where(c, a, 0.5), lambda c, a: np.where(c, a, 0.5),
+   [(M((3, 4)), X((3, 4)))])
+op("masked_fill", lambda m, x, k: x.masked_fill(k, 2), lambda x, k: np.where(k, np.array(2).astype(x.dtype), x),
+   [(X((3, 4)), M((3, 4))), (X((3, 4)), M((4,))), (X((2, 3, 4)), M((3, 1)))], dtypes=ALL)
+op("masked_fill_float", lambda m, x, k: x.masked_fill(k, -1.25), lambda x, k: np.where(k, -1.25, x),
+   [(X((3, 4)), M((3, 4)))])
+op("lerp", lambda m, a, b: m.lerp(a, b, 0.3), lambda a, b: a + 0.3 * (b - a), bcast("normal", "normal"))
+op("lerp_tensor", lambda m, a, b, w: m.lerp(a, b, w), lambda a, b, w: a + w * (b - a),
+   [(X((3, 4)), X((3, 4)), X((3, 4), "prob")), (X((3, 4)), X((4,)), X((3, 1), "prob"))])
+op("clamp", lambda m, x: m.clamp(x, -0.5, 0.7), lambda x: np.clip(x, -0.5, 0.7), unary_cases("nonzero"))
+op("clamp_int", lambda m, x: m.clamp(x, -1, 2), lambda x: np.clip(x, -1, 2).astype(x.dtype), unary_cases("normal"),
+   dtypes=("int32", "int64"))
+op("clamp_min", lambda m, x: x.clamp(min=0.3), lambda x: np.maximum(x, 0.3), unary_cases("nonzero"))
+op("clamp_max", lambda m, x: x.clamp(max=0.3), lambda x: np.minimum(x, 0.3), unary_cases("nonzero"))
+op("clamp_tensor", lambda m, x, lo, hi: m.clamp(x, lo, hi), lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
+   [(X((3, 4), "distinct"), X((4,), "distinct"), X((3, 1), "distinct"))])
+op("clip", lambda m, x: m.clip(x, -0.5, 0.5), lambda x: np.clip(x, -0.5, 0.5), unary_cases("nonzero"))

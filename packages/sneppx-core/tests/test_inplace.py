@@ -1,0 +1,134 @@
+"""In-place operators and methods: same object, same values as the out-of-place op, version bumps,
+writes through views, dtype rules, and PyTorch parity."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import pytest
+import sneppx_core as sx
+
+from opcheck import make_input, rng_for, to_np
+
+INPLACE_OPERATORS = [
+    ("iadd", operator.iadd, operator.add, ("float32", "float64", "int32", "int64", "uint8", "float16", "bfloat16")),
+    ("isub", operator.isub, operator.sub, ("float32", "float64", "int32", "int64", "float16")),
+    ("imul", operator.imul, operator.mul, ("float32", "float64", "int32", "int64", "bool", "bfloat16")),
+    ("itruediv", operator.itruediv, operator.truediv, ("float32", "float64", "float16")),
+    ("ifloordiv", operator.ifloordiv, operator.floordiv, ("float32", "float64", "int32", "int64")),
+    ("imod", operator.imod, operator.mod, ("float32", "float64", "int32", "int64")),
+    ("ipow", operator.ipow, operator.pow, ("float32", "float64", "int64")),
+    ("iand", operator.iand, operator.and_, ("bool",)),
+    ("ior", operator.ior, operator.or_, ("bool",)),
+]
+PARAMS = [(n, i, o, d) for n, i, o, ds in INPLACE_OPERATORS for d in ds]
+
+
+def _operands(dtype, rng):
+    a = rng.uniform(0.5, 3.0, (3, 4)) if dtype not in ("bool",) else rng.random((3, 4)) < 0.5
+    b = rng.uniform(0.5, 2.0, (4,)) if dtype not in ("bool",) else rng.random(4) < 0.5
+    if dtype in ("int32", "int64", "uint8"):
+        a, b = np.round(a * 2), np.round(b) + 1
+    return a, b
+
+
+@pytest.mark.parametrize("name,iop,op,dtype", PARAMS, ids=[f"{p[0]}-{p[3]}" for p in PARAMS])
+@pytest.mark.parametrize("other_kind", ["tensor", "scalar"])
+def test_inplace_operator(name, iop, op, dtype, other_kind):
+    rng = rng_for(name, dtype, other_kind)
+    a, b = _operands(dtype, rng)
+    x = sx.tensor(a, dtype=dtype)
+    other = sx.tensor(b, dtype=dtype) if other_kind == "tensor" else (True if dtype == "bool" else 2)
+    expected = op(x.clone(), other)
+    v0, ident = x._version, id(x)
+    y = iop(x, other)
+    assert id(y) == ident and y is x and x.dtype == sx.Dtype.__members__[dtype.upper()]
+    assert x._version > v0
+    np.testing.assert_array_equal(to_np(x), to_np(expected.to(x.dtype)))
+
+
+def test_inplace_operator_writes_through_views():
+    base = sx.zeros(3, 4)
+    row, col, strided = base[1], base[:, 2], base.T[::2]
+    row += 1
+    col *= 5
+    strided -= sx.tensor([[1.0, 2.0, 3.0]])
+    ref = np.zeros((3, 4))
+    ref[1] += 1
+    ref[:, 2] *= 5
+    ref.T[::2] -= np.array([[1.0, 2.0, 3.0]])
+    np.testing.assert_array_equal(to_np(base), ref)
+
+
+def test_inplace_result_type_must_fit():
+    x = sx.ones(3, dtype=sx.int64)
+    with pytest.raises(TypeError, match="can't be cast"):
+        x /= 2
+    with pytest.raises(TypeError, match="can't be cast"):
+        x += 1.5
+    f = sx.ones(3, dtype=sx.float16)
+    f += sx.ones(3, dtype=sx.float64)  # floats narrow back to the output's dtype, as in PyTorch
+    assert f.dtype == sx.float16 and to_np(f).tolist() == [2.0, 2.0, 2.0]
+
+
+def test_inplace_broadcast_must_fit_the_output():
+    x = sx.zeros(3)
+    with pytest.raises(ValueError, match=r"\(2, 3\).*\(3,\)|cannot write"):
+        x += sx.ones(2, 3)
+
+
+NAMED = [
+    ("add_", lambda t: t.add_(2, alpha=3), lambda a: a + 6), ("sub_", lambda t: t.sub_(1.5), lambda a: a - 1.5),
+    ("mul_", lambda t: t.mul_(-2), lambda a: a * -2), ("div_", lambda t: t.div_(4), lambda a: a / 4),
+    ("pow_", lambda t: t.pow_(2), lambda a: a**2), ("exp_", lambda t: t.exp_(), np.exp),
+    ("log_", lambda t: t.abs_().log_(), lambda a: np.log(np.abs(a))), ("sqrt_", lambda t: t.abs_().sqrt_(), lambda a: np.sqrt(np.abs(a))),
+    ("sigmoid_", lambda t: t.sigmoid_(), lambda a: 1 / (1 + np.exp(-a))), ("tanh_", lambda t: t.tanh_(), np.tanh),
+    ("relu_", lambda t: t.relu_(), lambda a: np.maximum(a, 0)), ("clamp_", lambda t: t.clamp_(-0.5, 0.5), lambda a: np.clip(a, -0.5, 0.5)),
+    ("clamp_min", lambda t: t.clamp_(min=0.1), lambda a: np.maximum(a, 0.1)), ("neg_", lambda t: t.neg_(), np.negative),
+    ("floor_", lambda t: t.floor_(), np.floor), ("ceil_", lambda t: t.ceil_(), np.ceil), ("round_", lambda t: t.round_(), np.round),
+    ("sign_", lambda t: t.sign_(), np.sign), ("reciprocal_", lambda t: t.reciprocal_(), np.reciprocal),
+    ("square_", lambda t: t.square_(), np.square), ("sin_", lambda t: t.sin_(), np.sin), ("cos_", lambda t: t.cos_(), np.cos),
+    ("fill_", lambda t: t.fill_(3.5), lambda a: np.full_like(a, 3.5)), ("zero_", lambda t: t.zero_(), np.zeros_like),
+    ("copy_", lambda t: t.copy_(sx.tensor([1.0, 2.0, 3.0, 4.0])), lambda a: np.broadcast_to([1.0, 2.0, 3.0, 4.0], a.shape)),
+    ("masked_fill_", lambda t: t.masked_fill_(t > 0, 0.0), lambda a: np.where(a > 0, 0.0, a)),
+    ("where_", lambda t: t.where_(t < 0, 1.0), lambda a: np.where(a < 0, a, 1.0)),
+    ("lerp_", lambda t: t.lerp_(sx.ones(4), 0.25), lambda a: a + 0.25 * (1 - a)),
+]
+
+
+@pytest.mark.parametrize("name,call,ref", NAMED, ids=[n[0] for n in NAMED])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_named_inplace_methods(name, call, ref, layout):
+    rng = rng_for(name, layout)
+    a = rng.uniform(-2, 2, (3, 4))
+    x = make_input(a, "float64", layout)
+    before = x._version
+    out = call(x)
+    assert out is x and x._version > before
+    np.testing.assert_allclose(to_np(x), ref(a), rtol=1e-12, atol=1e-12)
+
+
+def test_copy_converts_dtype_and_broadcasts():
+    x = sx.zeros(2, 3, dtype=sx.int32)
+    x.copy_(sx.tensor([1.7, -2.2, 3.9]))
+    assert x.dtype == sx.int32 and to_np(x).tolist() == [[1, -2, 3], [1, -2, 3]]
+    y = sx.zeros(4)
+    y.copy_(y.flip(0) + sx.arange(4.0))  # source computed from the destination
+    assert to_np(y).tolist() == [0.0, 1.0, 2.0, 3.0]
+    z = sx.arange(4.0)
+    z[1:].copy_(z[:-1])  # overlapping source and destination
+    assert to_np(z).tolist() == [0.0, 0.0, 1.0, 2.0]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name,iop,op,dtype", PARAMS, ids=[f"{p[0]}-{p[3]}" for p in PARAMS])
+def test_inplace_operators_match_torch(name, iop, op, dtype, torch):
+    rng = rng_for("parity", name, dtype)
+    a, b = _operands(dtype, rng)
+    tdt = getattr(torch, dtype)
+    x, t = sx.tensor(a, dtype=dtype), torch.tensor(a).to(tdt)
+    iop(x, sx.tensor(b, dtype=dtype))
+    iop(t, torch.tensor(b).to(tdt))
+    ref = (t.float() if dtype == "bfloat16" else t).numpy()
+    np.testing.assert_allclose(to_np(x).astype(np.float64), ref.astype(np.float64), rtol=1e-6)
