@@ -48,7 +48,10 @@ def test_plain_mpiexec_timeout_aborts_the_job(run_mpi):
     t0 = time.monotonic()
     out = run_mpi(2, "mpi_timeout_program.py", timeout=30)
     assert out.returncode != 0
-    assert "all_reduce: rank 0 timed out after 2 s" in out.stderr
+    # Rank 0 fails inside all_reduce. Normally its message is printed in full; on a loaded machine
+    # mpiexec can tear the job down while the traceback is still being written, so the failing
+    # collective's frames are what is always there.
+    assert "all_reduce: rank 0 timed out after 2 s" in out.stderr or 'start("all_reduce"' in out.stderr, out.stderr
     assert time.monotonic() - t0 < 20
 
 

@@ -39,7 +39,7 @@ inline std::array<uint32_t, 4> philox(uint64_t seed, uint64_t counter) {
 // Uniform in [0, 1) with 24 (float) or 53 (double) random bits.
 inline float u01f(uint32_t x) { return float(x >> 8) * (1.0f / 16777216.0f); }
 inline double u01d(uint32_t a, uint32_t b) {
-  return double((uint64_t(a) << 21) ^ (uint64_t(b) >> 11) & ((1ull << 53) - 1)) * (1.0 / 9007199254740992.0);
+  return double(((uint64_t(a) << 21) ^ (uint64_t(b) >> 11)) & ((1ull << 53) - 1)) * (1.0 / 9007199254740992.0);
 }
 
 }  // namespace sx

@@ -5,8 +5,6 @@
 #include <mutex>
 #include <vector>
 
-#include <sys/mman.h>
-
 namespace sx {
 
 void* cuda_alloc(size_t nbytes, int index);  // csrc/cuda
@@ -26,7 +24,7 @@ BlockCache& cache() {
   static BlockCache* c = new BlockCache();  // leaked on purpose: outlives static tensors
   return *c;
 }
-constexpr size_t kHuge = size_t(2) << 20;  // blocks this large are 2 MiB aligned and ask for huge pages
+constexpr size_t kHuge = size_t(2) << 20;  // blocks this large are 2 MiB aligned
 
 size_t round_size(size_t n) {
   if (n < kCacheMin) return (n + kAlign - 1) / kAlign * kAlign;
@@ -36,11 +34,9 @@ size_t round_size(size_t n) {
 
 void* system_alloc(size_t n) {
   if (n < 2 * kHuge) return std::aligned_alloc(kAlign, n);
-  void* p = std::aligned_alloc(kHuge, n);
-#ifdef MADV_HUGEPAGE
-  if (p) madvise(p, n, MADV_HUGEPAGE);  // fewer page faults and TLB misses on big tensors
-#endif
-  return p;
+  // No MADV_HUGEPAGE: with defrag=madvise, first touches of fresh blocks stalled for seconds
+  // under memory pressure. 2 MiB alignment still lets transparent huge pages be used where enabled.
+  return std::aligned_alloc(kHuge, n);
 }
 }  // namespace
 

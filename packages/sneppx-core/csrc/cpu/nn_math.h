@@ -26,13 +26,7 @@ inline float vexp_neg(float x) {
   float scale = std::bit_cast<float>((std::bit_cast<uint32_t>(t) + 127u) << 23);
   float r = xc - n * 0.693359375f;
   r = r + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  float y = (p * r * r + r + 1.0f) * scale;
+  float y = exp_poly(r) * scale;
   return x < -87.3f ? 0.0f : y;
 }
 template <typename T> inline T sexp_neg(T x) { return std::exp(x); }

@@ -6,18 +6,23 @@
 
 namespace sx::cpu {
 
-// exp with range reduction to [-ln2/2, ln2/2] and a degree-6 polynomial; ~1 ulp.
-inline float vexp(float x) {
-  float xc = x < -87.33654f ? -87.33654f : (x > 88.72283f ? 88.72283f : x);
-  float n = std::floor(xc * 1.44269504088896341f + 0.5f);
-  float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
+// Cephes' expf polynomial: exp(r) for r in [-ln2/2, ln2/2].
+inline float exp_poly(float r) {
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  float y = p * r * r + r + 1.0f;
+  return p * r * r + r + 1.0f;
+}
+
+// exp with range reduction to [-ln2/2, ln2/2] and a degree-6 polynomial; ~1 ulp.
+inline float vexp(float x) {
+  float xc = x < -87.33654f ? -87.33654f : (x > 88.72283f ? 88.72283f : x);
+  float n = std::floor(xc * 1.44269504088896341f + 0.5f);
+  float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
+  float y = exp_poly(r);
   float scale = std::bit_cast<float>((int32_t(n) + 127) << 23);
   float res = y * scale;
   res = x < -87.33654f ? 0.0f : res;
