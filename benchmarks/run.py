@@ -89,6 +89,9 @@ def main(argv=None):
     if args.no_write:
         return
     (HERE / "results").mkdir(exist_ok=True)
+    latest = HERE / "results" / "latest.json"
+    if args.only and latest.exists():  # a partial run keeps the other sections of the last one
+        sections = {**json.loads(latest.read_text()).get("sections", {}), **sections}
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     (HERE / "results" / "latest.json").write_text(json.dumps({"machine": machine(), "date": stamp,
                                                               "sections": sections}, indent=1))
