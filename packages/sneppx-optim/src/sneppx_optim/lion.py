@@ -5,7 +5,7 @@ from __future__ import annotations
 import sneppx_core as sx
 import sneppx_core.functional as F
 
-from .adam import step_of
+from .adam import Adam, step_of
 from .optimizer import Optimizer, check_betas, check_range
 
 
@@ -71,16 +71,9 @@ class LAMB(Optimizer):
         super().__init__(params, dict(lr=lr, betas=tuple(betas) if isinstance(betas, list) else betas, eps=eps,
                                       weight_decay=weight_decay))
 
-    def _validate(self, group: dict) -> None:
-        name = type(self).__name__
-        check_range(name, "lr", group["lr"])
-        check_range(name, "eps", group["eps"])
-        check_range(name, "weight_decay", group["weight_decay"])
-        check_betas(name, group["betas"])
-
-    @staticmethod
-    def _init(p) -> dict:
-        return {"step": 0, "exp_avg": sx.zeros_like(p), "exp_avg_sq": sx.zeros_like(p)}
+    # Same hyperparameters and moment state as Adam.
+    _validate = Adam._validate
+    _init = staticmethod(Adam._init)
 
     def _step_group(self, group: dict, params: list, grads: list) -> None:
         beta1, beta2 = group["betas"]
