@@ -1,5 +1,5 @@
 // Exception types that the bindings map to Python's ValueError, TypeError, IndexError,
-// RuntimeError and MemoryError. Messages start with the op name in brackets.
+// RuntimeError, MemoryError and NotImplementedError. Messages start with the op name in brackets.
 #pragma once
 #include <cstdint>
 #include <sstream>
@@ -14,6 +14,8 @@ struct TypeError : std::runtime_error { using std::runtime_error::runtime_error;
 struct IndexError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct RuntimeError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct MemoryError : std::runtime_error { using std::runtime_error::runtime_error; };
+// An op that exists but has no kernel on this device or backend (Python's NotImplementedError).
+struct NotImplementedError : std::runtime_error { using std::runtime_error::runtime_error; };
 
 using Shape = std::vector<int64_t>;
 

@@ -54,6 +54,8 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
       PyErr_SetString(PyExc_IndexError, e.what());
     } catch (const sx::MemoryError& e) {
       PyErr_SetString(PyExc_MemoryError, e.what());
+    } catch (const sx::NotImplementedError& e) {
+      PyErr_SetString(PyExc_NotImplementedError, e.what());
     } catch (const sx::RuntimeError& e) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
     } catch (const std::bad_alloc&) {

@@ -1,0 +1,45 @@
+// The kernel table per device. An op family declares a typed slot for each kernel it needs
+// (SX_KERNEL in its header); every backend fills the slots it implements (SX_REGISTER_KERNEL in
+// its own sources: cpu/ for the CPU, cuda/ for CUDA). Ops never name a backend: they call
+// `slot(device)(args...)`, and a slot that a backend left empty raises NotImplementedError
+// naming the kernel and the device.
+//
+// Kernel contract: operands are validated, broadcast and cast by the op; a kernel never
+// allocates tensors and never throws from inside the thread pool.
+#pragma once
+#include "core/device.h"
+#include "core/error.h"
+
+namespace sx {
+
+inline constexpr int kDeviceTypes = 2;  // DeviceType::CPU, DeviceType::CUDA
+
+template <typename Fn>
+struct KernelSlot {
+  const char* name;
+  Fn* impl[kDeviceTypes] = {};
+
+  // The kernel for `d`; raises when no backend registered one.
+  Fn* operator()(Device d) const {
+    Fn* f = impl[int(d.type)];
+    if (!f) throw NotImplementedError(msg("[", name, "] has no kernel for device ", d.str()));
+    return f;
+  }
+  bool has(DeviceType t) const { return impl[int(t)] != nullptr; }
+  bool set(DeviceType t, Fn* f) {
+    impl[int(t)] = f;
+    return true;
+  }
+};
+
+// Declares a slot in a header: SX_KERNEL(k_softmax_fwd, void(const Tensor&, ...));
+#define SX_KERNEL(slot, ...) extern constinit ::sx::KernelSlot<__VA_ARGS__> slot
+// Defines it once, in the op family's .cpp (constant-initialised, so registration order is free).
+#define SX_DEFINE_KERNEL(slot) constinit decltype(slot) slot{#slot}
+// Fills a slot for one device type from a backend's source file, at load time.
+#define SX_REGISTER_KERNEL(slot, dev, fn) \
+  [[maybe_unused]] static const bool SX_CONCAT(sx_reg_, __LINE__) = (slot).set(::sx::DeviceType::dev, fn)
+#define SX_CONCAT_(a, b) a##b
+#define SX_CONCAT(a, b) SX_CONCAT_(a, b)
+
+}  // namespace sx
