@@ -3,7 +3,7 @@
 
 #include "cpu/kernels.h"
 #include "cpu/loops.h"
-#include "cpu/vmath.h"
+#include "ops/kernels.h"
 
 namespace sx::cpu {
 namespace {
@@ -119,74 +119,10 @@ void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) 
   }
 }
 
-constexpr double kSqrt1_2 = 0.70710678118654752440;
-constexpr double kSqrt2OverPi = 0.79788456080286535588;
-
-template <typename T>
-void float_unary_t(UnaryOp op, const Tensor& out, const Tensor& x) {
-  using C = acc_t<T>;
-  switch (op) {
-    case UnaryOp::Exp: return run1<T, T>(out, x, [](C v) { return sexp(v); });
-    case UnaryOp::Log: return run1<T, T>(out, x, [](C v) { return std::log(v); });
-    case UnaryOp::Log2: return run1<T, T>(out, x, [](C v) { return std::log2(v); });
-    case UnaryOp::Log1p: return run1<T, T>(out, x, [](C v) { return std::log1p(v); });
-    case UnaryOp::Expm1: return run1<T, T>(out, x, [](C v) { return std::expm1(v); });
-    case UnaryOp::Sqrt: return run1<T, T>(out, x, [](C v) { return std::sqrt(v); });
-    case UnaryOp::Rsqrt: return run1<T, T>(out, x, [](C v) { return C(1) / std::sqrt(v); });
-    case UnaryOp::Sin: return run1<T, T>(out, x, [](C v) { return std::sin(v); });
-    case UnaryOp::Cos: return run1<T, T>(out, x, [](C v) { return std::cos(v); });
-    case UnaryOp::Tanh: return run1<T, T>(out, x, [](C v) { return stanh(v); });
-    case UnaryOp::Sigmoid: return run1<T, T>(out, x, [](C v) { return ssigmoid(v); });
-    case UnaryOp::Gelu: return run1<T, T>(out, x, [](C v) { return C(0.5) * v * (C(1) + std::erf(v * C(kSqrt1_2))); });
-    case UnaryOp::GeluTanh:
-      return run1<T, T>(out, x, [](C v) {
-        return C(0.5) * v * (C(1) + stanh(C(kSqrt2OverPi) * (v + C(0.044715) * v * v * v)));
-      });
-    case UnaryOp::Silu: return run1<T, T>(out, x, [](C v) { return v * ssigmoid(v); });
-    case UnaryOp::Erf: return run1<T, T>(out, x, [](C v) { return std::erf(v); });
-    case UnaryOp::Floor: return run1<T, T>(out, x, [](C v) { return std::floor(v); });
-    case UnaryOp::Ceil: return run1<T, T>(out, x, [](C v) { return std::ceil(v); });
-    case UnaryOp::Round: return run1<T, T>(out, x, [](C v) { return std::nearbyint(v); });
-    case UnaryOp::Trunc: return run1<T, T>(out, x, [](C v) { return std::trunc(v); });
-    case UnaryOp::Reciprocal: return run1<T, T>(out, x, [](C v) { return C(1) / v; });
-    case UnaryOp::IsNan: return run1<bool, T>(out, x, [](C v) { return v != v; });
-    case UnaryOp::IsInf: return run1<bool, T>(out, x, [](C v) { return std::isinf(v); });
-    case UnaryOp::IsFinite: return run1<bool, T>(out, x, [](C v) { return std::isfinite(v); });
-    default: break;
-  }
-}
-
-template <typename T>
-void unary_t(UnaryOp op, const Tensor& out, const Tensor& x) {
-  using C = acc_t<T>;
-  switch (op) {
-    case UnaryOp::Neg: return run1<T, T>(out, x, [](C v) { return -v; });
-    case UnaryOp::Abs: return run1<T, T>(out, x, [](C v) { return v < C(0) ? -v : v; });
-    case UnaryOp::Square: return run1<T, T>(out, x, [](C v) { return v * v; });
-    case UnaryOp::Relu: return run1<T, T>(out, x, [](C v) { return v < C(0) ? C(0) : v; });  // NaN stays NaN
-    case UnaryOp::Sign: return run1<T, T>(out, x, [](C v) { return C((C(0) < v) - (v < C(0))); });
-    case UnaryOp::Not: return run1<bool, T>(out, x, [](C v) { return v == C(0); });
-    default:
-      if constexpr (std::is_floating_point_v<C>) return float_unary_t<T>(op, out, x);
-      // integers: floor/ceil/round/trunc are the identity; predicates are constant
-      switch (op) {
-        case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc:
-          return run1<T, T>(out, x, [](C v) { return v; });
-        case UnaryOp::IsNan: case UnaryOp::IsInf: return run1<bool, T>(out, x, [](C) { return false; });
-        case UnaryOp::IsFinite: return run1<bool, T>(out, x, [](C) { return true; });
-        default: throw TypeError(msg("[unary] op not supported for ", dtype_name(x->dtype)));
-      }
-  }
-}
-
 }  // namespace
 
 void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
   SX_DISPATCH_ALL(a->dtype, "binary", [&] { binary_t<scalar_t>(op, out, a, b); });
-}
-
-void unary(UnaryOp op, const Tensor& out, const Tensor& x) {
-  SX_DISPATCH_ALL(x->dtype, "unary", [&] { unary_t<scalar_t>(op, out, x); });
 }
 
 void copy(const Tensor& dst, const Tensor& src) {
@@ -233,26 +169,21 @@ void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor&
   });
 }
 
-void param_unary(ParamOp op, const Tensor& out, const Tensor& x, double p0, double p1) {
-  SX_DISPATCH_ALL(x->dtype, "param_unary", [&] {
+void clamp(const Tensor& out, const Tensor& x, double lo, double hi, bool has_lo, bool has_hi) {
+  SX_DISPATCH_ALL(x->dtype, "clamp", [&] {
     using T = scalar_t;
     using C = acc_t<T>;
-    C a = C(p0), b = C(p1);
-    switch (op) {
-      case ParamOp::Softplus:  // log(1 + exp(beta x)) / beta, linear above threshold
-        if constexpr (std::is_floating_point_v<C>)
-          run1<T, T>(out, x, [a, b](C v) { return v * a > b ? v : std::log1p(std::exp(v * a)) / a; });
-        break;
-      case ParamOp::LeakyRelu: run1<T, T>(out, x, [a](C v) { return v > C(0) ? v : v * a; }); break;
-      case ParamOp::Elu:
-        if constexpr (std::is_floating_point_v<C>)
-          run1<T, T>(out, x, [a](C v) { return v > C(0) ? v : a * std::expm1(v); });
-        break;
-      case ParamOp::ClampMin: run1<T, T>(out, x, [a](C v) { return v < a ? a : v; }); break;
-      case ParamOp::ClampMax: run1<T, T>(out, x, [b](C v) { return v > b ? b : v; }); break;
-      case ParamOp::Clamp: run1<T, T>(out, x, [a, b](C v) { return v < a ? a : (v > b ? b : v); }); break;
-    }
+    C a = C(lo), b = C(hi);
+    if (has_lo && has_hi) run1<T, T>(out, x, [a, b](C v) { return v < a ? a : (v > b ? b : v); });
+    else if (has_lo) run1<T, T>(out, x, [a](C v) { return v < a ? a : v; });
+    else run1<T, T>(out, x, [b](C v) { return v > b ? b : v; });
   });
 }
+
+SX_REGISTER_KERNEL(kern::binary, CPU, &binary);
+SX_REGISTER_KERNEL(kern::where, CPU, &where);
+SX_REGISTER_KERNEL(kern::clamp, CPU, &clamp);
+SX_REGISTER_KERNEL(kern::copy, CPU, &copy);
+SX_REGISTER_KERNEL(kern::fill, CPU, &fill);
 
 }  // namespace sx::cpu

@@ -237,95 +237,6 @@ void norm_bwd(const T* g, const T* x, const T* w, const T* mean, const T* rstd, 
   }
 }
 
-// ---- activations
-namespace {
-constexpr double kSqrt1_2 = 0.70710678118654752440, kInvSqrt2Pi = 0.39894228040143267794;
-constexpr double kGeluK = 0.79788456080286535588, kGeluC = 0.044715;
-
-template <typename T> inline T softplus_stable(T z) {  // log(1 + exp(z))
-  T a = z < 0 ? -z : z;
-  return (z > 0 ? z : T(0)) + slog1p<T>(sexp<T>(-a));
-}
-
-template <Act A, typename T> inline T act_f(T x, T p0, T p1) {
-  if constexpr (A == Act::Relu) return x < 0 ? T(0) : x;
-  if constexpr (A == Act::Gelu) return T(0.5) * x * (T(1) + serf<T>(x * T(kSqrt1_2)));
-  if constexpr (A == Act::GeluTanh) return T(0.5) * x * (T(1) + stanh<T>(T(kGeluK) * (x + T(kGeluC) * x * x * x)));
-  if constexpr (A == Act::Silu) return x / (T(1) + sexp<T>(-x));
-  if constexpr (A == Act::LeakyRelu) return x > 0 ? x : x * p0;
-  if constexpr (A == Act::Elu) return x > 0 ? x : p0 * (sexp<T>(x) - T(1));
-  if constexpr (A == Act::Softplus) {
-    T z = x * p0;
-    return z > p1 ? x : softplus_stable(z) / p0;
-  }
-  if constexpr (A == Act::Sigmoid) return T(1) / (T(1) + sexp<T>(-x));
-  return x;
-}
-
-template <Act A, typename T> inline T act_df(T x, T p0, T p1) {  // f'(x)
-  if constexpr (A == Act::Relu) return x > 0 ? T(1) : T(0);
-  if constexpr (A == Act::Gelu) {
-    T cdf = T(0.5) * (T(1) + serf<T>(x * T(kSqrt1_2)));
-    return cdf + x * T(kInvSqrt2Pi) * sexp<T>(T(-0.5) * x * x);
-  }
-  if constexpr (A == Act::GeluTanh) {
-    T x2 = x * x;
-    T t = stanh<T>(T(kGeluK) * (x + T(kGeluC) * x2 * x));
-    return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * T(kGeluK) * (T(1) + T(3 * kGeluC) * x2);
-  }
-  if constexpr (A == Act::Silu) {
-    T s = T(1) / (T(1) + sexp<T>(-x));
-    return s * (T(1) + x * (T(1) - s));
-  }
-  if constexpr (A == Act::LeakyRelu) return x > 0 ? T(1) : p0;
-  if constexpr (A == Act::Elu) return x > 0 ? T(1) : p0 * sexp<T>(x);
-  if constexpr (A == Act::Softplus) {
-    T z = x * p0;
-    return z > p1 ? T(1) : T(1) / (T(1) + sexp<T>(-z));
-  }
-  if constexpr (A == Act::Sigmoid) {
-    T s = T(1) / (T(1) + sexp<T>(-x));
-    return s * (T(1) - s);
-  }
-  return T(1);
-}
-
-template <Act A, typename T> void act_fwd_t(const T* x, T* y, int64_t n, T p0, T p1) {
-  parallel_for(n, kWork, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) y[i] = act_f<A, T>(x[i], p0, p1);
-  });
-}
-template <Act A, typename T> void act_bwd_t(const T* g, const T* x, T* gx, int64_t n, T p0, T p1) {
-  parallel_for(n, kWork, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) gx[i] = g[i] * act_df<A, T>(x[i], p0, p1);
-  });
-}
-
-#define SX_ACT_SWITCH(A, CALL)                                   \
-  switch (A) {                                                   \
-    case Act::Relu: CALL(Act::Relu); break;                      \
-    case Act::Gelu: CALL(Act::Gelu); break;                      \
-    case Act::GeluTanh: CALL(Act::GeluTanh); break;              \
-    case Act::Silu: CALL(Act::Silu); break;                      \
-    case Act::LeakyRelu: CALL(Act::LeakyRelu); break;            \
-    case Act::Elu: CALL(Act::Elu); break;                        \
-    case Act::Softplus: CALL(Act::Softplus); break;              \
-    case Act::Sigmoid: CALL(Act::Sigmoid); break;                \
-  }
-}  // namespace
-
-template <typename T> void act_fwd(Act a, const T* x, T* y, int64_t n, double p0, double p1) {
-#define SX_CALL(K) act_fwd_t<K, T>(x, y, n, T(p0), T(p1))
-  SX_ACT_SWITCH(a, SX_CALL)
-#undef SX_CALL
-}
-
-template <typename T> void act_bwd(Act a, const T* g, const T* x, T* gx, int64_t n, double p0, double p1) {
-#define SX_CALL(K) act_bwd_t<K, T>(g, x, gx, n, T(p0), T(p1))
-  SX_ACT_SWITCH(a, SX_CALL)
-#undef SX_CALL
-}
-
 // ---- gated units
 template <typename T>
 void gate_fwd(Gate k, const T* a, const T* b, T* y, int64_t outer, int64_t len, int64_t in_stride) {
@@ -425,8 +336,6 @@ template <typename T> void dropout_apply(const T* x, T* y, int64_t n, double p, 
   template void softmax_bwd<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, bool);                           \
   template void norm_fwd<T>(const T*, const T*, const T*, T*, T*, T*, int64_t, int64_t, double, bool);             \
   template void norm_bwd<T>(const T*, const T*, const T*, const T*, const T*, T*, T*, T*, int64_t, int64_t, bool); \
-  template void act_fwd<T>(Act, const T*, T*, int64_t, double, double);                                            \
-  template void act_bwd<T>(Act, const T*, const T*, T*, int64_t, double, double);                                  \
   template void gate_fwd<T>(Gate, const T*, const T*, T*, int64_t, int64_t, int64_t);                              \
   template void gate_bwd<T>(Gate, const T*, const T*, const T*, T*, T*, int64_t, int64_t, int64_t);                \
   template void embedding_bwd<T>(const int64_t*, int64_t, const T*, int64_t, int64_t, int64_t, bool, T*);          \

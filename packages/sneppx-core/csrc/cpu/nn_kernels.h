@@ -4,7 +4,12 @@
 #pragma once
 #include <cstdint>
 
+#include "ops/nn.h"
+
 namespace sx::cpu {
+
+using nn::Gate;
+using nn::PLoss;
 
 // ---- softmax over the middle axis of contiguous (outer, n, inner) data
 template <typename T> void softmax_fwd(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, bool log);
@@ -20,14 +25,8 @@ template <typename T>
 void norm_bwd(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* gx, T* gw, T* gb, int64_t M,
               int64_t N, bool rms);
 
-// ---- pointwise activations y = f(x; p0, p1)
-enum class Act : uint8_t { Relu, Gelu, GeluTanh, Silu, LeakyRelu, Elu, Softplus, Sigmoid };
-template <typename T> void act_fwd(Act a, const T* x, T* y, int64_t n, double p0, double p1);
-template <typename T> void act_bwd(Act a, const T* g, const T* x, T* gx, int64_t n, double p0, double p1);
-
 // ---- gated units over `outer` blocks of `len` elements: a block at a + o*in_stride, b at b + o*in_stride,
 // y at y + o*len. GLU: y = a * sigmoid(b); SwiGLU: y = silu(a) * b.
-enum class Gate : uint8_t { Glu, SwiGlu };
 template <typename T>
 void gate_fwd(Gate k, const T* a, const T* b, T* y, int64_t outer, int64_t len, int64_t in_stride);
 template <typename T>
@@ -35,7 +34,6 @@ void gate_bwd(Gate k, const T* g, const T* a, const T* b, T* ga, T* gb, int64_t 
               int64_t in_stride);
 
 // ---- pointwise losses l(x, t; w) on equal-length buffers (w: pos_weight for BCE-with-logits, may be null)
-enum class PLoss : uint8_t { Mse, L1, SmoothL1, Huber, Bce, BceLogits, KlDiv, KlDivLog };
 template <typename T> void ploss_fwd(PLoss k, const T* x, const T* t, const T* w, T* out, int64_t n, double beta);
 // gx / gt / gw may be null; g has n elements (gw: the pos_weight gradient, per element).
 template <typename T>

@@ -172,4 +172,8 @@ void cumsum(const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64
   });
 }
 
+SX_REGISTER_KERNEL(kern::reduce, CPU, &reduce);
+SX_REGISTER_KERNEL(kern::arg_reduce, CPU, &arg_reduce);
+SX_REGISTER_KERNEL(kern::cumsum, CPU, &cumsum);
+
 }  // namespace sx::cpu

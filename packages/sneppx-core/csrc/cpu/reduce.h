@@ -1,10 +1,9 @@
 // Reduction kernels on contiguous (outer, n, inner) data; results are (outer, inner).
 #pragma once
-#include "core/tensor.h"
+#include "ops/kernels.h"
 
 namespace sx::cpu {
 
-enum class ReduceOp : uint8_t { Sum, Prod, Max, Min };
 void reduce(ReduceOp op, const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner);
 void arg_reduce(bool is_max, const Tensor& in, const Tensor& values, const Tensor& indices, int64_t outer, int64_t n,
                 int64_t inner);

@@ -1,5 +1,5 @@
 // Dtype conversion, copies and in-place assignment (with autograd history rebasing).
-#include "cpu/kernels.h"
+#include "ops/kernels.h"
 #include "ops/common.h"
 
 namespace sx {
@@ -18,7 +18,7 @@ Tensor expand_view(const Tensor& t, const Shape& shape) {
 Tensor cast_nograd(const Tensor& t, DType dt) {
   if (t->dtype == dt) return t;
   Tensor out = empty(t->shape, dt, t->device());
-  cpu::copy(out, t);
+  kern::copy(out->device())(out, t);
   return out;
 }
 
@@ -57,7 +57,7 @@ Tensor to_dtype(const Tensor& x, DType dt) {
 
 Tensor clone_nograd(const Tensor& x) {
   Tensor out = empty(x->shape, x->dtype, x->device());
-  cpu::copy(out, x);
+  kern::copy(out->device())(out, x);
   return out;
 }
 
@@ -97,7 +97,7 @@ void rebase_view_write(const Tensor& x, const Tensor& value, const char* op) {
     // The written region in the base's (contiguous) element order: its flat positions and a mask.
     Tensor pos = clone_nograd(make_view(arange(0, double(shape_numel(bshape, "setitem")), 1, DType::Int64), vs, vst, voff));
     Tensor keep = ones(bshape, g->dtype);
-    cpu::fill(make_view(keep, vs, vst, voff), Scalar(0.0));
+    kern::fill(keep->device())(make_view(keep, vs, vst, voff), Scalar(0.0));
     // Differentiable ops only, so that create_graph=True sees through the write.
     Tensor g_base = mul(g, keep);
     Tensor gv = reshape(index_front(reshape(g, {-1}), {reshape(pos, {-1})}), vs);
@@ -122,7 +122,7 @@ void assign_inplace(const Tensor& x, const Tensor& value, const char* op) {
            " into a tensor of shape ", shape_str(x->shape));
   if (track && x->view_base) rebase_view_write(x, value, op);  // checks run before any write
   Tensor src = value->storage == x->storage ? clone_nograd(value) : value;
-  cpu::copy(x, expand_view(src, x->shape));
+  kern::copy(x->device())(x, expand_view(src, x->shape));
   x->bump_version();
   if (track) {
     Shape vs = value->shape;
@@ -141,5 +141,18 @@ void copy_(const Tensor& dst, const Tensor& src) {
   check_same_device("copy_", dst, src);
   assign_inplace(dst, src, "copy_");
 }
+
+namespace {
+// A one-element CPU tensor of dtype dt with t's value.
+Tensor item_on_host(const Tensor& t, DType dt, const char* op) {
+  SX_CHECK(t->numel() == 1, ValueError, "[", op, "] expected a one-element tensor, got ", describe(t));
+  Tensor h = t->device().type == DeviceType::CPU ? t : to_device(t, Device{});
+  return cast_nograd(h, dt);
+}
+}  // namespace
+
+bool item_bool(const Tensor& t) { return *item_on_host(t, DType::Bool, "item")->data<bool>(); }
+int64_t item_int(const Tensor& t) { return *item_on_host(t, DType::Int64, "item")->data<int64_t>(); }
+double item_double(const Tensor& t) { return *item_on_host(t, DType::Float64, "item")->data<double>(); }
 
 }  // namespace sx

@@ -1,43 +1,45 @@
 // Elementwise ops: promotion, broadcasting and the vjp of each op (written with public ops).
 #include <cmath>
 
-#include "cpu/kernels.h"
 #include "ops/common.h"
+#include "ops/kernels.h"
+#include "ops/unary_defs.h"
 
 namespace sx {
 
 namespace {
 int category(DType d) { return d == DType::Bool ? 0 : (is_floating(d) ? 2 : 1); }
 
-const char* binary_name(BinaryOp op) {
-  static const char* names[] = {"add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum",
-                                "minimum", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
-                                "logical_or", "logical_xor"};
-  return names[int(op)];
-}
-const char* unary_name(UnaryOp op) {
-  static const char* names[] = {"neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
-                                "tanh", "sigmoid", "relu", "gelu", "gelu", "silu", "erf", "sign", "floor",
-                                "ceil", "round", "trunc", "reciprocal", "logical_not", "isnan", "isinf",
-                                "isfinite", "log2", "square"};
-  return names[int(op)];
-}
 bool is_compare(BinaryOp op) { return op >= BinaryOp::Eq; }
-// Ops whose result is floating even for integer inputs (PyTorch: exp(int) -> float32).
-bool needs_float(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Relu: case UnaryOp::Sign: case UnaryOp::Floor:
-    case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc: case UnaryOp::Not: case UnaryOp::IsNan:
-    case UnaryOp::IsInf: case UnaryOp::IsFinite: case UnaryOp::Square:
-      return false;
-    default:
-      return true;
-  }
-}
-bool bool_result(UnaryOp op) {
-  return op == UnaryOp::Not || op == UnaryOp::IsNan || op == UnaryOp::IsInf || op == UnaryOp::IsFinite;
-}
 }  // namespace
+
+namespace kern {
+SX_DEFINE_KERNEL(binary);
+SX_DEFINE_KERNEL(where);
+SX_DEFINE_KERNEL(clamp);
+SX_DEFINE_KERNEL(copy);
+SX_DEFINE_KERNEL(fill);
+}  // namespace kern
+
+const char* binary_name(BinaryOp op) {
+  switch (op) {
+#define SX_NAME_ENTRY(E, NAME, BW) \
+  case BinaryOp::E: return NAME;
+    SX_BINARY_OPS(SX_NAME_ENTRY)
+#undef SX_NAME_ENTRY
+  }
+  return "binary";
+}
+
+static const char* binary_node_name(BinaryOp op) {
+  switch (op) {
+#define SX_NAME_ENTRY(E, NAME, BW) \
+  case BinaryOp::E: return BW;
+    SX_BINARY_OPS(SX_NAME_ENTRY)
+#undef SX_NAME_ENTRY
+  }
+  return "BinaryBackward";
+}
 
 DType result_type(const Tensor& a, const Tensor& b) {
   bool a0 = a->dim() == 0, b0 = b->dim() == 0;
@@ -55,7 +57,7 @@ DType scalar_result_type(const Tensor& t, const Scalar& s) {
 
 Tensor scalar_tensor(const Scalar& s, DType dtype, Device device) {
   Tensor t = empty({}, dtype, device);
-  cpu::fill(t, s);
+  kern::fill(device)(t, s);
   return t;
 }
 
@@ -121,19 +123,16 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   Shape shape = broadcast_shapes(a->shape, b->shape, name);
   Tensor ac = cast_nograd(a, ct), bc = cast_nograd(b, ct);
   if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem) && !is_floating(ct)) {
-    Tensor zero = empty(bc->shape, DType::Bool);
+    Tensor zero = empty(bc->shape, DType::Bool, bc->device());
     // kernels take operands already broadcast to the output's shape
-    cpu::binary(BinaryOp::Eq, zero, bc, expand_view(scalar_tensor(Scalar(int64_t(0)), ct), bc->shape));
-    const bool* z = zero->data<bool>();
-    for (int64_t i = 0; i < zero->numel(); ++i)
-      SX_CHECK(!z[i], RuntimeError, "[", name, "] ZeroDivisionError: integer division by zero");
+    kern::binary(bc->device())(BinaryOp::Eq, zero, bc, expand_view(scalar_tensor(Scalar(int64_t(0)), ct), bc->shape));
+    Tensor any_zero = empty({}, DType::Bool, zero->device());
+    kern::reduce(zero->device())(ReduceOp::Max, zero, any_zero, 1, zero->numel(), 1);
+    SX_CHECK(!item_bool(any_zero), RuntimeError, "[", name, "] ZeroDivisionError: integer division by zero");
   }
   Tensor out = empty(shape, is_compare(op) ? DType::Bool : ct, a->device());
-  cpu::binary(op, out, expand_view(ac, shape), expand_view(bc, shape));
+  kern::binary(out->device())(op, out, expand_view(ac, shape), expand_view(bc, shape));
   if (is_compare(op) || !is_floating(ct) || !needs_grad({&a, &b})) return out;
-  static const char* bw[] = {"AddBackward", "SubBackward", "MulBackward", "DivBackward", "FloorDivBackward",
-                             "RemainderBackward", "PowBackward", "MaximumBackward", "MinimumBackward",
-                             "Atan2Backward"};
   Saved sa(a), sb(b);
   bool save = op != BinaryOp::Add && op != BinaryOp::Sub;
   if (!save) {  // no tensors needed: keep only shapes and dtypes alive
@@ -141,9 +140,9 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
     pa->requires_grad = a->requires_grad;
     pb->requires_grad = b->requires_grad;
     pa->storage = pb->storage = nullptr;
-    return record(bw[int(op)], {a, b}, out, [op, pa, pb](const Tensor& g) { return binary_vjp(op, g, pa, pb); });
+    return record(binary_node_name(op), {a, b}, out, [op, pa, pb](const Tensor& g) { return binary_vjp(op, g, pa, pb); });
   }
-  return record(bw[int(op)], {a, b}, out,
+  return record(binary_node_name(op), {a, b}, out,
                 [op, sa, sb](const Tensor& g) { return binary_vjp(op, g, sa.get(), sb.get()); });
 }
 
@@ -171,77 +170,13 @@ Tensor pow(const Tensor& a, const Scalar& b) {
   });
 }
 
-static TensorList unary_vjp(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& out_saved) {
-  // Under create_graph the output is recomputed so that its own history is part of the graph.
-  auto out = [&] { return grad_mode::enabled() ? unary(op, x) : out_saved; };
-  switch (op) {
-    case UnaryOp::Neg: return {neg(g)};
-    case UnaryOp::Abs: return {mul(g, sign(x))};
-    case UnaryOp::Exp: return {mul(g, out())};
-    case UnaryOp::Log: return {div(g, x)};
-    case UnaryOp::Log2: return {div(g, mul(x, Scalar(M_LN2)))};
-    case UnaryOp::Log1p: return {div(g, add(x, Scalar(1.0)))};
-    case UnaryOp::Expm1: return {mul(g, add(out(), Scalar(1.0)))};
-    case UnaryOp::Sqrt: return {div(g, mul(out(), Scalar(2.0)))};
-    case UnaryOp::Rsqrt: { Tensor o = out(); return {mul(mul(g, mul(o, mul(o, o))), Scalar(-0.5))}; }
-    case UnaryOp::Sin: return {mul(g, unary(UnaryOp::Cos, x))};
-    case UnaryOp::Cos: return {neg(mul(g, unary(UnaryOp::Sin, x)))};
-    case UnaryOp::Tanh: { Tensor o = out(); return {mul(g, sub(ones_like(o), mul(o, o)))}; }
-    case UnaryOp::Sigmoid: { Tensor o = out(); return {mul(g, mul(o, sub(ones_like(o), o)))}; }
-    case UnaryOp::Relu: return {mul(g, to_dtype(binary(BinaryOp::Gt, x, zeros_like(x)), g->dtype))};
-    case UnaryOp::Gelu: {  // Phi(x) + x phi(x)
-      Tensor cdf = mul(add(unary(UnaryOp::Erf, mul(x, Scalar(M_SQRT1_2))), Scalar(1.0)), Scalar(0.5));
-      Tensor pdf = mul(exp(mul(mul(x, x), Scalar(-0.5))), Scalar(0.3989422804014327));
-      return {mul(g, add(cdf, mul(x, pdf)))};
-    }
-    case UnaryOp::GeluTanh: {
-      const double k = 0.7978845608028654, c = 0.044715;
-      Tensor x2 = mul(x, x);
-      Tensor inner = mul(mul(x, add(mul(x2, Scalar(c)), Scalar(1.0))), Scalar(k));
-      Tensor t = tanh(inner);
-      Tensor dinner = mul(add(mul(x2, Scalar(3 * c)), Scalar(1.0)), Scalar(k));
-      Tensor left = mul(add(t, Scalar(1.0)), Scalar(0.5));
-      Tensor right = mul(mul(mul(x, sub(ones_like(t), mul(t, t))), dinner), Scalar(0.5));
-      return {mul(g, add(left, right))};
-    }
-    case UnaryOp::Silu: {
-      Tensor s = sigmoid(x);
-      return {mul(g, mul(s, add(mul(x, sub(ones_like(s), s)), Scalar(1.0))))};
-    }
-    case UnaryOp::Erf: return {mul(g, mul(exp(neg(mul(x, x))), Scalar(1.1283791670955126)))};
-    case UnaryOp::Reciprocal: { Tensor o = out(); return {neg(mul(g, mul(o, o)))}; }
-    case UnaryOp::Square: return {mul(g, mul(x, Scalar(2.0)))};
-    default: return {zeros_like(g)};  // sign, floor, ceil, round, trunc: zero almost everywhere
-  }
-}
-
-Tensor unary(UnaryOp op, const Tensor& x) {
-  DType ct = x->dtype;
-  if (needs_float(op) && !is_floating(ct)) ct = DType::Float32;
-  if (op == UnaryOp::Neg) SX_CHECK(ct != DType::Bool, TypeError, "[neg] negation of a bool tensor is not supported; use logical_not");
-  Tensor xc = cast_nograd(x, ct);
-  Tensor out = empty(x->shape, bool_result(op) ? DType::Bool : ct, x->device());
-  cpu::unary(op, out, xc);
-  if (bool_result(op) || !is_floating(ct) || !needs_grad({&x})) return out;
-  Saved sx(x), so(alias_detached(out));
-  return record(unary_name(op), {x}, out, [op, sx, so](const Tensor& g) { return unary_vjp(op, g, sx.get(), so.get()); });
-}
-
-Tensor neg(const Tensor& x) { return unary(UnaryOp::Neg, x); }
-Tensor exp(const Tensor& x) { return unary(UnaryOp::Exp, x); }
-Tensor log(const Tensor& x) { return unary(UnaryOp::Log, x); }
-Tensor sqrt(const Tensor& x) { return unary(UnaryOp::Sqrt, x); }
-Tensor tanh(const Tensor& x) { return unary(UnaryOp::Tanh, x); }
-Tensor sigmoid(const Tensor& x) { return unary(UnaryOp::Sigmoid, x); }
-Tensor relu(const Tensor& x) { return unary(UnaryOp::Relu, x); }
-Tensor sign(const Tensor& x) { return unary(UnaryOp::Sign, x); }
-
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   SX_CHECK(cond->dtype == DType::Bool, TypeError, "[where] condition must be a bool tensor, got ", describe(cond));
   DType ct = result_type(a, b);
   Shape shape = broadcast_shapes(broadcast_shapes(cond->shape, a->shape, "where"), b->shape, "where");
   Tensor out = empty(shape, ct, a->device());
-  cpu::where(out, expand_view(cond, shape), expand_view(cast_nograd(a, ct), shape),
+  check_same_device("where", cond, a);
+  kern::where(out->device())(out, expand_view(cond, shape), expand_view(cast_nograd(a, ct), shape),
              expand_view(cast_nograd(b, ct), shape));
   if (!is_floating(ct) || !needs_grad({&a, &b})) return out;
   Tensor c = cond, pa = alias_detached(a), pb = alias_detached(b);
@@ -263,8 +198,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& v) {
 Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi) {
   SX_CHECK(lo || hi, ValueError, "[clamp] at least one of min and max must be given");
   Tensor out = empty(x->shape, x->dtype, x->device());
-  auto op = lo && hi ? cpu::ParamOp::Clamp : (lo ? cpu::ParamOp::ClampMin : cpu::ParamOp::ClampMax);
-  cpu::param_unary(op, out, x, lo ? lo->to<double>() : 0, hi ? hi->to<double>() : 0);
+  kern::clamp(x->device())(out, x, lo ? lo->to<double>() : 0, hi ? hi->to<double>() : 0, bool(lo), bool(hi));
   if (!is_floating(x->dtype) || !needs_grad({&x})) return out;
   Saved sx(x);
   double l = lo ? lo->to<double>() : -INFINITY, h = hi ? hi->to<double>() : INFINITY;
@@ -277,41 +211,5 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi
 }
 
 Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w) { return add(a, mul(w, sub(b, a))); }
-
-static Tensor param_op(cpu::ParamOp op, const char* name, const Tensor& x, double p0, double p1) {
-  SX_CHECK(is_floating(x->dtype), TypeError, "[", name, "] expected a floating tensor, got ", describe(x));
-  Tensor out = empty(x->shape, x->dtype, x->device());
-  cpu::param_unary(op, out, x, p0, p1);
-  return out;
-}
-
-Tensor softplus(const Tensor& x, double beta, double threshold) {
-  Tensor out = param_op(cpu::ParamOp::Softplus, "softplus", x, beta, threshold);
-  Saved sx(x);
-  return record("SoftplusBackward", {x}, out, [sx, beta, threshold](const Tensor& g) {
-    const Tensor& v = sx.get();
-    Tensor s = sigmoid(mul(v, Scalar(beta)));
-    Tensor lin = binary(BinaryOp::Gt, mul(v, Scalar(beta)), scalar_tensor(threshold, v->dtype));
-    return TensorList{mul(g, where(lin, ones_like(s), s))};
-  });
-}
-
-Tensor leaky_relu(const Tensor& x, double slope) {
-  Tensor out = param_op(cpu::ParamOp::LeakyRelu, "leaky_relu", x, slope, 0);
-  Saved sx(x);
-  return record("LeakyReluBackward", {x}, out, [sx, slope](const Tensor& g) {
-    const Tensor& v = sx.get();
-    return TensorList{where(binary(BinaryOp::Gt, v, zeros_like(v)), g, mul(g, Scalar(slope)))};
-  });
-}
-
-Tensor elu(const Tensor& x, double alpha) {
-  Tensor out = param_op(cpu::ParamOp::Elu, "elu", x, alpha, 0);
-  Saved sx(x);
-  return record("EluBackward", {x}, out, [sx, alpha](const Tensor& g) {
-    const Tensor& v = sx.get();
-    return TensorList{where(binary(BinaryOp::Gt, v, zeros_like(v)), g, mul(g, mul(exp(v), Scalar(alpha))))};
-  });
-}
 
 }  // namespace sx

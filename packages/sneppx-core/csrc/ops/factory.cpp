@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "core/parallel.h"
-#include "cpu/kernels.h"
+#include "ops/kernels.h"
 #include "ops/common.h"
 
 namespace sx {
@@ -18,7 +18,7 @@ Generator* gen_or_default(Generator* g) { return g ? g : &default_generator(); }
 
 Tensor full(const Shape& s, const Scalar& v, DType dt, Device dev) {
   Tensor t = empty(s, dt, dev);
-  cpu::fill(t, v);
+  kern::fill(t->device())(t, v);
   return t;
 }
 Tensor zeros(const Shape& s, DType dt, Device dev) {
@@ -32,7 +32,7 @@ Tensor ones_like(const Tensor& t) { return ones(t->shape, t->dtype, t->device())
 void fill_(const Tensor& t, const Scalar& v) {
   SX_CHECK(!(grad_mode::enabled() && t->requires_grad && t->is_leaf()), RuntimeError,
            "[fill_] a leaf tensor that requires grad is being used in an in-place operation");
-  cpu::fill(t, v);
+  kern::fill(t->device())(t, v);
   t->bump_version();
 }
 
@@ -187,8 +187,8 @@ Tensor bernoulli(const Tensor& p, Generator* g) {
   Tensor u = rand(p->shape, DType::Float64, g);
   Tensor out = empty(p->shape, is_floating(p->dtype) ? p->dtype : DType::Float32);
   Tensor mask = empty(p->shape, DType::Bool);
-  cpu::binary(BinaryOp::Lt, mask, u, pc);
-  cpu::copy(out, mask);
+  kern::binary(mask->device())(BinaryOp::Lt, mask, u, pc);
+  kern::copy(out->device())(out, mask);
   return out;
 }
 

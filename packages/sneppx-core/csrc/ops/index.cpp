@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "cpu/kernels.h"
+#include "ops/kernels.h"
 #include "ops/common.h"
 
 namespace sx {

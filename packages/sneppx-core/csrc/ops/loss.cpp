@@ -196,10 +196,23 @@ Tensor nll_loss(const Tensor& x, const Tensor& target, const Tensor& weight, int
 
 // ---- pointwise losses
 namespace {
-const char* ploss_name(cpu::PLoss k) {
-  static const char* names[] = {"mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
-                                "binary_cross_entropy_with_logits", "kl_div", "kl_div"};
-  return names[int(k)];
+const char* ploss_name(PLoss k) {
+  switch (k) {
+#define SX_NAME_ENTRY(E, NAME, BW) \
+  case PLoss::E: return NAME;
+    SX_POINTWISE_LOSSES(SX_NAME_ENTRY)
+#undef SX_NAME_ENTRY
+  }
+  return "loss";
+}
+const char* ploss_node_name(PLoss k) {
+  switch (k) {
+#define SX_NAME_ENTRY(E, NAME, BW) \
+  case PLoss::E: return BW;
+    SX_POINTWISE_LOSSES(SX_NAME_ENTRY)
+#undef SX_NAME_ENTRY
+  }
+  return "LossBackward";
 }
 Tensor shape_only(const Tensor& t) {  // keeps shape, dtype and requires_grad for grad_for
   if (!t) return t;
@@ -210,16 +223,16 @@ Tensor shape_only(const Tensor& t) {  // keeps shape, dtype and requires_grad fo
 }
 }  // namespace
 
-Tensor pointwise_loss(cpu::PLoss k, const Tensor& x, const Tensor& t, const Tensor& extra, const Tensor& weight,
+Tensor pointwise_loss(PLoss k, const Tensor& x, const Tensor& t, const Tensor& extra, const Tensor& weight,
                       Reduction red, double beta) {
   const char* op = ploss_name(k);
   check_floating(x, op, "input");
   check_floating(t, op, "target");
   if (extra) check_floating(extra, op, "pos_weight");
-  SX_CHECK(red != Reduction::BatchMean || k >= cpu::PLoss::KlDiv, ValueError, "[", op,
+  SX_CHECK(red != Reduction::BatchMean || k >= PLoss::KlDiv, ValueError, "[", op,
            "] reduction 'batchmean' is only for kl_div");
-  SX_CHECK(k != cpu::PLoss::SmoothL1 || beta >= 0, ValueError, "[smooth_l1_loss] beta must be >= 0, got ", beta);
-  SX_CHECK(k != cpu::PLoss::Huber || beta > 0, ValueError, "[huber_loss] delta must be > 0, got ", beta);
+  SX_CHECK(k != PLoss::SmoothL1 || beta >= 0, ValueError, "[smooth_l1_loss] beta must be >= 0, got ", beta);
+  SX_CHECK(k != PLoss::Huber || beta > 0, ValueError, "[huber_loss] delta must be > 0, got ", beta);
   DType dt = promote_types(x->dtype, t->dtype);
   if (extra) dt = promote_types(dt, extra->dtype);
   if (is_half(dt)) {
@@ -233,39 +246,32 @@ Tensor pointwise_loss(cpu::PLoss k, const Tensor& x, const Tensor& t, const Tens
   auto prep = [&](const Tensor& v) { return v ? contig(expand_view(v, shape), dt) : v; };
   Tensor xc = prep(x), tc = prep(t), ec = prep(extra);
   int64_t n = xc->numel();
-  if (k == cpu::PLoss::Bce)
-    SX_DISPATCH_F32_F64(dt, op, [&] {
-      const scalar_t* p = xc->data<scalar_t>();
-      for (int64_t i = 0; i < n; ++i)
-        SX_CHECK(p[i] >= 0 && p[i] <= 1, ValueError, "[binary_cross_entropy] all elements of input should be "
-                 "between 0 and 1, got ", double(p[i]));
-    });
-  Tensor elem = empty(shape, dt);
-  SX_DISPATCH_F32_F64(dt, op, [&] {
-    using T = scalar_t;
-    cpu::ploss_fwd<T>(k, xc->data<T>(), tc->data<T>(), ec ? ec->data<T>() : nullptr, elem->data<T>(), n, beta);
-  });
+  if (k == PLoss::Bce && n) {
+    Tensor outside = binary(BinaryOp::Or, binary(BinaryOp::Lt, xc, zeros({}, dt, xc->device())),
+                            binary(BinaryOp::Gt, xc, ones({}, dt, xc->device())));
+    outside = binary(BinaryOp::Or, outside, binary(BinaryOp::Ne, xc, xc));  // NaN
+    if (item_bool(any(outside, std::nullopt, false))) {
+      Tensor first = index_select(reshape(xc, {n}), 0, reshape(argmax(to_dtype(outside, DType::UInt8), std::nullopt, false), {1}));
+      throw ValueError(msg("[binary_cross_entropy] all elements of input should be between 0 and 1, got ",
+                           item_double(first)));
+    }
+  }
+  Tensor elem = empty(shape, dt, x->device());
+  kern::ploss_fwd(x->device())(k, xc, tc, ec, elem, beta);
   if (needs_grad({&x, &t, &extra})) {
     Saved sx_(xc), st(tc), se(ec);
     Tensor px = shape_only(x), pt = shape_only(t), pe = shape_only(extra);
-    static const char* bw[] = {"MseLossBackward", "L1LossBackward", "SmoothL1LossBackward", "HuberLossBackward",
-                               "BinaryCrossEntropyBackward", "BinaryCrossEntropyWithLogitsBackward",
-                               "KlDivBackward", "KlDivBackward"};
-    elem = record(bw[int(k)], {x, t, extra}, elem, [k, op, sx_, st, se, px, pt, pe, n, dt, beta](const Tensor& g) {
+    elem = record(ploss_node_name(k), {x, t, extra}, elem, [k, op, sx_, st, se, px, pt, pe, n, dt, beta](const Tensor& g) {
       no_double_backward(op);
       const Tensor& xs = sx_.get();
       const Tensor& ts = st.get();
       const Tensor& es = se.get();
       Tensor gc = contig(g, dt);
-      Tensor gx = px->requires_grad ? empty(xs->shape, dt) : Tensor();
-      Tensor gt = pt->requires_grad ? empty(xs->shape, dt) : Tensor();
-      Tensor ge = pe && pe->requires_grad ? empty(xs->shape, dt) : Tensor();
-      SX_DISPATCH_F32_F64(dt, op, [&] {
-        using T = scalar_t;
-        auto ptr = [](const Tensor& v) { return v ? v->data<T>() : nullptr; };
-        cpu::ploss_bwd<T>(k, gc->data<T>(), xs->data<T>(), ts->data<T>(), es ? es->data<T>() : nullptr, ptr(gx),
-                          ptr(gt), ptr(ge), n, beta);
-      });
+      Device dev = xs->device();
+      Tensor gx = px->requires_grad ? empty(xs->shape, dt, dev) : Tensor();
+      Tensor gt = pt->requires_grad ? empty(xs->shape, dt, dev) : Tensor();
+      Tensor ge = pe && pe->requires_grad ? empty(xs->shape, dt, dev) : Tensor();
+      kern::ploss_bwd(dev)(k, gc, xs, ts, es, gx, gt, ge, beta);
       return TensorList{grad_for(gx, px), grad_for(gt, pt), pe ? grad_for(ge, pe) : nullptr};
     });
   }

@@ -4,6 +4,22 @@
 
 #include "ops/nn_util.h"
 
+namespace sx::kern {
+SX_DEFINE_KERNEL(softmax_fwd);
+SX_DEFINE_KERNEL(softmax_bwd);
+SX_DEFINE_KERNEL(norm_fwd);
+SX_DEFINE_KERNEL(norm_bwd);
+SX_DEFINE_KERNEL(gate_fwd);
+SX_DEFINE_KERNEL(gate_bwd);
+SX_DEFINE_KERNEL(ploss_fwd);
+SX_DEFINE_KERNEL(ploss_bwd);
+SX_DEFINE_KERNEL(linear_fwd);
+SX_DEFINE_KERNEL(linear_bwd);
+SX_DEFINE_KERNEL(embedding_fwd);
+SX_DEFINE_KERNEL(embedding_bwd);
+SX_DEFINE_KERNEL(dropout);
+}  // namespace sx::kern
+
 namespace sx::nn {
 
 Reduction parse_reduction(const std::string& r, const char* op, bool allow_batchmean) {
@@ -37,11 +53,8 @@ Tensor softmax(const Tensor& x, int64_t dim, bool log) {
   int64_t d = wrap_dim(dim, std::max<int64_t>(x->dim(), 1), op);
   Axis ax = split_axis(x->shape, d);
   Tensor xc = contig(x);
-  Tensor out = empty(x->shape, x->dtype);
-  if (x->numel())
-    SX_DISPATCH_F32_F64(x->dtype, op, [&] {
-      cpu::softmax_fwd<scalar_t>(xc->data<scalar_t>(), out->data<scalar_t>(), ax.outer, ax.n, ax.inner, log);
-    });
+  Tensor out = empty(x->shape, x->dtype, x->device());
+  if (x->numel()) kern::softmax_fwd(x->device())(xc, out, ax.outer, ax.n, ax.inner, log);
   if (!needs_grad({&x})) return out;
   Saved sy(alias_detached(out));
   return record(log ? "LogSoftmaxBackward" : "SoftmaxBackward", {x}, out, [sy, d, log](const Tensor& g) {
@@ -57,12 +70,8 @@ Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t dim, bool log)
   int64_t d = wrap_dim(dim, std::max<int64_t>(y->dim(), 1), op);
   Axis ax = split_axis(y->shape, d);
   Tensor gc = contig(g, y->dtype), yc = contig(y);
-  Tensor gx = empty(y->shape, y->dtype);
-  if (y->numel())
-    SX_DISPATCH_F32_F64(y->dtype, op, [&] {
-      cpu::softmax_bwd<scalar_t>(gc->data<scalar_t>(), yc->data<scalar_t>(), gx->data<scalar_t>(), ax.outer, ax.n,
-                                 ax.inner, log);
-    });
+  Tensor gx = empty(y->shape, y->dtype, y->device());
+  if (y->numel()) kern::softmax_bwd(y->device())(gc, yc, gx, ax.outer, ax.n, ax.inner, log);
   return gx;
 }
 
@@ -95,14 +104,10 @@ Tensor norm_impl(const char* op, const Tensor& x, const IntList& ns, const Tenso
                                                  : double(std::numeric_limits<float>::epsilon());
   int64_t N = prod(Shape(ns), 0, ns.size()), M = N ? x->numel() / N : 0;
   Tensor xc = contig(x), wc = w ? contig(w, dt) : w, bc = b ? contig(b, dt) : b;
-  Tensor out = empty(x->shape, dt);
-  Tensor mean = rms ? Tensor() : empty({M}, dt), rstd = empty({M}, dt);
-  if (M && N)
-    SX_DISPATCH_F32_F64(dt, op, [&] {
-      using T = scalar_t;
-      cpu::norm_fwd<T>(xc->data<T>(), wc ? wc->data<T>() : nullptr, bc ? bc->data<T>() : nullptr, out->data<T>(),
-                       mean ? mean->data<T>() : nullptr, rstd->data<T>(), M, N, eps, rms);
-    });
+  Device dev = x->device();
+  Tensor out = empty(x->shape, dt, dev);
+  Tensor mean = rms ? Tensor() : empty({M}, dt, dev), rstd = empty({M}, dt, dev);
+  if (M && N) kern::norm_fwd(dev)(xc, wc, bc, out, mean, rstd, M, N, eps, rms);
   if (!needs_grad({&x, &w, &b})) return out;
   Saved sx_(x), sw(w);
   Tensor pb = b ? alias_detached(b) : Tensor();
@@ -117,19 +122,15 @@ Tensor norm_impl(const char* op, const Tensor& x, const IntList& ns, const Tenso
     const Tensor& ws = sw.get();
     DType t = xs->dtype;
     Tensor gc = contig(g, t), xc2 = contig(xs), wc2 = ws ? contig(ws, t) : ws;
-    Tensor gx = xs->requires_grad ? empty(xs->shape, t) : Tensor();
-    Tensor gw = ws && ws->requires_grad ? empty(ws->shape, t) : Tensor();
-    Tensor gb = pb && pb->requires_grad ? empty(pb->shape, t) : Tensor();
+    Device dev = xs->device();
+    Tensor gx = xs->requires_grad ? empty(xs->shape, t, dev) : Tensor();
+    Tensor gw = ws && ws->requires_grad ? empty(ws->shape, t, dev) : Tensor();
+    Tensor gb = pb && pb->requires_grad ? empty(pb->shape, t, dev) : Tensor();
     if (M && N) {
-      SX_DISPATCH_F32_F64(t, op, [&] {
-        using T = scalar_t;
-        cpu::norm_bwd<T>(gc->data<T>(), xc2->data<T>(), wc2 ? wc2->data<T>() : nullptr,
-                         mean ? mean->data<T>() : nullptr, rstd->data<T>(), gx ? gx->data<T>() : nullptr,
-                         gw ? gw->data<T>() : nullptr, gb ? gb->data<T>() : nullptr, M, N, rms);
-      });
+      kern::norm_bwd(dev)(gc, xc2, wc2, mean, rstd, gx, gw, gb, M, N, rms);
     } else {
       for (Tensor* z : {&gx, &gw, &gb})
-        if (*z) cpu::fill(*z, Scalar(0.0));
+        if (*z) kern::fill(dev)(*z, Scalar(0.0));
     }
     if (gw && gw->dtype != ws->dtype) gw = to_dtype(gw, ws->dtype);
     if (gb && gb->dtype != pb->dtype) gb = to_dtype(gb, pb->dtype);
@@ -146,46 +147,9 @@ Tensor rms_norm(const Tensor& x, const IntList& ns, const Tensor& w, double eps)
   return norm_impl("rms_norm", x, ns, w, Tensor(), eps, true);
 }
 
-// ---- activations
-namespace {
-const char* act_name(cpu::Act a) {
-  static const char* names[] = {"relu", "gelu", "gelu", "silu", "leaky_relu", "elu", "softplus", "sigmoid"};
-  return names[int(a)];
-}
-}  // namespace
-
-Tensor activation(cpu::Act a, const Tensor& x, double p0, double p1) {
-  const char* op = act_name(a);
-  check_floating(x, op, "input");
-  if (is_half(x->dtype)) return to_dtype(activation(a, to_dtype(x, DType::Float32), p0, p1), x->dtype);
-  Tensor xc = contig(x);
-  Tensor out = empty(x->shape, x->dtype);
-  SX_DISPATCH_F32_F64(x->dtype, op, [&] {
-    cpu::act_fwd<scalar_t>(a, xc->data<scalar_t>(), out->data<scalar_t>(), x->numel(), p0, p1);
-  });
-  if (!needs_grad({&x})) return out;
-  Saved sx_(x);
-  static const char* bw[] = {"ReluBackward", "GeluBackward", "GeluBackward", "SiluBackward", "LeakyReluBackward",
-                             "EluBackward", "SoftplusBackward", "SigmoidBackward"};
-  return record(bw[int(a)], {x}, out, [sx_, a, p0, p1](const Tensor& g) {
-    return TensorList{activation_backward(a, g, sx_.get(), p0, p1)};
-  });
-}
-
-Tensor activation_backward(cpu::Act a, const Tensor& g, const Tensor& x, double p0, double p1) {
-  const char* op = act_name(a);
-  no_double_backward(op);
-  Tensor gc = contig(g, x->dtype), xc = contig(x);
-  Tensor gx = empty(x->shape, x->dtype);
-  SX_DISPATCH_F32_F64(x->dtype, op, [&] {
-    cpu::act_bwd<scalar_t>(a, gc->data<scalar_t>(), xc->data<scalar_t>(), gx->data<scalar_t>(), x->numel(), p0, p1);
-  });
-  return gx;
-}
-
 // ---- gated units
-Tensor glu(const Tensor& x, int64_t dim, cpu::Gate k) {
-  const char* op = k == cpu::Gate::Glu ? "glu" : "swiglu";
+Tensor glu(const Tensor& x, int64_t dim, Gate k) {
+  const char* op = k == Gate::Glu ? "glu" : "swiglu";
   check_floating(x, op, "input");
   SX_CHECK(x->dim() > 0, ValueError, "[", op, "] expected a tensor with at least one dimension");
   if (is_half(x->dtype)) return to_dtype(glu(to_dtype(x, DType::Float32), dim, k), x->dtype);
@@ -197,33 +161,27 @@ Tensor glu(const Tensor& x, int64_t dim, cpu::Gate k) {
   Shape os = x->shape;
   os[d] /= 2;
   Tensor xc = contig(x);
-  Tensor out = empty(os, x->dtype);
-  if (out->numel())
-    SX_DISPATCH_F32_F64(x->dtype, op, [&] {
-      const scalar_t* p = xc->data<scalar_t>();
-      cpu::gate_fwd<scalar_t>(k, p, p + len, out->data<scalar_t>(), ax.outer, len, stride);
-    });
+  Tensor out = empty(os, x->dtype, x->device());
+  if (out->numel()) kern::gate_fwd(x->device())(k, xc, 0, xc, len, out, ax.outer, len, stride);
   if (!needs_grad({&x})) return out;
   Saved sx_(xc.get() == x.get() ? x : xc);
-  return record(k == cpu::Gate::Glu ? "GluBackward" : "SwigluBackward", {x}, out,
+  return record(k == Gate::Glu ? "GluBackward" : "SwigluBackward", {x}, out,
                 [sx_, k, op, ax, len, stride](const Tensor& g) {
     no_double_backward(op);
     const Tensor& xs = sx_.get();
     Tensor gc = contig(g, xs->dtype);
-    Tensor gx = empty(xs->shape, xs->dtype);
-    if (gx->numel())
-      SX_DISPATCH_F32_F64(xs->dtype, op, [&] {
-        using T = scalar_t;
-        const T* p = xs->data<T>();
-        T* q = gx->data<T>();
-        cpu::gate_bwd<T>(k, gc->data<T>(), p, p + len, q, q + len, ax.outer, len, stride);
-      });
+    Tensor gx = empty(xs->shape, xs->dtype, xs->device());
+    if (gx->numel()) {
+      // ga and gb are the two halves of gx: views at element offsets 0 and len
+      Tensor ga = make_view(gx, gx->shape, gx->strides, gx->offset), gb = make_view(gx, gx->shape, gx->strides, gx->offset + len);
+      kern::gate_bwd(xs->device())(k, gc, xs, 0, xs, len, ga, gb, ax.outer, len, stride);
+    }
     return TensorList{gx};
   });
 }
 
-Tensor gated(cpu::Gate k, const Tensor& a, const Tensor& b) {
-  const char* op = k == cpu::Gate::Glu ? "glu" : "swiglu";
+Tensor gated(Gate k, const Tensor& a, const Tensor& b) {
+  const char* op = k == Gate::Glu ? "glu" : "swiglu";
   check_floating(a, op, "input");
   check_floating(b, op, "other");
   SX_CHECK(a->shape == b->shape, ValueError, "[", op, "] input ", shape_str(a->shape), " and other ",
@@ -231,28 +189,21 @@ Tensor gated(cpu::Gate k, const Tensor& a, const Tensor& b) {
   DType dt = promote_types(a->dtype, b->dtype);
   if (is_half(dt)) return to_dtype(gated(k, to_dtype(a, DType::Float32), to_dtype(b, DType::Float32)), dt);
   Tensor ac = contig(a, dt), bc = contig(b, dt);
-  Tensor out = empty(a->shape, dt);
+  Tensor out = empty(a->shape, dt, a->device());
   int64_t n = a->numel();
-  if (n)
-    SX_DISPATCH_F32_F64(dt, op, [&] {
-      cpu::gate_fwd<scalar_t>(k, ac->data<scalar_t>(), bc->data<scalar_t>(), out->data<scalar_t>(), 1, n, 0);
-    });
+  if (n) kern::gate_fwd(a->device())(k, ac, 0, bc, 0, out, 1, n, 0);
   if (!needs_grad({&a, &b})) return out;
   Saved sa(ac), sb(bc);
   Tensor pa = alias_detached(a), pb = alias_detached(b);
   pa->storage = pb->storage = nullptr;  // shapes and dtypes for grad_for
-  return record(k == cpu::Gate::Glu ? "GluBackward" : "SwigluBackward", {a, b}, out,
+  return record(k == Gate::Glu ? "GluBackward" : "SwigluBackward", {a, b}, out,
                 [sa, sb, pa, pb, k, op, n, dt](const Tensor& g) {
     no_double_backward(op);
     const Tensor& as = sa.get();
     const Tensor& bs = sb.get();
     Tensor gc = contig(g, dt);
-    Tensor ga = empty(as->shape, dt), gb = empty(as->shape, dt);
-    if (n)
-      SX_DISPATCH_F32_F64(dt, op, [&] {
-        using T = scalar_t;
-        cpu::gate_bwd<T>(k, gc->data<T>(), as->data<T>(), bs->data<T>(), ga->data<T>(), gb->data<T>(), 1, n, 0);
-      });
+    Tensor ga = empty(as->shape, dt, as->device()), gb = empty(as->shape, dt, as->device());
+    if (n) kern::gate_bwd(as->device())(k, gc, as, 0, bs, 0, ga, gb, 1, n, 0);
     return TensorList{grad_for(ga, pa), grad_for(gb, pb)};
   });
 }

@@ -7,10 +7,23 @@
 #include <optional>
 #include <string>
 
-#include "cpu/nn_kernels.h"
 #include "ops/ops.h"
 
 namespace sx::nn {
+
+enum class Gate : uint8_t { Glu, SwiGlu };  // glu: a * sigmoid(b); swiglu: silu(a) * b
+// Pointwise losses: (entry, name, backward node name).
+#define SX_POINTWISE_LOSSES(X)                                                                              \
+  X(Mse, "mse_loss", "MseLossBackward") X(L1, "l1_loss", "L1LossBackward")                                  \
+  X(SmoothL1, "smooth_l1_loss", "SmoothL1LossBackward") X(Huber, "huber_loss", "HuberLossBackward")         \
+  X(Bce, "binary_cross_entropy", "BinaryCrossEntropyBackward")                                              \
+  X(BceLogits, "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward")                  \
+  X(KlDiv, "kl_div", "KlDivBackward") X(KlDivLog, "kl_div", "KlDivBackward")
+enum class PLoss : uint8_t {
+#define SX_ENUM_ENTRY(E, NAME, BW) E,
+  SX_POINTWISE_LOSSES(SX_ENUM_ENTRY)
+#undef SX_ENUM_ENTRY
+};
 
 enum class Reduction : uint8_t { None, Mean, Sum, BatchMean };
 Reduction parse_reduction(const std::string& r, const char* op, bool allow_batchmean = false);
@@ -24,13 +37,11 @@ Tensor layer_norm(const Tensor& x, const IntList& normalized_shape, const Tensor
                   double eps);
 Tensor rms_norm(const Tensor& x, const IntList& normalized_shape, const Tensor& weight, double eps);
 
-// ---- activations (nn.cpp): y = f(x; p0, p1), parameters as in PyTorch
-Tensor activation(cpu::Act a, const Tensor& x, double p0 = 0, double p1 = 0);
-Tensor activation_backward(cpu::Act a, const Tensor& g, const Tensor& x, double p0, double p1);
+// ---- gated units (nn.cpp)
 // glu(x, dim) = a * sigmoid(b), swiglu(x, dim) = silu(a) * b with (a, b) the halves of x along dim;
 // gated(k, a, b) is the same on two tensors of equal shape.
-Tensor glu(const Tensor& x, int64_t dim, cpu::Gate k = cpu::Gate::Glu);
-Tensor gated(cpu::Gate k, const Tensor& a, const Tensor& b);
+Tensor glu(const Tensor& x, int64_t dim, Gate k = Gate::Glu);
+Tensor gated(Gate k, const Tensor& a, const Tensor& b);
 
 // ---- linear, embedding, dropout (nn_layers.cpp)
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
@@ -43,7 +54,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
 Tensor nll_loss(const Tensor& logp, const Tensor& target, const Tensor& weight, int64_t ignore_index, Reduction red);
 // Pointwise losses with broadcasting; extra = pos_weight (BCE with logits), weight multiplies the
 // elementwise loss (BCE variants). beta: SmoothL1 beta / Huber delta.
-Tensor pointwise_loss(cpu::PLoss k, const Tensor& x, const Tensor& t, const Tensor& extra, const Tensor& weight,
+Tensor pointwise_loss(PLoss k, const Tensor& x, const Tensor& t, const Tensor& extra, const Tensor& weight,
                       Reduction red, double beta);
 
 // ---- attention (attention.cpp)
@@ -72,3 +83,38 @@ Tensor total_norm(const TensorList& ts, double norm_type);
 void scale_(const TensorList& ts, double factor);
 
 }  // namespace sx::nn
+
+// ---- the fused nn kernels' slots (see core/dispatch.h). Operands are contiguous buffers of one
+// float dtype (float32 or float64); an absent optional operand is a null Tensor.
+namespace sx::kern {
+// softmax over the middle axis of (outer, n, inner)
+SX_KERNEL(softmax_fwd, void(const Tensor& x, const Tensor& y, int64_t outer, int64_t n, int64_t inner, bool log));
+SX_KERNEL(softmax_bwd, void(const Tensor& g, const Tensor& y, const Tensor& gx, int64_t outer, int64_t n, int64_t inner,
+                            bool log));
+// layer / RMS norm over the rows of (M, N); w, b and mean may be null (mean is null for RMS)
+SX_KERNEL(norm_fwd, void(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
+                         const Tensor& rstd, int64_t M, int64_t N, double eps, bool rms));
+SX_KERNEL(norm_bwd, void(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& mean, const Tensor& rstd,
+                         const Tensor& gx, const Tensor& gw, const Tensor& gb, int64_t M, int64_t N, bool rms));
+// gated units over `outer` blocks of `len` elements; block o of a starts at element a_off + o * in_stride
+// of a (likewise b, ga, gb), block o of y / g at o * len
+SX_KERNEL(gate_fwd, void(nn::Gate k, const Tensor& a, int64_t a_off, const Tensor& b, int64_t b_off, const Tensor& y,
+                         int64_t outer, int64_t len, int64_t in_stride));
+SX_KERNEL(gate_bwd, void(nn::Gate k, const Tensor& g, const Tensor& a, int64_t a_off, const Tensor& b, int64_t b_off,
+                         const Tensor& ga, const Tensor& gb, int64_t outer, int64_t len, int64_t in_stride));
+// pointwise losses on equal-length buffers (w: pos_weight for BCE with logits, may be null)
+SX_KERNEL(ploss_fwd, void(nn::PLoss k, const Tensor& x, const Tensor& t, const Tensor& w, const Tensor& out, double beta));
+SX_KERNEL(ploss_bwd, void(nn::PLoss k, const Tensor& g, const Tensor& x, const Tensor& t, const Tensor& w,
+                          const Tensor& gx, const Tensor& gt, const Tensor& gw, double beta));
+// linear: out (M, N) = x (M, K) @ w (N, K)^T + b; backward gx = g w, gw = g^T x, gb = column sums of g
+SX_KERNEL(linear_fwd, void(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out, int64_t M, int64_t N,
+                           int64_t K));
+SX_KERNEL(linear_bwd, void(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& gx, const Tensor& gw,
+                           const Tensor& gb, int64_t M, int64_t N, int64_t K));
+// embedding rows out[i] = w[ids[i]] (ids int64, any weight dtype); backward accumulates into gw
+SX_KERNEL(embedding_fwd, void(const Tensor& ids, const Tensor& w, const Tensor& out));
+SX_KERNEL(embedding_bwd, void(const Tensor& ids, const Tensor& g, const Tensor& gw, int64_t padding_idx,
+                              bool scale_by_freq));
+// y = x * keep / (1 - p), keep from the Philox stream (seed, base)
+SX_KERNEL(dropout, void(const Tensor& x, const Tensor& y, double p, uint64_t seed, uint64_t base));
+}  // namespace sx::kern

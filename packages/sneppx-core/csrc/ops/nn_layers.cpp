@@ -1,33 +1,10 @@
 // linear (one GEMM with the bias in C), embedding (row gather, sparse-accumulating backward) and
 // dropout (counter-based mask regenerated in backward instead of saved).
-#include <cblas.h>
-
-#include "core/parallel.h"
 #include "ops/nn_util.h"
 
 namespace sx::nn {
 
 namespace {
-// C (M x N) = alpha * op(A) @ op(B) + beta * C, row-major.
-template <typename T>
-void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T beta,
-          T* C, int64_t ldc) {
-  auto a = ta ? CblasTrans : CblasNoTrans, b = tb ? CblasTrans : CblasNoTrans;
-  if constexpr (std::is_same_v<T, float>)
-    scipy_cblas_sgemm(CblasRowMajor, a, b, int(M), int(N), int(K), 1.0f, A, int(lda), B, int(ldb), beta, C, int(ldc));
-  else
-    scipy_cblas_dgemm(CblasRowMajor, a, b, int(M), int(N), int(K), 1.0, A, int(lda), B, int(ldb), beta, C, int(ldc));
-}
-
-// Column sums of a row-major (M, N) matrix as ones^T @ g.
-template <typename T> void col_sums(const T* g, int64_t M, int64_t N, T* out) {
-  std::vector<T> ones(size_t(std::max<int64_t>(M, 1)), T(1));
-  if constexpr (std::is_same_v<T, float>)
-    scipy_cblas_sgemv(CblasRowMajor, CblasTrans, int(M), int(N), 1.0f, g, int(N), ones.data(), 1, 0.0f, out, 1);
-  else
-    scipy_cblas_dgemv(CblasRowMajor, CblasTrans, int(M), int(N), 1.0, g, int(N), ones.data(), 1, 0.0, out, 1);
-}
-
 // Differentiable formulas for create_graph: dx = g W, dW = g^T x, db = sum of g over leading dims.
 TensorList linear_public(const Tensor& g, const Tensor& x, const Tensor& w, bool need_x, bool need_w, bool need_b,
                          const Shape& xshape, const Shape& bshape) {
@@ -63,21 +40,8 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   Shape os(x->shape.begin(), x->shape.end() - 1);
   os.push_back(N);
   Tensor xc = contig(x), wc = contig(w), bc = b ? contig(b, dt) : b;
-  Tensor out = empty(os, dt);
-  SX_DISPATCH_F32_F64(dt, op, [&] {
-    using T = scalar_t;
-    T* o = out->data<T>();
-    if (bc) {
-      const T* bp = bc->data<T>();
-      parallel_for(M, std::max<int64_t>(1, 16384 / std::max<int64_t>(N, 1)), [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) std::copy(bp, bp + N, o + r * N);
-      });
-    }
-    if (M && N) {
-      if (K) gemm<T>(false, true, M, N, K, xc->data<T>(), K, wc->data<T>(), K, bc ? T(1) : T(0), o, N);
-      else if (!bc) std::fill(o, o + M * N, T(0));
-    }
-  });
+  Tensor out = empty(os, dt, x->device());
+  kern::linear_fwd(x->device())(xc, wc, bc, out, M, N, K);
   if (!needs_grad({&x, &w, &b})) return out;
   Saved sx_(xc), sw(wc);
   bool nx = x->requires_grad, nw = w->requires_grad, nb = b && b->requires_grad;
@@ -88,24 +52,10 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
     if (grad_mode::enabled()) return linear_public(g, xs, ws, nx, nw, nb, xshape, bshape);
     DType t = xs->dtype;
     Tensor gc = contig(g, t);
-    Tensor gx = nx ? empty(xshape, t) : Tensor(), gw = nw ? empty({N, K}, t) : Tensor(),
-           gb = nb ? empty(bshape, t) : Tensor();
-    SX_DISPATCH_F32_F64(t, "linear", [&] {
-      using T = scalar_t;
-      const T* gp = gc->data<T>();
-      if (gx) {
-        if (M && K && N) gemm<T>(false, false, M, K, N, gp, N, ws->data<T>(), K, T(0), gx->data<T>(), K);
-        else cpu::fill(gx, Scalar(0.0));
-      }
-      if (gw) {
-        if (M && K && N) gemm<T>(true, false, N, K, M, gp, N, xs->data<T>(), K, T(0), gw->data<T>(), K);
-        else cpu::fill(gw, Scalar(0.0));
-      }
-      if (gb) {
-        if (M && N) col_sums<T>(gp, M, N, gb->data<T>());
-        else cpu::fill(gb, Scalar(0.0));
-      }
-    });
+    Device dev = xs->device();
+    Tensor gx = nx ? empty(xshape, t, dev) : Tensor(), gw = nw ? empty({N, K}, t, dev) : Tensor(),
+           gb = nb ? empty(bshape, t, dev) : Tensor();
+    kern::linear_bwd(dev)(gc, xs, ws, gx, gw, gb, M, N, K);
     return TensorList{gx, gw, gb};
   });
 }
@@ -126,17 +76,19 @@ Tensor embedding(const Tensor& ids, const Tensor& w, std::optional<int64_t> padd
              " must be within the table of ", V, " rows");
   }
   Tensor idc = contig(ids, DType::Int64);
-  const int64_t* ip = idc->data<int64_t>();
   int64_t n = idc->numel();
-  for (int64_t i = 0; i < n; ++i)
-    SX_CHECK(ip[i] >= 0 && ip[i] < V, IndexError, "[embedding] index ", ip[i], " is out of range for a table of ", V,
+  if (n) {  // every id must index a row
+    Tensor lo = amin(idc, std::nullopt, false), hi = amax(idc, std::nullopt, false);
+    Tensor bad = binary(BinaryOp::Lt, lo, scalar_tensor(Scalar(int64_t(0)), DType::Int64, lo->device()));
+    int64_t id = item_bool(bad) ? item_int(lo) : item_int(hi);
+    SX_CHECK(id >= 0 && id < V, IndexError, "[embedding] index ", id, " is out of range for a table of ", V,
              " rows (valid ids are 0..", V - 1, ")");
+  }
   Shape os = ids->shape;
   os.push_back(D);
   Tensor wc = contig(w);
-  Tensor out = empty(os, w->dtype);
-  int64_t row_bytes = D * int64_t(itemsize(w->dtype));
-  if (n && D) cpu::embedding_fwd(ip, n, wc->raw(), row_bytes, out->raw());
+  Tensor out = empty(os, w->dtype, w->device());
+  if (n && D) kern::embedding_fwd(w->device())(idc, wc, out);
   if (!needs_grad({&w})) return out;
   DType wdt = w->dtype;
   return record("EmbeddingBackward", {ids, w}, out, [idc, n, V, D, pad, scale_grad_by_freq, wdt](const Tensor& g) {
@@ -147,11 +99,8 @@ Tensor embedding(const Tensor& ids, const Tensor& w, std::optional<int64_t> padd
     }
     DType t = is_half(wdt) ? DType::Float32 : wdt;
     Tensor gc = contig(g, t);
-    Tensor gw = empty({V, D}, t);
-    SX_DISPATCH_F32_F64(t, "embedding", [&] {
-      using T = scalar_t;
-      cpu::embedding_bwd<T>(idc->data<int64_t>(), n, gc->data<T>(), V, D, pad, scale_grad_by_freq, gw->data<T>());
-    });
+    Tensor gw = empty({V, D}, t, gc->device());
+    kern::embedding_bwd(gc->device())(idc, gc, gw, pad, scale_grad_by_freq);
     return TensorList{nullptr, cast_nograd(gw, wdt)};
   });
 }
@@ -160,10 +109,8 @@ Tensor embedding(const Tensor& ids, const Tensor& w, std::optional<int64_t> padd
 namespace {
 // y = x * keep / (1 - p) with the Philox stream (seed, base); x must be contiguous float32/float64.
 Tensor apply_mask(const Tensor& x, double p, uint64_t seed, uint64_t base) {
-  Tensor y = empty(x->shape, x->dtype);
-  SX_DISPATCH_F32_F64(x->dtype, "dropout", [&] {
-    cpu::dropout_apply<scalar_t>(x->data<scalar_t>(), y->data<scalar_t>(), x->numel(), p, seed, base);
-  });
+  Tensor y = empty(x->shape, x->dtype, x->device());
+  kern::dropout(x->device())(x, y, p, seed, base);
   return y;
 }
 }  // namespace

@@ -1,8 +1,9 @@
 // Helpers shared by the nn op files (not part of the public op set).
 #pragma once
-#include "cpu/kernels.h"
 #include "ops/common.h"
+#include "ops/kernels.h"
 #include "ops/nn.h"
+#include "cpu/nn_kernels.h"  // CEArgs, AttnArgs (cross entropy and attention call their CPU kernels directly)
 
 namespace sx::nn {
 

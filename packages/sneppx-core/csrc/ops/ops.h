@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "autograd/node.h"
+#include "core/dispatch.h"
 #include "core/generator.h"
 #include "core/tensor.h"
 
@@ -63,11 +64,22 @@ Tensor detach(const Tensor& x);
 Tensor to_device(const Tensor& x, Device d);
 
 // ---- elementwise (elementwise.cpp)
-enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, FloorDiv, Rem, Pow, Max, Min, Atan2,
-                                Eq, Ne, Lt, Le, Gt, Ge, And, Or, Xor };
-enum class UnaryOp : uint8_t { Neg, Abs, Exp, Log, Log1p, Expm1, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid,
-                               Relu, Gelu, GeluTanh, Silu, Erf, Sign, Floor, Ceil, Round, Trunc,
-                               Reciprocal, Not, IsNan, IsInf, IsFinite, Log2, Square };
+// Binary ops: (enum entry, name, backward node name). Names come from this list, never from positions.
+#define SX_BINARY_OPS(X)                                                                                    \
+  X(Add, "add", "AddBackward") X(Sub, "sub", "SubBackward") X(Mul, "mul", "MulBackward")                    \
+  X(Div, "div", "DivBackward") X(FloorDiv, "floor_divide", "FloorDivBackward")                              \
+  X(Rem, "remainder", "RemainderBackward") X(Pow, "pow", "PowBackward") X(Max, "maximum", "MaximumBackward") \
+  X(Min, "minimum", "MinimumBackward") X(Atan2, "atan2", "Atan2Backward")                                   \
+  X(Eq, "eq", "") X(Ne, "ne", "") X(Lt, "lt", "") X(Le, "le", "") X(Gt, "gt", "") X(Ge, "ge", "")           \
+  X(And, "logical_and", "") X(Or, "logical_or", "") X(Xor, "logical_xor", "")
+enum class BinaryOp : uint8_t {
+#define SX_ENUM_ENTRY(E, NAME, BW) E,
+  SX_BINARY_OPS(SX_ENUM_ENTRY)
+#undef SX_ENUM_ENTRY
+};
+const char* binary_name(BinaryOp op);
+// Unary ops and activations are defined in ops/unary_defs.h (the formula sheet).
+enum class UnaryOp : uint8_t;
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
 Tensor unary(UnaryOp op, const Tensor& x);
 Tensor add(const Tensor& a, const Tensor& b);
@@ -90,9 +102,6 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& v);
 Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi);
 Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w);
-Tensor softplus(const Tensor& x, double beta, double threshold);
-Tensor leaky_relu(const Tensor& x, double slope);
-Tensor elu(const Tensor& x, double alpha);
 // In place: computes f(x, ...) and writes into x (version bump, autograd history rebased).
 void assign_inplace(const Tensor& x, const Tensor& value, const char* op);
 

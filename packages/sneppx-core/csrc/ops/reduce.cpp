@@ -2,9 +2,9 @@
 // dims are not one contiguous block), runs a kernel, and records a vjp written with public ops.
 #include <cmath>
 
-#include "cpu/kernels.h"
-#include "cpu/reduce.h"
 #include "ops/common.h"
+#include "ops/kernels.h"
+#include "ops/unary_defs.h"
 
 namespace sx {
 
@@ -45,14 +45,14 @@ Tensor expand_back(const Tensor& g, const Shape& keep, const Shape& full_shape) 
   return expand(reshape(g, keep), full_shape);
 }
 
-Tensor reduce_impl(cpu::ReduceOp op, const Tensor& x, const IntList& dims, bool keepdim, DType dt, const char* name) {
+Tensor reduce_impl(ReduceOp op, const Tensor& x, const IntList& dims, bool keepdim, DType dt, const char* name) {
   Tensor xc = cast_nograd(x, dt);
   Layout L = layout_for(xc, dims);
   if (dims.empty() && x->dim() > 0) L.n = 1;
-  SX_CHECK(L.n > 0 || op == cpu::ReduceOp::Sum || op == cpu::ReduceOp::Prod, IndexError, "[", name,
+  SX_CHECK(L.n > 0 || op == ReduceOp::Sum || op == ReduceOp::Prod, IndexError, "[", name,
            "] cannot reduce over an empty dimension of a tensor of shape ", shape_str(x->shape));
   Tensor out = empty(keepdim ? L.keep_shape : L.out_shape, dt, x->device());
-  cpu::reduce(op, L.data, out, L.outer, L.n, L.inner);
+  kern::reduce(x->device())(op, L.data, out, L.outer, L.n, L.inner);
   return out;
 }
 }  // namespace
@@ -61,7 +61,7 @@ Tensor sum(const Tensor& x, const OptDims& dims, bool keepdim, std::optional<DTy
   IntList d = normalize_dims(dims, x->dim(), "sum");
   DType rt = dt ? *dt : (is_floating(x->dtype) ? x->dtype : DType::Int64);
   if (dims && dims->empty()) d = normalize_dims(std::nullopt, x->dim(), "sum");  // sum(dim=[]) = all
-  Tensor out = reduce_impl(cpu::ReduceOp::Sum, x, d, keepdim, rt, "sum");
+  Tensor out = reduce_impl(ReduceOp::Sum, x, d, keepdim, rt, "sum");
   if (!is_floating(rt) || !needs_grad({&x})) return out;
   Shape keep, xs = x->shape;
   for (int64_t i = 0; i < x->dim(); ++i) keep.push_back(std::find(d.begin(), d.end(), i) != d.end() ? 1 : xs[i]);
@@ -84,7 +84,7 @@ Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   IntList d = dim ? IntList{wrap_dim(*dim, x->dim(), "prod")} : normalize_dims(std::nullopt, x->dim(), "prod");
   if (x->dim() == 0) d.clear();
   DType rt = is_floating(x->dtype) ? x->dtype : DType::Int64;
-  Tensor out = reduce_impl(cpu::ReduceOp::Prod, x, d, keepdim, rt, "prod");
+  Tensor out = reduce_impl(ReduceOp::Prod, x, d, keepdim, rt, "prod");
   if (!is_floating(rt) || !needs_grad({&x})) return out;
   Saved sx(x);
   return record("ProdBackward", {x}, out, [sx, d, keepdim](const Tensor& g) {
@@ -109,7 +109,7 @@ Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
 static Tensor extreme(const Tensor& x, const OptDims& dims, bool keepdim, bool is_max) {
   const char* name = is_max ? "amax" : "amin";
   IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), name);
-  Tensor out = reduce_impl(is_max ? cpu::ReduceOp::Max : cpu::ReduceOp::Min, x, d, keepdim, x->dtype, name);
+  Tensor out = reduce_impl(is_max ? ReduceOp::Max : ReduceOp::Min, x, d, keepdim, x->dtype, name);
   if (!is_floating(x->dtype) || !needs_grad({&x})) return out;
   Saved sx(x), so(alias_detached(out));
   return record(is_max ? "AmaxBackward" : "AminBackward", {x}, out, [sx, so, d, keepdim](const Tensor& g) {
@@ -132,7 +132,7 @@ static std::pair<Tensor, Tensor> arg_extreme(const Tensor& x, int64_t dim, bool 
            shape_str(x->shape));
   Shape os = keepdim || x->dim() == 0 ? L.keep_shape : L.out_shape;
   Tensor values = empty(os, x->dtype), idx = empty(os, DType::Int64);
-  cpu::arg_reduce(is_max, L.data, values, idx, L.outer, L.n, L.inner);
+  kern::arg_reduce(x->device())(is_max, L.data, values, idx, L.outer, L.n, L.inner);
   if (is_floating(x->dtype) && needs_grad({&x}) && x->dim() > 0) {
     Shape xs = x->shape;
     Tensor ix = keepdim ? idx : unsqueeze(idx, d);
@@ -206,7 +206,7 @@ Tensor all(const Tensor& x, const OptDims& dims, bool keepdim) {
   IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "all");
   if (reduces_nothing(x, d)) return empty_logical(x, d, keepdim, true);
   Tensor nz = unary(UnaryOp::Not, x);  // true where x is zero
-  Tensor bad = reduce_impl(cpu::ReduceOp::Max, nz, d, keepdim, DType::Bool, "all");
+  Tensor bad = reduce_impl(ReduceOp::Max, nz, d, keepdim, DType::Bool, "all");
   Tensor r = unary(UnaryOp::Not, bad);
   return x->dtype == DType::UInt8 ? cast_nograd(r, DType::UInt8) : r;  // PyTorch keeps uint8 here
 }
@@ -215,7 +215,7 @@ Tensor any(const Tensor& x, const OptDims& dims, bool keepdim) {
   IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "any");
   if (reduces_nothing(x, d)) return empty_logical(x, d, keepdim, false);
   Tensor b = cast_nograd(x, DType::Bool);
-  Tensor r = reduce_impl(cpu::ReduceOp::Max, b, d, keepdim, DType::Bool, "any");
+  Tensor r = reduce_impl(ReduceOp::Max, b, d, keepdim, DType::Bool, "any");
   return x->dtype == DType::UInt8 ? cast_nograd(r, DType::UInt8) : r;  // PyTorch keeps uint8 here
 }
 
@@ -223,13 +223,13 @@ Tensor cumsum(const Tensor& x, int64_t dim) {
   int64_t d = wrap_dim(dim, x->dim(), "cumsum");
   DType rt = is_floating(x->dtype) ? x->dtype : DType::Int64;
   Tensor xc = contiguous(cast_nograd(x, rt));
-  Tensor out = empty(x->shape, rt);
+  Tensor out = empty(x->shape, rt, x->device());
   int64_t outer = 1, inner = 1, n = x->dim() ? x->shape[d] : 1;
   for (int64_t i = 0; i < x->dim(); ++i) {
     if (i < d) outer *= x->shape[i];
     if (i > d) inner *= x->shape[i];
   }
-  cpu::cumsum(xc, out, outer, n, inner);
+  kern::cumsum(x->device())(xc, out, outer, n, inner);
   if (!is_floating(rt) || !needs_grad({&x})) return out;
   return record("CumsumBackward", {x}, out, [d](const Tensor& g) {
     return TensorList{flip(cumsum(flip(g, {d}), d), {d})};

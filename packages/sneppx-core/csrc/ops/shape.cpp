@@ -1,5 +1,5 @@
 // Shape ops. Views share storage with their input; the vjp of each view undoes its geometry.
-#include "cpu/kernels.h"
+#include "ops/kernels.h"
 #include "ops/common.h"
 
 namespace sx {
@@ -207,7 +207,7 @@ Tensor slice_backward(const Tensor& g, const Shape& shape, int64_t dim, int64_t 
   Shape st = out->strides;
   st[dim] *= step;
   Tensor dst = make_view(out, g->shape, st, start * out->strides[dim]);
-  cpu::copy(dst, g);
+  kern::copy(dst->device())(dst, g);
   return record("SliceScatterBackward", {g}, out, [dim, start, step, n = g->shape[dim]](const Tensor& gg) {
     return TensorList{slice(gg, dim, start, start + (n - 1) * step + 1, step)};
   });
@@ -242,7 +242,7 @@ Tensor cat(const TensorList& xs, int64_t dim) {
     if (len == 0) continue;
     Shape vs = out->shape;
     vs[d] = len;
-    cpu::copy(make_view(out, vs, out->strides, off * out->strides[d]), t);
+    kern::copy(out->device())(make_view(out, vs, out->strides, off * out->strides[d]), t);
     off += len;
   }
   TensorList inputs(xs.begin(), xs.end());

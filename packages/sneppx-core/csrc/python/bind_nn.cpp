@@ -32,16 +32,6 @@ TensorList tensor_list(py::handle h, const char* op, const char* name) {
   return out;
 }
 
-cpu::Act parse_act(const std::string& s) {
-  static const std::pair<const char*, cpu::Act> table[] = {
-      {"relu", cpu::Act::Relu}, {"gelu", cpu::Act::Gelu}, {"gelu_tanh", cpu::Act::GeluTanh},
-      {"silu", cpu::Act::Silu}, {"leaky_relu", cpu::Act::LeakyRelu}, {"elu", cpu::Act::Elu},
-      {"softplus", cpu::Act::Softplus}, {"sigmoid", cpu::Act::Sigmoid}};
-  for (auto& [n, a] : table)
-    if (s == n) return a;
-  throw ValueError("[activation] unknown activation '" + s + "'");
-}
-
 cpu::PLoss parse_ploss(const std::string& s) {
   static const std::pair<const char*, cpu::PLoss> table[] = {
       {"mse", cpu::PLoss::Mse}, {"l1", cpu::PLoss::L1}, {"smooth_l1", cpu::PLoss::SmoothL1},
@@ -62,9 +52,6 @@ void bind_nn(py::module_& m) {
   n.def("rms_norm", [](const Tensor& x, const IntList& ns, py::handle w, py::handle eps) {
     return nn::rms_norm(x, ns, opt_tensor(w, "rms_norm", "weight"), eps.is_none() ? -1.0 : eps.cast<double>());
   }, "input"_a, "normalized_shape"_a, "weight"_a, "eps"_a);
-  n.def("activation", [](const std::string& name, const Tensor& x, double p0, double p1) {
-    return nn::activation(parse_act(name), x, p0, p1);
-  }, "name"_a, "input"_a, "p0"_a = 0.0, "p1"_a = 0.0);
   n.def("glu", [](const Tensor& x, int64_t dim, bool swiglu) {
     return nn::glu(x, dim, swiglu ? cpu::Gate::SwiGlu : cpu::Gate::Glu);
   }, "input"_a, "dim"_a, "swiglu"_a);

@@ -2,6 +2,7 @@
 #include "python/convert.h"
 
 #include "ops/common.h"
+#include "ops/unary_defs.h"
 
 namespace sx {
 using namespace py_conv;
@@ -26,6 +27,29 @@ std::optional<int64_t> opt_int(py::handle h) {
   return h.cast<int64_t>();
 }
 
+// Binds one definition of the formula sheet as a module function and a Tensor method, with its
+// parameters as keyword arguments (in-place methods and `functional` entries are made in Python
+// from _unary_ops()).
+template <typename D>
+void bind_unary(py::module_& m, Cls& cls, UnaryOp op) {
+  if constexpr (D::api != Api::Internal) {
+    std::string doc = std::string("Elementwise ") + D::name + " (defined in the unary formula sheet).";
+    if constexpr (D::p0 == nullptr) {
+      auto f = [op](const Tensor& x) { return unary(op, x); };
+      m.def(D::name, f, doc.c_str(), py::arg("input"));
+      cls.def(D::name, f, doc.c_str());
+    } else if constexpr (D::p1 == nullptr) {
+      auto f = [op](const Tensor& x, double a) { return unary(op, x, a, D::d1); };
+      m.def(D::name, f, doc.c_str(), py::arg("input"), py::arg(D::p0) = D::d0);
+      cls.def(D::name, f, doc.c_str(), py::arg(D::p0) = D::d0);
+    } else {
+      auto f = [op](const Tensor& x, double a, double b) { return unary(op, x, a, b); };
+      m.def(D::name, f, doc.c_str(), py::arg("input"), py::arg(D::p0) = D::d0, py::arg(D::p1) = D::d1);
+      cls.def(D::name, f, doc.c_str(), py::arg(D::p0) = D::d0, py::arg(D::p1) = D::d1);
+    }
+  }
+}
+
 double correction_of(py::handle unbiased, py::handle correction) {
   if (!correction.is_none()) return correction.cast<double>();
   if (!unbiased.is_none()) return unbiased.cast<bool>() ? 1.0 : 0.0;
@@ -40,16 +64,23 @@ std::optional<Scalar> opt_scalar(py::handle h, const char* op) {
 
 void bind_ops(py::module_& m, Cls& cls) {
   auto none = py::none();
-  // ---- unary
-#define SX_UNARY(NAME, OP) both(m, cls, NAME, [](const Tensor& x) { return unary(UnaryOp::OP, x); })
-  SX_UNARY("neg", Neg); SX_UNARY("abs", Abs); SX_UNARY("exp", Exp); SX_UNARY("log", Log); SX_UNARY("log2", Log2);
-  SX_UNARY("log1p", Log1p); SX_UNARY("expm1", Expm1); SX_UNARY("sqrt", Sqrt); SX_UNARY("rsqrt", Rsqrt);
-  SX_UNARY("sin", Sin); SX_UNARY("cos", Cos); SX_UNARY("tanh", Tanh); SX_UNARY("sigmoid", Sigmoid);
-  SX_UNARY("relu", Relu); SX_UNARY("silu", Silu); SX_UNARY("erf", Erf); SX_UNARY("sign", Sign);
-  SX_UNARY("floor", Floor); SX_UNARY("ceil", Ceil); SX_UNARY("round", Round); SX_UNARY("trunc", Trunc);
-  SX_UNARY("reciprocal", Reciprocal); SX_UNARY("square", Square); SX_UNARY("logical_not", Not);
-  SX_UNARY("isnan", IsNan); SX_UNARY("isinf", IsInf); SX_UNARY("isfinite", IsFinite);
-#undef SX_UNARY
+  // ---- unary ops and activations: generated from the formula sheet (ops/unary_defs.h)
+#define SX_BIND_ENTRY(D) bind_unary<unary_def::D>(m, cls, UnaryOp::D);
+  SX_UNARY_OPS(SX_BIND_ENTRY)
+#undef SX_BIND_ENTRY
+  m.def("_unary_ops", [] {
+    py::list out;
+    for (int i = 0; i < kNumUnaryOps; ++i) {
+      const UnaryInfo& u = unary_info(UnaryOp(i));
+      if (u.api == Api::Internal) continue;
+      py::list params;
+      if (u.p0) params.append(py::make_tuple(u.p0, u.d0));
+      if (u.p1) params.append(py::make_tuple(u.p1, u.d1));
+      out.append(py::make_tuple(u.name, u.api == Api::Activation ? "activation" : "math", u.rule == DRule::Bool,
+                                params, u.fused_grad ? (u.has_d2f ? 2 : 1) : -1));
+    }
+    return out;
+  }, "The unary op table: (name, kind, is_predicate, [(param, default)], max order of the fused gradient or -1).");
   both(m, cls, "gelu", [](const Tensor& x, const std::string& approximate) {
     SX_CHECK(approximate == "none" || approximate == "tanh", ValueError,
              "[gelu] approximate must be 'none' or 'tanh', got '", approximate, "'");
@@ -119,9 +150,6 @@ void bind_ops(py::module_& m, Cls& cls) {
   both(m, cls, "clip", clamp_fn, py::arg("input"), py::arg("min") = none, py::arg("max") = none);
   both(m, cls, "lerp", [](const Tensor& s, const Tensor& e, py::handle w) { return lerp(s, e, operand(w, s, "lerp")); },
        py::arg("input"), py::arg("end"), py::arg("weight"));
-  m.def("softplus", &softplus, py::arg("input"), py::arg("beta") = 1.0, py::arg("threshold") = 20.0);
-  m.def("leaky_relu", &leaky_relu, py::arg("input"), py::arg("negative_slope") = 0.01);
-  m.def("elu", &elu, py::arg("input"), py::arg("alpha") = 1.0);
 
   // ---- reductions
   both(m, cls, "sum", [](const Tensor& x, py::handle dim, bool keepdim, py::handle dtype) {

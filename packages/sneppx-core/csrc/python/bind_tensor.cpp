@@ -4,6 +4,7 @@
 
 #include "cpu/kernels.h"
 #include "ops/common.h"
+#include "ops/unary_defs.h"
 
 namespace sx {
 using namespace py_conv;

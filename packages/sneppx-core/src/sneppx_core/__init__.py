@@ -28,7 +28,10 @@ from ._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from ._ops import *  # noqa: F401,F403
 from ._ops import __all__ as _ops_all
 from ._einsum import einsum
+from . import _tensor_methods
 from . import autograd, cuda, functional, testing  # noqa: F401
+
+_tensor_methods.install(Tensor)  # the Python-level methods (repr, to, in-place forms, ...)
 
 bool = bool_  # noqa: A001  (sneppx_core.bool, as torch.bool)
 float = float32  # noqa: A001

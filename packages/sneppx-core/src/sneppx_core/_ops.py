@@ -1,7 +1,9 @@
-"""Module-level ops (PyTorch names) and the Tensor methods that are thin Python sugar.
+"""Module-level ops (PyTorch names).
 
-Hot paths (operators, elementwise ops, reductions, matmul, views) are bound in C++ directly;
-what is defined here only rearranges arguments or builds result tuples.
+Hot paths (operators, elementwise ops, reductions, matmul, views) are bound in C++ directly; the
+unary ops and activations come from the formula sheet (``_C._unary_ops()``). What is defined here
+only rearranges arguments or builds result tuples. Importing this module has no side effects:
+``sneppx_core/__init__.py`` attaches the Tensor methods (``_tensor_methods.install``).
 """
 
 from __future__ import annotations
@@ -12,12 +14,12 @@ from collections import namedtuple
 from . import _SNEPPX_c as _C
 from ._C_face import Device, Dtype, Tensor
 
-_NAMES = [
-    "abs", "neg", "exp", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid",
-    "relu", "silu", "gelu", "erf", "sign", "floor", "ceil", "round", "trunc", "reciprocal", "square",
-    "logical_not", "isnan", "isinf", "isfinite", "add", "sub", "mul", "div", "floor_divide", "remainder",
+# Unary ops and activations of the formula sheet (predicates and activations included).
+UNARY_OPS = [name for name, *_ in _C._unary_ops()]
+_NAMES = UNARY_OPS + [
+    "gelu", "add", "sub", "mul", "div", "floor_divide", "remainder",
     "pow", "maximum", "minimum", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-    "logical_xor", "where", "masked_fill", "clamp", "clip", "lerp", "softplus", "leaky_relu", "elu", "sum",
+    "logical_xor", "where", "masked_fill", "clamp", "clip", "lerp", "sum",
     "mean", "prod", "amax", "amin", "argmax", "argmin", "var", "std", "logsumexp", "norm", "all", "any",
     "cumsum", "matmul", "mm", "bmm", "outer", "dot", "reshape", "transpose", "swapaxes", "permute", "squeeze",
     "unsqueeze", "broadcast_to", "flatten", "unflatten", "narrow", "select", "contiguous", "clone", "detach",
@@ -67,17 +69,13 @@ def _need_tensor(x, op):
 def softmax(input, dim, dtype=None):
     """softmax(x)_i = exp(x_i) / sum_j exp(x_j) along ``dim``."""
     _need_tensor(input, "softmax")
-    from .functional import softmax as f
-
-    return f(input, dim, dtype=dtype)
+    return _C._nn.softmax(input if dtype is None else input.to(dtype), dim, False)
 
 
 def log_softmax(input, dim, dtype=None):
     """log_softmax(x)_i = x_i - logsumexp(x) along ``dim``."""
     _need_tensor(input, "log_softmax")
-    from .functional import log_softmax as f
-
-    return f(input, dim, dtype=dtype)
+    return _C._nn.softmax(input if dtype is None else input.to(dtype), dim, True)
 
 
 def numel(input):
@@ -113,5 +111,3 @@ def result_type(a, b):
 
 __all__ = _NAMES + ["max", "min", "sort", "topk", "softmax", "log_softmax", "numel", "is_tensor", "from_numpy",
                     "result_type", "ValuesIndices"]
-
-from . import _tensor_methods  # noqa: E402,F401  (attaches Python-level Tensor methods)

@@ -228,21 +228,21 @@ _METHODS = {
     "mT": property(lambda self: self.transpose(-2, -1), doc="The last two dims swapped."),
     "data": property(lambda self: self.detach(), doc="The tensor without autograd history (shares memory)."),
 }
-for _name in ["abs", "neg", "exp", "log", "sqrt", "sigmoid", "tanh", "relu", "clamp", "masked_fill", "floor", "ceil",
-              "round", "sign", "reciprocal", "square", "sin", "cos", "clip", "where", "lerp"]:
-    _METHODS[_name + "_"] = _inplace(_name)
-
-for _name, _fn in _METHODS.items():
-    setattr(Tensor, _name, _fn)
-for _name in ["float", "double", "half", "bfloat16", "long", "int", "bool", "byte"]:
-    getattr(Tensor, _name).__name__ = _name
+_INPLACE = ["clamp", "masked_fill", "clip", "where", "lerp"] + [
+    name for name, _kind, predicate, *_ in _C._unary_ops() if not predicate
+]
 
 
-def _attach_factories():
+def install(cls=Tensor):
+    """Attaches the Python-level methods, the in-place forms and the factories to the Tensor class."""
     from . import _factories
 
+    methods = dict(_METHODS)
+    for name in _INPLACE:
+        methods[name + "_"] = _inplace(name)
+    for name, fn in methods.items():
+        setattr(cls, name, fn)
+    for name in ["float", "double", "half", "bfloat16", "long", "int", "bool", "byte"]:
+        getattr(cls, name).__name__ = name
     for name in ["zeros", "ones", "full", "empty", "arange", "linspace", "eye", "rand", "randn", "randint", "randperm"]:
-        setattr(Tensor, name, staticmethod(getattr(_factories, name)))
-
-
-_attach_factories()
+        setattr(cls, name, staticmethod(getattr(_factories, name)))

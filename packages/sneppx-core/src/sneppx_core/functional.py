@@ -32,9 +32,33 @@ def _maybe_inplace(input, out, inplace):
     return input.copy_(out) if inplace else out
 
 
-def relu(input, inplace=False):
-    """relu(x) = max(x, 0) (NaN stays NaN); gradient 1 where x > 0."""
-    return _maybe_inplace(input, _nn.activation("relu", input), inplace)
+def _activation(name, params):
+    """The functional form of an activation of the formula sheet: f(input, *params, inplace=False)."""
+    op = getattr(_C, name)
+    names = [p for p, _ in params]
+    defaults = dict(params)
+
+    def f(input, *args, inplace=False, **kwargs):
+        if len(args) > len(names):
+            raise TypeError(f"[{name}] takes at most {len(names)} parameters after input ({', '.join(names)})")
+        values = dict(defaults, **dict(zip(names, args)))
+        for k, v in kwargs.items():
+            if k not in defaults:
+                raise TypeError(f"[{name}] got an unexpected keyword argument {k!r}")
+            values[k] = v
+        out = op(input, *[float(values[p]) for p in names])
+        return input.copy_(out) if inplace else out
+
+    f.__name__ = f.__qualname__ = name
+    sig = ", ".join(["input"] + [f"{p}={d!r}" for p, d in params] + ["inplace=False"])
+    f.__doc__ = f"{name}({sig}): elementwise {name}, as ``torch.nn.functional.{name}``; " \
+                "forward and gradient are fused kernels of the unary formula sheet."
+    return f
+
+
+ACTIVATIONS = [name for name, kind, _pred, _params, _order in _C._unary_ops() if kind == "activation"]
+globals().update({name: _activation(name, params)
+                  for name, kind, _pred, params, _order in _C._unary_ops() if kind == "activation"})
 
 
 def gelu(input, approximate="none"):
@@ -43,29 +67,7 @@ def gelu(input, approximate="none"):
     approximate="none": gelu(x) = x * Phi(x) = x/2 * (1 + erf(x / sqrt 2)).
     approximate="tanh": x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
     """
-    if approximate not in ("none", "tanh"):
-        raise ValueError(f"[gelu] approximate must be 'none' or 'tanh', got {approximate!r}")
-    return _nn.activation("gelu" if approximate == "none" else "gelu_tanh", input)
-
-
-def silu(input, inplace=False):
-    """silu(x) = x * sigmoid(x) (a.k.a. swish); silu'(x) = s * (1 + x (1 - s)) with s = sigmoid(x)."""
-    return _maybe_inplace(input, _nn.activation("silu", input), inplace)
-
-
-def leaky_relu(input, negative_slope=0.01, inplace=False):
-    """leaky_relu(x) = x if x > 0 else negative_slope * x."""
-    return _maybe_inplace(input, _nn.activation("leaky_relu", input, float(negative_slope)), inplace)
-
-
-def elu(input, alpha=1.0, inplace=False):
-    """elu(x) = x if x > 0 else alpha * (exp(x) - 1)."""
-    return _maybe_inplace(input, _nn.activation("elu", input, float(alpha)), inplace)
-
-
-def softplus(input, beta=1.0, threshold=20.0):
-    """softplus(x) = log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
-    return _nn.activation("softplus", input, float(beta), float(threshold))
+    return _C.gelu(input, approximate)
 
 
 def glu(input, dim=-1):
@@ -179,8 +181,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                             None if scale is None else float(scale), bool(enable_gqa), generator)
 
 
-__all__ = [
-    "relu", "sigmoid", "tanh", "silu", "gelu", "softplus", "leaky_relu", "elu", "glu", "swiglu", "softmax",
+__all__ = ACTIVATIONS + [
+    "sigmoid", "tanh", "gelu", "glu", "swiglu", "softmax",
     "log_softmax", "layer_norm", "rms_norm", "linear", "embedding", "dropout", "scaled_dot_product_attention",
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "sgd_step", "adam_step", "lion_step", "lamb_step", "total_norm",

@@ -1,0 +1,86 @@
+// CPU kernels for the unary formula sheet: each definition's f, df and d2f instantiated per dtype,
+// over contiguous or strided operands, and registered in the CPU kernel table.
+#include "cpu/loops.h"
+#include "ops/unary_defs.h"
+
+namespace sx::cpu {
+namespace {
+
+// o[i] = f(x[i]) over two operands of one shape.
+template <typename O, typename T, typename F>
+void map1(const Tensor& out, const Tensor& x, F f) {
+  using C = acc_t<T>;
+  for_each<2>(out->shape, {out.get(), x.get()}, [&](char** p, const int64_t* s, int64_t n) {
+    O* o = reinterpret_cast<O*>(p[0]);
+    const T* a = reinterpret_cast<const T*>(p[1]);
+    if (s[0] == int64_t(sizeof(O)) && s[1] == int64_t(sizeof(T))) {
+      for (int64_t i = 0; i < n; ++i) o[i] = O(f(C(a[i])));
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<O*>(p[0] + i * s[0]) = O(f(C(*reinterpret_cast<const T*>(p[1] + i * s[1]))));
+    }
+  });
+}
+
+// o[i] = g[i] * h(x[i]) over three operands of one shape and dtype.
+template <typename T, typename F>
+void map2(const Tensor& out, const Tensor& g, const Tensor& x, F h) {
+  using C = acc_t<T>;
+  for_each<3>(out->shape, {out.get(), g.get(), x.get()}, [&](char** p, const int64_t* s, int64_t n) {
+    constexpr int64_t st = sizeof(T);
+    T* o = reinterpret_cast<T*>(p[0]);
+    const T* gp = reinterpret_cast<const T*>(p[1]);
+    const T* xp = reinterpret_cast<const T*>(p[2]);
+    if (s[0] == st && s[1] == st && s[2] == st) {
+      for (int64_t i = 0; i < n; ++i) o[i] = T(C(gp[i]) * h(C(xp[i])));
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<T*>(p[0] + i * s[0]) = T(C(*reinterpret_cast<const T*>(p[1] + i * s[1])) *
+                                                  h(C(*reinterpret_cast<const T*>(p[2] + i * s[2]))));
+    }
+  });
+}
+
+void unary_cpu(UnaryOp op, const Tensor& out, const Tensor& x, double p0, double p1) {
+  visit_unary(op, [&]<typename D>() {
+    SX_DISPATCH_ALL(x->dtype, D::name, [&] {
+      using T = scalar_t;
+      using C = acc_t<T>;
+      if constexpr (D::rule == DRule::Float && !std::is_floating_point_v<C>) {
+        throw TypeError(msg("[", D::name, "] kernel called with ", dtype_name(x->dtype)));
+      } else {
+        C a = C(p0), b = C(p1);
+        if constexpr (D::rule == DRule::Bool)
+          map1<bool, T>(out, x, [a, b](C v) { return D::template f<C>(v, a, b); });
+        else
+          map1<T, T>(out, x, [a, b](C v) { return D::template f<C>(v, a, b); });
+      }
+    });
+  });
+}
+
+void unary_grad_cpu(UnaryOp op, const Tensor& gx, const Tensor& g, const Tensor& x, double p0, double p1, int order) {
+  visit_unary(op, [&]<typename D>() {
+    if constexpr (kFusedGrad<D>) {
+      SX_DISPATCH_FLOAT(x->dtype, D::name, [&] {
+        using T = scalar_t;
+        using C = acc_t<T>;
+        C a = C(p0), b = C(p1);
+        if (order == 1) {
+          map2<T>(gx, g, x, [a, b](C v) { return D::template df<C>(v, a, b); });
+        } else if constexpr (kHasD2f<D>) {
+          map2<T>(gx, g, x, [a, b](C v) { return D::template d2f<C>(v, a, b); });
+        }
+      });
+    } else {
+      throw RuntimeError(msg("[", D::name, "] has no fused gradient kernel"));
+    }
+  });
+}
+
+}  // namespace
+
+SX_REGISTER_KERNEL(kern::unary, CPU, &unary_cpu);
+SX_REGISTER_KERNEL(kern::unary_grad, CPU, &unary_grad_cpu);
+
+}  // namespace sx::cpu

@@ -1,0 +1,34 @@
+// Scalar math used by the formula sheets (ops/unary_defs.h, ops/binary_defs.h). On the host these
+// are the branch-free float versions of cpu/vmath.h and cpu/nn_math.h, which loops vectorise; double
+// and integer types forward to <cmath>. A device backend compiles the sheets against its own versions.
+#pragma once
+#include <cmath>
+
+#include "cpu/nn_math.h"
+
+namespace sx::sm {
+
+using cpu::serf;
+using cpu::sexp;
+using cpu::slog;
+using cpu::slog1p;
+using cpu::stanh;
+
+template <typename T> inline T sigmoid(T x) { return T(1) / (T(1) + sexp<T>(-x)); }
+// log(1 + exp(z)) without overflow.
+template <typename T> inline T softplus(T z) {
+  T a = z < T(0) ? -z : z;
+  return (z > T(0) ? z : T(0)) + slog1p<T>(sexp<T>(-a));
+}
+
+inline constexpr double kSqrt1_2 = 0.70710678118654752440;     // 1 / sqrt(2)
+inline constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
+inline constexpr double k2InvSqrtPi = 1.12837916709551257390;  // 2 / sqrt(pi)
+inline constexpr double kGeluK = 0.79788456080286535588;       // sqrt(2 / pi)
+inline constexpr double kGeluC = 0.044715;
+inline constexpr double kLn2 = 0.69314718055994530942;
+inline constexpr double kLn10 = 2.30258509299404568402;
+inline constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+inline constexpr double kSeluScale = 1.0507009873554804934193349852946;
+
+}  // namespace sx::sm
