@@ -1,0 +1,112 @@
+"""What a checkpoint holds, read from its safetensors header, and the check that the module its
+config describes fits in it before the module's parameters are allocated.
+
+``from_checkpoint`` builds the module while a budget is set: every ``Parameter`` created charges
+its number of elements, and the first one that the file's tensors cannot cover raises before
+its memory is filled. A small or corrupt file can then never make it allocate a large model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import struct
+
+from .parameter import _PARAMETER_CHECK
+
+# safetensors dtype -> (bytes per element, sneppx-core dtype name, or None when unsupported)
+_DTYPES = {
+    "F64": (8, "float64"), "F32": (4, "float32"), "F16": (2, "float16"), "BF16": (2, "bfloat16"),
+    "I64": (8, "int64"), "I32": (4, "int32"), "U8": (1, "uint8"), "BOOL": (1, "bool"),
+    "I16": (2, None), "I8": (1, None), "U16": (2, None), "U32": (4, None), "U64": (8, None),
+    "F8_E4M3": (1, None), "F8_E5M2": (1, None),
+}
+
+
+def _bad(path: str, why: str) -> ValueError:
+    return ValueError(f"[load] {path} is not a valid safetensors file ({why})")
+
+
+def read_header(path: str) -> tuple[int, dict]:
+    """(byte offset of the data section, parsed JSON header) of a safetensors file, checked:
+    every tensor has a known dtype, a shape of non-negative ints and a byte range that matches
+    its shape and lies inside the file. Nothing but the header is read."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as fh:
+        raw = fh.read(8)
+        if len(raw) != 8:
+            raise ValueError(f"[load] {path} is not a safetensors file (too short)")
+        (n,) = struct.unpack("<Q", raw)
+        if n > size - 8:
+            raise ValueError(f"[load] {path} is not a safetensors file (bad header length {n})")
+        try:
+            header = json.loads(fh.read(n))
+        except ValueError as e:
+            raise ValueError(f"[load] {path} is not a safetensors file ({e})") from None
+    if not isinstance(header, dict):
+        raise _bad(path, "the header is not a JSON object")
+    data_size = size - 8 - n
+    for key, entry in header.items():
+        if key != "__metadata__":
+            _check_entry(path, key, entry, data_size)
+    return 8 + n, header
+
+
+def _check_entry(path: str, key: str, entry, data_size: int) -> None:
+    if not isinstance(entry, dict) or entry.get("dtype") not in _DTYPES:
+        raise _bad(path, f"tensor {key!r} has an unknown dtype")
+    shape, offsets = entry.get("shape"), entry.get("data_offsets")
+    if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape):
+        raise _bad(path, f"tensor {key!r} has shape {shape!r}")
+    if (not isinstance(offsets, list) or len(offsets) != 2
+            or not all(type(o) is int for o in offsets) or not 0 <= offsets[0] <= offsets[1] <= data_size):
+        raise _bad(path, f"tensor {key!r} has data offsets {offsets!r} outside the {data_size}-byte data section")
+    nbytes = math.prod(shape) * _DTYPES[entry["dtype"]][0]
+    if offsets[1] - offsets[0] != nbytes:
+        raise _bad(path, f"tensor {key!r} of shape {tuple(shape)} and dtype {entry['dtype']} needs {nbytes} "
+                   f"bytes, its data offsets span {offsets[1] - offsets[0]}")
+
+
+def tensors_of(header: dict) -> dict:
+    """``{name: (shape tuple, dtype name)}`` of the tensors a checked header describes."""
+    return {k: (tuple(e["shape"]), _DTYPES[e["dtype"]][1] or e["dtype"].lower())
+            for k, e in header.items() if k != "__metadata__"}
+
+
+def _describe(tensors: dict, limit: int = 4) -> str:
+    items = [f"{k} {shape} {dtype}" for k, (shape, dtype) in list(tensors.items())[:limit]]
+    more = len(tensors) - limit
+    return ", ".join(items) + (f" and {more} more" if more > 0 else "") if items else "no tensors"
+
+
+class _Budget:
+    """Charges each new Parameter against the elements the checkpoint holds."""
+
+    def __init__(self, path: str, tensors: dict, config: dict) -> None:
+        self.path, self.tensors, self.config = path, tensors, config
+        self.left = sum(math.prod(shape) for shape, _ in tensors.values())
+
+    def __call__(self, data) -> None:
+        self.left -= data.numel()
+        if self.left < 0:
+            total = sum(math.prod(shape) for shape, _ in self.tensors.values())
+            cfg = self.config
+            call = f"{cfg.get('class')}(*{cfg.get('args', [])}, **{cfg.get('kwargs', {})})"
+            raise ValueError(
+                f"[from_checkpoint] {self.path} holds {total} values ({_describe(self.tensors)}), but its config "
+                f"{call} creates more parameters (reached one of shape {tuple(data.shape)} {data.dtype.name}); "
+                "the file does not match its config"
+            )
+
+
+@contextlib.contextmanager
+def parameter_budget(path: str, tensors: dict, config: dict):
+    """Within the block, creating Parameters with more elements in all than ``tensors`` hold
+    raises ValueError (naming the file's tensors and the offending shape) before allocating."""
+    token = _PARAMETER_CHECK.set(_Budget(path, tensors, config))
+    try:
+        yield
+    finally:
+        _PARAMETER_CHECK.reset(token)
