@@ -31,8 +31,8 @@ def _bad(path: str, why: str) -> ValueError:
 
 def read_header(path: str) -> tuple[int, dict]:
     """(byte offset of the data section, parsed JSON header) of a safetensors file, checked:
-    every tensor has a known dtype, a shape of non-negative ints and a byte range that matches
-    its shape and lies inside the file. Nothing but the header is read."""
+    every tensor has a dtype, a shape of non-negative ints and a byte range that lies inside the
+    file and (for a known dtype) matches its shape. Nothing but the header is read."""
     size = os.path.getsize(path)
     with open(path, "rb") as fh:
         raw = fh.read(8)
@@ -55,14 +55,16 @@ def read_header(path: str) -> tuple[int, dict]:
 
 
 def _check_entry(path: str, key: str, entry, data_size: int) -> None:
-    if not isinstance(entry, dict) or entry.get("dtype") not in _DTYPES:
-        raise _bad(path, f"tensor {key!r} has an unknown dtype")
+    if not isinstance(entry, dict) or not isinstance(entry.get("dtype"), str):
+        raise _bad(path, f"tensor {key!r} has no dtype")
     shape, offsets = entry.get("shape"), entry.get("data_offsets")
     if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape):
         raise _bad(path, f"tensor {key!r} has shape {shape!r}")
     if (not isinstance(offsets, list) or len(offsets) != 2
             or not all(type(o) is int for o in offsets) or not 0 <= offsets[0] <= offsets[1] <= data_size):
         raise _bad(path, f"tensor {key!r} has data offsets {offsets!r} outside the {data_size}-byte data section")
+    if entry["dtype"] not in _DTYPES:  # a newer format's dtype: loading it reports it as unsupported
+        return
     nbytes = math.prod(shape) * _DTYPES[entry["dtype"]][0]
     if offsets[1] - offsets[0] != nbytes:
         raise _bad(path, f"tensor {key!r} of shape {tuple(shape)} and dtype {entry['dtype']} needs {nbytes} "
@@ -71,7 +73,7 @@ def _check_entry(path: str, key: str, entry, data_size: int) -> None:
 
 def tensors_of(header: dict) -> dict:
     """``{name: (shape tuple, dtype name)}`` of the tensors a checked header describes."""
-    return {k: (tuple(e["shape"]), _DTYPES[e["dtype"]][1] or e["dtype"].lower())
+    return {k: (tuple(e["shape"]), (_DTYPES.get(e["dtype"]) or (0, None))[1] or e["dtype"].lower())
             for k, e in header.items() if k != "__metadata__"}
 
 
