@@ -126,6 +126,15 @@ def test_from_checkpoint_checks_the_file_before_allocating_the_model(tmp_path):
     assert tuple(again.weight.shape) == (4, 3)
 
 
+def test_from_checkpoint_rejects_a_config_whose_shapes_the_file_lacks(tmp_path):
+    path = tmp_path / "swapped.safetensors"
+    small = nn.Linear(4, 1)  # weight (1, 4), bias (1,)
+    config = dict(small.get_config(), kwargs=dict(small.get_config()["kwargs"], in_features=1, out_features=4))
+    nn.save(small.state_dict(), path, config=config)
+    with pytest.raises(ValueError, match=r"creates a parameter of shape \(4, 1\) and dtype float32.*weight \(1, 4\)"):
+        nn.Linear.from_checkpoint(path)
+
+
 def _saved(folder, model):
     path = folder / "ok.safetensors"
     model.save_checkpoint(path)

@@ -111,17 +111,17 @@ class ModuleOps:
 
         When every floating-point tensor in the file has one dtype (a model saved after
         ``to(bfloat16)``, say), the module is cast to it first, so values and dtype round-trip.
-        The file's header is read and checked first; with ``strict``, building a module whose
-        parameters the file cannot hold raises ValueError before they are allocated."""
+        The file's header is read and checked first; with ``strict``, a config that creates a
+        parameter whose shape no tensor of the file has raises ValueError before allocating it."""
         path = os.fspath(path)
         if not os.path.isfile(path):
             raise FileNotFoundError(f"[from_checkpoint] no such checkpoint file: {path}")
         _, header = _preflight.read_header(path)
         meta = checkpoint.read_metadata(path)
-        budget = contextlib.nullcontext()
+        check = contextlib.nullcontext()
         if strict and meta.get("config"):
-            budget = _preflight.parameter_budget(path, _preflight.tensors_of(header), meta["config"])
-        with budget:
+            check = _preflight.expect_parameters(path, _preflight.tensors_of(header), meta["config"])
+        with check:
             model = checkpoint.build_from_config(cls, meta, path)
         state = checkpoint.load(path)
         dtypes = {t.dtype for t in state.values() if t.is_floating_point()}

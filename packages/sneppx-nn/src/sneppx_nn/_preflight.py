@@ -1,13 +1,15 @@
 """What a checkpoint holds, read from its safetensors header, and the check that the module its
 config describes fits in it before the module's parameters are allocated.
 
-``from_checkpoint`` builds the module while a budget is set: every ``Parameter`` created charges
-its number of elements, and the first one that the file's tensors cannot cover raises before
-its memory is filled. A small or corrupt file can then never make it allocate a large model.
+``from_checkpoint`` builds the module while a check is set: every ``Parameter`` created must have
+the shape of a tensor of the file not yet matched by another, and the first one that has none
+raises before its memory is filled. A small or corrupt file can then never make it allocate a
+large model.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import math
@@ -83,31 +85,32 @@ def _describe(tensors: dict, limit: int = 4) -> str:
     return ", ".join(items) + (f" and {more} more" if more > 0 else "") if items else "no tensors"
 
 
-class _Budget:
-    """Charges each new Parameter against the elements the checkpoint holds."""
+class _ShapeCheck:
+    """Matches each new Parameter's shape against a not yet matched tensor of the checkpoint."""
 
     def __init__(self, path: str, tensors: dict, config: dict) -> None:
         self.path, self.tensors, self.config = path, tensors, config
-        self.left = sum(math.prod(shape) for shape, _ in tensors.values())
+        self.left = collections.Counter(shape for shape, _ in tensors.values())
 
     def __call__(self, data) -> None:
-        self.left -= data.numel()
-        if self.left < 0:
-            total = sum(math.prod(shape) for shape, _ in self.tensors.values())
-            cfg = self.config
-            call = f"{cfg.get('class')}(*{cfg.get('args', [])}, **{cfg.get('kwargs', {})})"
-            raise ValueError(
-                f"[from_checkpoint] {self.path} holds {total} values ({_describe(self.tensors)}), but its config "
-                f"{call} creates more parameters (reached one of shape {tuple(data.shape)} {data.dtype.name}); "
-                "the file does not match its config"
-            )
+        shape = tuple(int(d) for d in data.shape)
+        if self.left[shape] > 0:
+            self.left[shape] -= 1
+            return
+        cfg = self.config
+        call = f"{cfg.get('class')}(*{cfg.get('args', [])}, **{cfg.get('kwargs', {})})"
+        raise ValueError(
+            f"[from_checkpoint] {self.path} does not match its config: {call} creates a parameter of shape "
+            f"{shape} and dtype {data.dtype.name}, but the file holds no other tensor of that shape (it holds "
+            f"{_describe(self.tensors)})"
+        )
 
 
 @contextlib.contextmanager
-def parameter_budget(path: str, tensors: dict, config: dict):
-    """Within the block, creating Parameters with more elements in all than ``tensors`` hold
-    raises ValueError (naming the file's tensors and the offending shape) before allocating."""
-    token = _PARAMETER_CHECK.set(_Budget(path, tensors, config))
+def expect_parameters(path: str, tensors: dict, config: dict):
+    """Within the block, creating a Parameter whose shape matches no remaining tensor of
+    ``tensors`` raises ValueError (naming the shape and the file's tensors) before allocating."""
+    token = _PARAMETER_CHECK.set(_ShapeCheck(path, tensors, config))
     try:
         yield
     finally:
