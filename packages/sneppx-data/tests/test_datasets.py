@@ -213,3 +213,33 @@ def test_token_dataset_from_files_is_memory_mapped(tmp_path):
     assert len(blob) < 1000
     again = pickle.loads(blob)
     np.testing.assert_array_equal(to_np(again[5][0]), to_np(ds[5][0]))
+
+
+_WRITE_SAMPLES = """
+import sys
+import numpy as np
+from sneppx_data import TokenDataset
+
+path = sys.argv[1]
+ro = np.arange(100, dtype=np.int64)
+ro.flags.writeable = False
+for ds in (TokenDataset(path, seq_len=8), TokenDataset(ro, seq_len=8)):
+    for x, y in (ds[1], tuple(ds.__getitems__([0, 2]).fields)):
+        x[0] = 5
+        y[..., -1] = 7
+        assert int(x.numpy().reshape(-1)[0]) == 5 and int(y.numpy().reshape(-1)[-1]) == 7
+print("ok")
+"""
+
+
+def test_token_dataset_samples_from_a_read_only_map_can_be_written(tmp_path):
+    import subprocess
+    import sys
+
+    npy = tmp_path / "tokens.npy"
+    tok = np.arange(100, dtype=np.int64)  # int64 on disk: no dtype conversion to force a copy
+    np.save(npy, tok)
+    done = subprocess.run([sys.executable, "-c", _WRITE_SAMPLES, str(npy)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", (done.returncode, done.stderr[-2000:])
+    np.testing.assert_array_equal(np.load(npy), tok)  # the file is untouched

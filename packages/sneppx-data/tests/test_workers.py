@@ -273,6 +273,31 @@ def test_core_ops_work_inside_forked_workers():
     np.testing.assert_allclose(got, [(2.0 * i + 1.0) * 512 * 512 for i in range(4)], rtol=1e-6)
 
 
+class ThreadCount(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return sx.get_num_threads()
+
+
+def _two_threads(worker_id):
+    sx.set_num_threads(2)
+
+
+def test_workers_run_one_thread_unless_worker_init_fn_says_otherwise():
+    before = sx.get_num_threads()
+    sx.set_num_threads(2)
+    try:
+        got = list(DataLoader(ThreadCount(), batch_size=2, num_workers=2))
+        assert np.concatenate([to_np(b) for b in got]).tolist() == [1, 1, 1, 1]
+        assert sx.get_num_threads() == 2  # the parent keeps its own count
+        got = list(DataLoader(ThreadCount(), batch_size=2, num_workers=2, worker_init_fn=_two_threads))
+        assert np.concatenate([to_np(b) for b in got]).tolist() == [2, 2, 2, 2]
+    finally:
+        sx.set_num_threads(before)
+
+
 class CoreTyped(Dataset):
     """Tensor samples of dtypes NumPy cannot hold (bfloat16) next to ordinary ones."""
 

@@ -9,3 +9,10 @@ def test_collectives_match_numpy(run_mpi, n):
     assert out.returncode == 0, out.stdout + out.stderr
     assert "CHECKS PASSED" in out.stdout, out.stdout + out.stderr
     assert int(out.stdout.split("CHECKS PASSED")[1].split()[0]) >= 50
+
+
+def test_ranks_that_disagree_raise_at_once_on_every_rank(run_mpi):
+    out = run_mpi(2, "mpi_mismatch_program.py", timeout=90)
+    assert out.returncode == 0, out.stdout + out.stderr
+    for rank in (0, 1):
+        assert f"rank {rank}: MISMATCH CHECKS PASSED 14" in out.stdout, out.stdout + out.stderr

@@ -246,3 +246,15 @@ def test_bad_models_raise():
         generate(lambda ids, cache=None: sx.zeros((1, 5)), [1, 2])
     with pytest.raises(TypeError, match="Tensor of logits"):
         generate(lambda ids, cache=None: np.zeros((1, 2, 5)), [1, 2])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_sampling_from_nan_or_inf_logits_raises(bad):
+    table = np.zeros((6, 6), dtype=np.float32)
+    table[:, 2] = bad
+    model = BigramLM(table)
+    with pytest.raises(RuntimeError, match=r"probability tensor contains either `inf`, `nan` or element < 0"):
+        generate(model, [[0], [1]], max_new_tokens=3, do_sample=True, seed=0)
+    with pytest.raises(RuntimeError, match=r"row 0 of the \(2, 6\) float32 scores"):
+        generate(model, [[0], [1]], max_new_tokens=3, do_sample=True, top_k=3, seed=0)
+

@@ -2,6 +2,9 @@
 
 import json
 import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -9,6 +12,7 @@ import sneppx_core as sx
 from safetensors import safe_open
 
 import sneppx_optim as so
+from sneppx_optim import _atomic
 from optim_helpers import TinyModel, mse, to_np
 from test_optim_trainer import Loader, make_data
 
@@ -110,3 +114,79 @@ def test_save_and_load_checkpoint_functions(tmp_path):
     os.makedirs(tmp_path / "empty_dir")
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
         so.read_checkpoint(str(tmp_path / "empty_dir"))
+
+
+def _run(script: str, *args):
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(script), *map(str, args)],
+                          capture_output=True, text=True, timeout=120)
+
+
+_KILLED_SAVE = """
+    import os, signal, sys
+    sys.path.insert(0, sys.argv[2])
+    import sneppx_optim as so
+    from sneppx_optim import _atomic
+    from optim_helpers import TinyModel
+
+    def killed_mid_write(fd, mode):
+        f = open(fd, mode)
+        f.write(b"half-written")
+        f.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    _atomic.os.fdopen = killed_mid_write
+    model = TinyModel()
+    so.save_checkpoint(sys.argv[1], model, so.SGD(model.parameters(), lr=0.1))
+"""
+
+
+def test_next_save_removes_temp_files_of_a_killed_save(tmp_path):
+    path = tmp_path / "checkpoint-00000001.safetensors"
+    done = _run(_KILLED_SAVE, path, os.path.dirname(__file__))
+    assert done.returncode == -9, done.stderr[-2000:]
+    left = os.listdir(tmp_path)
+    assert len(left) == 1 and left[0].startswith(".checkpoint-00000001.safetensors.") and left[0].endswith(".tmp")
+    live = tmp_path / f".checkpoint-00000001.safetensors.{os.getpid()}@{_atomic._HOST}.abcdefgh.tmp"
+    live.write_bytes(b"a save in progress in this process")
+    legacy = tmp_path / ".checkpoint-abcd1234.tmp"  # the old naming: removed once an hour old
+    legacy.write_bytes(b"old")
+    os.utime(legacy, (0, 0))
+    model = TinyModel()
+    so.save_checkpoint(str(path), model, so.SGD(model.parameters(), lr=0.1))
+    assert sorted(os.listdir(tmp_path)) == sorted([path.name, live.name])
+
+
+_FULL_DISK = """
+    import errno, os, resource, signal, sys
+    import numpy as np
+    import sneppx_core as sx
+    import sneppx_optim as so
+
+    class Big:
+        def __init__(self):
+            self.w = sx.Tensor(np.zeros((256, 256), np.float32)).requires_grad_(True)
+
+        def parameters(self):
+            return [self.w]
+
+        def state_dict(self):
+            return {"w": self.w}
+
+    path = sys.argv[1]
+    model = Big()
+    opt = so.SGD(model.parameters(), lr=0.1)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))  # writes past 64 KiB fail
+    try:
+        so.save_checkpoint(path, model, opt)
+    except OSError as e:
+        print(type(e).__name__, e.errno == errno.EFBIG, e.filename == path, path in str(e))
+    print(os.listdir(os.path.dirname(path)))
+"""
+
+
+def test_failed_write_raises_oserror_with_the_path_and_leaves_no_temp(tmp_path):
+    path = tmp_path / "checkpoint-00000001.safetensors"
+    done = _run(_FULL_DISK, path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["OSError True True True", "[]"]

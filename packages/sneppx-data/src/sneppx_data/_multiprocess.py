@@ -19,7 +19,8 @@ import weakref
 from multiprocessing.connection import wait
 
 from ._rng import draw_seed
-from ._shm import SegmentReader, segment_prefix, sweep_segments
+from ._segments import segment_prefix, sweep_orphans, sweep_segments
+from ._shm import SegmentReader
 from .worker import worker_loop
 
 _JOIN_S = 5.0
@@ -108,6 +109,7 @@ class MultiProcessIter:
         spec = loader._fetch_spec()
         ctx = get_context(loader.multiprocessing_context)
         _start_tracker()
+        sweep_orphans()  # segments of loaders killed before they could clean up
         for i in range(self._n):
             parent_conn, child_conn = ctx.Pipe(duplex=True)
             args = (child_conn, spec, i, self._base_seed + i, self._prefix, os.getpid())

@@ -8,88 +8,24 @@ arrays out into fresh NumPy arrays, wraps them with ``Tensor.from_numpy`` and te
 the segment is free again. So the data is never pickled, segments are reused (no page faults
 per batch), and at most ``prefetch_factor`` segments exist per worker.
 
-Ownership and cleanup: the worker unlinks its segments when it exits; the main process closes
-its attachments and, on shutdown, also unlinks every segment whose name carries this loader's
-prefix (a worker that was killed cannot clean up after itself). Segments are kept out of
-Python's resource tracker because their lifetime is managed here.
+Segments are created, named and cleaned up in ``_segments``.
 """
 
 from __future__ import annotations
 
-import glob
-import os
 import pickle
-import secrets
-import sys
-from multiprocessing import resource_tracker, shared_memory
+from multiprocessing import shared_memory
 
 import numpy as np
 import sneppx_core as sx
 
+from ._segments import attach_segment, create_segment, unlink_name, unlink_quietly
 from .tensor_dataset import _numpy_view
 
 _ALIGN = 64
 _GRANULE = 1 << 20  # segment sizes are rounded up to 1 MiB; untouched pages cost nothing
-_TRACK_ARG = sys.version_info >= (3, 13)
 # Replies larger than this go through shared memory, so a worker never blocks on its pipe.
 _INLINE_MAX = 16 * 1024
-
-
-def segment_prefix() -> str:
-    """A name prefix unique to one loader iterator in this process."""
-    return f"sxd{os.getpid()}_{secrets.token_hex(4)}_"
-
-
-def _untrack(shm: shared_memory.SharedMemory) -> None:
-    if not _TRACK_ARG:
-        resource_tracker.unregister(getattr(shm, "_name", "/" + shm.name), "shared_memory")
-
-
-def create_segment(name: str, size: int) -> shared_memory.SharedMemory:
-    """Create a segment that Python's resource tracker does not manage."""
-    if _TRACK_ARG:
-        return shared_memory.SharedMemory(name=name, create=True, size=size, track=False)
-    shm = shared_memory.SharedMemory(name=name, create=True, size=size)
-    _untrack(shm)
-    return shm
-
-
-def attach_segment(name: str) -> shared_memory.SharedMemory:
-    """Attach to an existing segment without registering it with the resource tracker."""
-    if _TRACK_ARG:
-        return shared_memory.SharedMemory(name=name, track=False)
-    shm = shared_memory.SharedMemory(name=name)
-    _untrack(shm)
-    return shm
-
-
-def unlink_quietly(shm: shared_memory.SharedMemory) -> None:
-    """Close and unlink ``shm``, ignoring a segment that is already gone."""
-    try:
-        shm.close()
-    except BufferError:
-        pass
-    try:
-        if _TRACK_ARG:
-            shm.unlink()
-        else:
-            from multiprocessing import _posixshmem  # unlink without touching the tracker
-
-            _posixshmem.shm_unlink(getattr(shm, "_name", "/" + shm.name))
-    except (FileNotFoundError, ImportError, OSError):
-        pass
-
-
-def sweep_segments(prefix: str) -> int:
-    """Unlink every leftover segment named ``prefix*`` (Linux ``/dev/shm``); return how many."""
-    removed = 0
-    for path in glob.glob(f"/dev/shm/{prefix}*"):
-        try:
-            os.unlink(path)
-            removed += 1
-        except OSError:
-            pass
-    return removed
 
 
 class Leaf:
@@ -236,6 +172,7 @@ class SegmentReader:
         shm = self._attached.get(name)
         if shm is None:
             shm = self._attached[name] = attach_segment(name)
+            unlink_name(name)  # both sides hold a mapping now: the name is no longer needed
         buf = shm.buf
         arrays = [np.ndarray(shape, dtype=dt, buffer=buf, offset=off).copy() for off, shape, dt in layout]
         if isinstance(spec, Leaf) and spec.kind == "pickle":

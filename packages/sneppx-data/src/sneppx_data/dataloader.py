@@ -94,6 +94,7 @@ class DataLoader:
         prefetch_factor: batches in flight per worker.
         persistent_workers: keep the workers alive between epochs.
         worker_init_fn: called as ``worker_init_fn(worker_id)`` in each worker after seeding.
+            Workers start with ``sneppx_core.set_num_threads(1)``; it may set another count.
         generator: seeds the shuffle and the workers: ``None`` (sneppx_core's global RNG),
             an ``int``, a ``sneppx_core.Generator`` or a ``numpy.random.Generator``.
         timeout: seconds to wait for a batch from a worker before raising (0: no limit).

@@ -49,7 +49,8 @@ class TokenDataset(Dataset):
         x = tokens[s : s + seq_len]          # input
         y = tokens[s + 1 : s + seq_len + 1]  # target: the input shifted by one
 
-    and ``len(ds) = (N - seq_len - 1) // stride + 1`` for ``N`` tokens.
+    and ``len(ds) = (N - seq_len - 1) // stride + 1`` for ``N`` tokens. Samples are copies of
+    the windows (``seq_len + 1`` tokens each), so they can be modified in place.
 
     Args:
         path_or_array: a ``.npy`` file (opened with ``mmap_mode='r'``), a raw binary file of
@@ -91,7 +92,9 @@ class TokenDataset(Dataset):
 
     def __getitem__(self, i):
         s = self._check_index(int(i)) * self.stride
-        window = np.asarray(self.tokens[s : s + self.seq_len + 1], dtype=np.int64)
+        # Always a copy: an int64 memmap slice would otherwise reach the tensor as read-only
+        # file pages, and writing to the sample would fault.
+        window = np.array(self.tokens[s : s + self.seq_len + 1], dtype=np.int64)
         return sx.Tensor.from_numpy(window[:-1]), sx.Tensor.from_numpy(window[1:].copy())
 
     def __getitems__(self, indices) -> StackedSamples:

@@ -122,6 +122,9 @@ def worker_loop(conn, spec: FetchSpec, worker_id: int, seed: int, prefix: str, p
     where = f"in DataLoader worker process {worker_id}"
     init_error, fetcher = None, None
     try:
+        # One intra-op thread per worker, as in PyTorch: N workers each running the parent's
+        # thread count would oversubscribe the cores. worker_init_fn may raise it again.
+        sx.set_num_threads(1)
         seed_worker(seed, worker_id)
         if spec.worker_init_fn is not None:
             spec.worker_init_fn(worker_id)

@@ -2,7 +2,9 @@
 
 Every function takes ``async_op``: false waits (with the group's timeout) and returns None, true
 returns a :class:`~sneppx_distributed.work.Work`. Buffers go to MPI without copies when the
-tensors are contiguous (see :mod:`sneppx_distributed._tensorbuf`).
+tensors are contiguous (see :mod:`sneppx_distributed._tensorbuf`). Before any data moves, the
+ranks check that they called the same collective with tensors of the same shape and dtype (and
+the same reduction and root); otherwise every rank raises ``RuntimeError`` (see ``_checks``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import enum
 import numpy as np
 import sneppx_core as sx
 
+from ._checks import header, start_checked
 from ._mpi import mpi
 from ._tensorbuf import Buffer, check_like, check_tensor, stack_arrays, write_array
 from .group import default_group
@@ -64,14 +67,16 @@ def _averaged(array: np.ndarray, op, g) -> None:
 def all_reduce(tensor, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool = False):
     """Reduce ``tensor`` across all ranks in place: every rank ends with ``op(t_0, ..., t_{N-1})``."""
     g = default_group("all_reduce", group)
-    buf = Buffer(tensor, "all_reduce")
-    req = g.comm.Iallreduce(mpi().IN_PLACE, buf.array, _mpi_op(op, tensor.dtype, "all_reduce"))
+    buf, mop = Buffer(tensor, "all_reduce"), _mpi_op(op, tensor.dtype, "all_reduce")
+
+    def launch(comm):
+        return [comm.Iallreduce(mpi().IN_PLACE, buf.array, mop)]
 
     def finish():
         _averaged(buf.array, op, g)
         buf.written()
 
-    return start("all_reduce", g, [req], async_op, finish, [tensor], buf)
+    return start_checked("all_reduce", g, header("all_reduce", tensor, op), launch, async_op, finish, [tensor], buf)
 
 
 def reduce(tensor, dst: int, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool = False):
@@ -79,17 +84,18 @@ def reduce(tensor, dst: int, op: ReduceOp = ReduceOp.SUM, group=None, async_op: 
     g = default_group("reduce", group)
     _check_rank(dst, g, "reduce", "dst")
     buf, mop = Buffer(tensor, "reduce"), _mpi_op(op, tensor.dtype, "reduce")
-    if g.rank == dst:
-        req = g.comm.Ireduce(mpi().IN_PLACE, buf.array, mop, root=dst)
-    else:
-        req = g.comm.Ireduce(buf.array, None, mop, root=dst)
+
+    def launch(comm):
+        if g.rank == dst:
+            return [comm.Ireduce(mpi().IN_PLACE, buf.array, mop, root=dst)]
+        return [comm.Ireduce(buf.array, None, mop, root=dst)]
 
     def finish():
         if g.rank == dst:
             _averaged(buf.array, op, g)
             buf.written()
 
-    return start("reduce", g, [req], async_op, finish, [tensor], buf)
+    return start_checked("reduce", g, header("reduce", tensor, op, dst), launch, async_op, finish, [tensor], buf)
 
 
 def broadcast(tensor, src: int, group=None, async_op: bool = False):
@@ -97,8 +103,12 @@ def broadcast(tensor, src: int, group=None, async_op: bool = False):
     g = default_group("broadcast", group)
     _check_rank(src, g, "broadcast", "src")
     buf = Buffer(tensor, "broadcast")
-    req = g.comm.Ibcast(buf.array, root=src)
-    return start("broadcast", g, [req], async_op, buf.written, [tensor], buf)
+
+    def launch(comm):
+        return [comm.Ibcast(buf.array, root=src)]
+
+    sig = header("broadcast", tensor, root=src)
+    return start_checked("broadcast", g, sig, launch, async_op, buf.written, [tensor], buf)
 
 
 def all_gather(tensor_list: list, tensor, group=None, async_op: bool = False):
@@ -111,13 +121,16 @@ def all_gather(tensor_list: list, tensor, group=None, async_op: bool = False):
         check_like(t, tensor, "all_gather", f"tensor_list[{i}]")
     send = Buffer(tensor, "all_gather").array
     recv = np.empty((g.world_size, send.size), send.dtype)
-    req = g.comm.Iallgather(send, recv)
+
+    def launch(comm):
+        return [comm.Iallgather(send, recv)]
 
     def finish():
         for t, row in zip(tensor_list, recv):
             write_array(t, row)
 
-    return start("all_gather", g, [req], async_op, finish, tensor_list, (send, recv))
+    sig = header("all_gather", tensor)
+    return start_checked("all_gather", g, sig, launch, async_op, finish, tensor_list, (send, recv))
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
@@ -127,8 +140,13 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
     _check_blocks(output_tensor, input_tensor, g, "all_gather_into_tensor", "output_tensor")
     send = Buffer(input_tensor, "all_gather_into_tensor", "input_tensor")
     recv = Buffer(output_tensor, "all_gather_into_tensor", "output_tensor")
-    req = g.comm.Iallgather(send.array, recv.array)
-    return start("all_gather_into_tensor", g, [req], async_op, recv.written, [output_tensor], (send, recv))
+
+    def launch(comm):
+        return [comm.Iallgather(send.array, recv.array)]
+
+    sig = header("all_gather_into_tensor", input_tensor)
+    return start_checked("all_gather_into_tensor", g, sig, launch, async_op, recv.written, [output_tensor],
+                         (send, recv))
 
 
 def _check_blocks(big, small, g, fn: str, what: str) -> None:
@@ -148,14 +166,17 @@ def reduce_scatter(output, input_list: list, op: ReduceOp = ReduceOp.SUM, group=
     if len(input_list) != g.world_size:
         raise ValueError(f"reduce_scatter: input_list has {len(input_list)} tensors, world size is {g.world_size}")
     send = stack_arrays(input_list, output, "reduce_scatter", "input_list")
-    out = Buffer(output, "reduce_scatter", "output")
-    req = g.comm.Ireduce_scatter_block(send, out.array, _mpi_op(op, output.dtype, "reduce_scatter"))
+    out, mop = Buffer(output, "reduce_scatter", "output"), _mpi_op(op, output.dtype, "reduce_scatter")
+
+    def launch(comm):
+        return [comm.Ireduce_scatter_block(send, out.array, mop)]
 
     def finish():
         _averaged(out.array, op, g)
         out.written()
 
-    return start("reduce_scatter", g, [req], async_op, finish, [output], (send, out))
+    sig = header("reduce_scatter", output, op)
+    return start_checked("reduce_scatter", g, sig, launch, async_op, finish, [output], (send, out))
 
 
 def reduce_scatter_tensor(output, input, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool = False):
@@ -163,14 +184,17 @@ def reduce_scatter_tensor(output, input, op: ReduceOp = ReduceOp.SUM, group=None
     g = default_group("reduce_scatter_tensor", group)
     _check_blocks(input, output, g, "reduce_scatter_tensor", "input")
     send = Buffer(input, "reduce_scatter_tensor", "input")
-    out = Buffer(output, "reduce_scatter_tensor", "output")
-    req = g.comm.Ireduce_scatter_block(send.array, out.array, _mpi_op(op, output.dtype, "reduce_scatter_tensor"))
+    out, mop = Buffer(output, "reduce_scatter_tensor", "output"), _mpi_op(op, output.dtype, "reduce_scatter_tensor")
+
+    def launch(comm):
+        return [comm.Ireduce_scatter_block(send.array, out.array, mop)]
 
     def finish():
         _averaged(out.array, op, g)
         out.written()
 
-    return start("reduce_scatter_tensor", g, [req], async_op, finish, [output], (send, out))
+    sig = header("reduce_scatter_tensor", input, op)
+    return start_checked("reduce_scatter_tensor", g, sig, launch, async_op, finish, [output], (send, out))
 
 
 def _root_list(lst, root: int, g, ref, fn: str, what: str):
@@ -194,13 +218,16 @@ def gather(tensor, gather_list=None, dst: int = 0, group=None, async_op: bool = 
     outs = _root_list(gather_list, dst, g, tensor, "gather", "gather_list")
     send = Buffer(tensor, "gather").array
     recv = np.empty((g.world_size, send.size), send.dtype) if outs is not None else None
-    req = g.comm.Igather(send, recv, root=dst)
+
+    def launch(comm):
+        return [comm.Igather(send, recv, root=dst)]
 
     def finish():
         for t, row in zip(outs or (), recv if recv is not None else ()):
             write_array(t, row)
 
-    return start("gather", g, [req], async_op, finish, outs or [], (send, recv))
+    sig = header("gather", tensor, root=dst)
+    return start_checked("gather", g, sig, launch, async_op, finish, outs or [], (send, recv))
 
 
 def scatter(tensor, scatter_list=None, src: int = 0, group=None, async_op: bool = False):
@@ -211,8 +238,12 @@ def scatter(tensor, scatter_list=None, src: int = 0, group=None, async_op: bool 
     ins = _root_list(scatter_list, src, g, tensor, "scatter", "scatter_list")
     send = stack_arrays(ins, tensor, "scatter", "scatter_list") if ins is not None else None
     out = Buffer(tensor, "scatter")
-    req = g.comm.Iscatter(send, out.array, root=src)
-    return start("scatter", g, [req], async_op, out.written, [tensor], (send, out))
+
+    def launch(comm):
+        return [comm.Iscatter(send, out.array, root=src)]
+
+    sig = header("scatter", tensor, root=src)
+    return start_checked("scatter", g, sig, launch, async_op, out.written, [tensor], (send, out))
 
 
 def isend(tensor, dst: int, group=None, tag: int = 0):

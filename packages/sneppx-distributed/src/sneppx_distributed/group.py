@@ -2,8 +2,9 @@
 
 Rank and world size always come from MPI (``MPI.COMM_WORLD``), so the same script runs under
 ``mpiexec -n N python train.py``, ``srun python train.py`` on a cluster, or :func:`launch`. The
-group talks through its own duplicate of ``COMM_WORLD``, which :func:`destroy_process_group`
-frees (MPI itself stays initialised until the process exits, so a group can be created again).
+group talks through its own duplicates of ``COMM_WORLD`` (one for the collectives' data, one for
+everything else), which :func:`destroy_process_group` frees (MPI itself stays initialised until
+the process exits, so a group can be created again).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class _Group:
     local_world_size: int
     backend: str
     timeout: float
+    data_comm: object = None  # collectives' data transfers; their agreement headers go on ``comm``
 
 
 _default: _Group | None = None
@@ -105,7 +107,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
     node = comm.Split_type(MPI.COMM_TYPE_SHARED)
     local, local_size = node.Get_rank(), node.Get_size()
     node.Free()
-    _default = _Group(comm, me, size, local, local_size, name, seconds)
+    _default = _Group(comm, me, size, local, local_size, name, seconds, comm.Dup())
     os.environ.update({RANK_ENV: str(me), WORLD_SIZE_ENV: str(size), LOCAL_RANK_ENV: str(local)})
 
 
@@ -116,6 +118,10 @@ def destroy_process_group(group=None) -> None:
     _default = None
     for key in (RANK_ENV, WORLD_SIZE_ENV, LOCAL_RANK_ENV):
         os.environ.pop(key, None)
+    from ._checks import forget
+
+    forget(g)
+    g.data_comm.Free()
     g.comm.Free()
 
 

@@ -102,7 +102,16 @@ class _Decoder:
             return np.argmax(scores, axis=-1).astype(np.int64)
         out = np.full(scores.shape[0], self.pad, dtype=np.int64)
         for i in np.flatnonzero(~self.finished):
-            cdf = np.cumsum(softmax_np(scores[i:i + 1])[0])
+            with np.errstate(invalid="ignore"):  # inf - inf: reported below
+                probs = softmax_np(scores[i:i + 1])[0]
+            if not np.isfinite(probs).all():  # NaN or +inf logits, or every token filtered out
+                row = scores[i]
+                raise RuntimeError(
+                    "generate: probability tensor contains either `inf`, `nan` or element < 0 "
+                    f"(row {i} of the {tuple(scores.shape)} {scores.dtype} scores has {int(np.isnan(row).sum())} "
+                    f"NaN, {int(np.isposinf(row).sum())} +inf and {int(np.isfinite(row).sum())} finite values)"
+                )
+            cdf = np.cumsum(probs)
             u = self.rngs[i].random() * cdf[-1]
             out[i] = min(int(np.searchsorted(cdf, u, side="right")), scores.shape[1] - 1)
         return out

@@ -5,7 +5,10 @@ They rely only on ``modules()``, ``parameters()`` and the registries that ``Modu
 
 from __future__ import annotations
 
-from . import _state, checkpoint
+import contextlib
+import os
+
+from . import _preflight, _state, checkpoint
 
 
 class ModuleOps:
@@ -107,8 +110,19 @@ class ModuleOps:
         """Builds a module from the constructor config stored in ``path`` and loads its weights.
 
         When every floating-point tensor in the file has one dtype (a model saved after
-        ``to(bfloat16)``, say), the module is cast to it first, so values and dtype round-trip."""
-        model = checkpoint.build_from_config(cls, checkpoint.read_metadata(path), path)
+        ``to(bfloat16)``, say), the module is cast to it first, so values and dtype round-trip.
+        The file's header is read and checked first; with ``strict``, a config that creates a
+        parameter whose shape no tensor of the file has raises ValueError before allocating it."""
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"[from_checkpoint] no such checkpoint file: {path}")
+        _, header = _preflight.read_header(path)
+        meta = checkpoint.read_metadata(path)
+        check = contextlib.nullcontext()
+        if strict and meta.get("config"):
+            check = _preflight.expect_parameters(path, _preflight.tensors_of(header), meta["config"])
+        with check:
+            model = checkpoint.build_from_config(cls, meta, path)
         state = checkpoint.load(path)
         dtypes = {t.dtype for t in state.values() if t.is_floating_point()}
         if len(dtypes) == 1:

@@ -16,8 +16,6 @@ from __future__ import annotations
 import inspect
 import json
 import os
-import struct
-import tempfile
 from collections import OrderedDict
 
 import numpy as np
@@ -25,6 +23,9 @@ import safetensors
 import safetensors.numpy as stnp
 import sneppx_core as sx
 from sneppx_core import Dtype, Tensor
+
+from ._atomic import atomic_write
+from ._preflight import read_header
 
 FORMAT = "sneppx-checkpoint"
 FORMAT_VERSION = 1
@@ -112,7 +113,9 @@ def save(state, path, *, config=None, metadata=None) -> None:
     """Writes ``state`` (a mapping of names to Tensors or arrays) to the safetensors file ``path``.
 
     The file is written to a temporary file in the same directory, flushed to disk and renamed
-    over ``path`` (``os.replace``), so a crash never leaves a half-written checkpoint.
+    over ``path`` (``os.replace``), so a crash never leaves a half-written checkpoint; temporary
+    files that killed saves of ``path`` left behind are removed. A failed write (a full disk)
+    raises ``OSError`` naming ``path`` and leaves no temporary file.
 
     Args:
         state: e.g. ``model.state_dict()``.
@@ -130,37 +133,7 @@ def save(state, path, *, config=None, metadata=None) -> None:
     meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "versions": _versions(), "config": config}
     meta.update(metadata or {})
     header = {METADATA_KEY: json.dumps(meta)}
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
-    os.close(fd)
-    try:
-        _write(arrays, tmp, header)
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-
-
-def _header(path: str) -> tuple[int, dict]:
-    """(byte offset of the data section, parsed JSON header) of a safetensors file."""
-    with open(path, "rb") as fh:
-        raw = fh.read(8)
-        if len(raw) != 8:
-            raise ValueError(f"[load] {path} is not a safetensors file (too short)")
-        (n,) = struct.unpack("<Q", raw)
-        if n > os.path.getsize(path):
-            raise ValueError(f"[load] {path} is not a safetensors file (bad header length {n})")
-        try:
-            return 8 + n, json.loads(fh.read(n))
-        except ValueError as e:
-            raise ValueError(f"[load] {path} is not a safetensors file ({e})") from None
+    atomic_write(os.fspath(path), lambda tmp: _write(arrays, tmp, header))
 
 
 def _bf16(path: str, base: int, entry: dict) -> Tensor:
@@ -184,7 +157,7 @@ def load(path) -> "OrderedDict[str, Tensor]":
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"[load] no such checkpoint file: {path}")
-    base, header = _header(path)
+    base, header = read_header(path)
     out = OrderedDict()
     with safetensors.safe_open(path, framework="np") as f:
         for key in f.keys():
@@ -196,7 +169,7 @@ def load(path) -> "OrderedDict[str, Tensor]":
 def read_metadata(path) -> dict:
     """The metadata of a checkpoint: the parsed ``"sneppx"`` JSON object, or the raw string
     metadata of a safetensors file written elsewhere ({} when it has none)."""
-    _, header = _header(os.fspath(path))
+    _, header = read_header(os.fspath(path))
     meta = header.get("__metadata__") or {}
     if METADATA_KEY in meta:
         return json.loads(meta[METADATA_KEY])

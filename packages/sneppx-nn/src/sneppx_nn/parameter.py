@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextvars
+
 import sneppx_core as sx
 from sneppx_core import Tensor
+
+# Set by ``Module.from_checkpoint`` while it builds a module: called with each new Parameter's
+# data before the copy, it raises when the checkpoint cannot hold that many values.
+_PARAMETER_CHECK: contextvars.ContextVar = contextvars.ContextVar("sneppx_nn_parameter_check", default=None)
 
 
 class Parameter(Tensor):
@@ -24,6 +30,9 @@ class Parameter(Tensor):
     def __init__(self, data=None, requires_grad=True):
         if data is None:
             data = sx.empty(0)
+        check = _PARAMETER_CHECK.get()
+        if check is not None and isinstance(data, Tensor):
+            check(data)
         if isinstance(data, Tensor):
             Tensor.__init__(self, data.detach(), dtype=data.dtype, device=data.device)
         else:

@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 
 import numpy as np
 import safetensors.numpy as stnp
 import sneppx_core as sx
 from safetensors import safe_open
+
+from ._atomic import atomic_write
 
 FORMAT_VERSION = 1
 META_KEY = "sneppx_optim"
@@ -69,6 +70,9 @@ def _dumps(meta: dict) -> str:
 def save_checkpoint(path: str, model, optimizer, scheduler=None, trainer_state: dict | None = None) -> str:
     """Writes a checkpoint to ``path`` atomically (a temporary file in the same folder, then ``os.replace``).
 
+    Temporary files that killed saves of ``path`` left behind are removed first. A failed write
+    (a full disk) raises ``OSError`` naming ``path`` and leaves no temporary file.
+
     Args:
         path: the file to write.
         model: an object with ``state_dict()`` returning a dict of Tensors.
@@ -93,24 +97,8 @@ def save_checkpoint(path: str, model, optimizer, scheduler=None, trainer_state: 
         "bfloat16": bf16,
     }
     data = stnp.save(tensors, metadata={META_KEY: _dumps(meta)})
-    _atomic_write(path, data)
+    atomic_write(path, data)
     return path
-
-
-def _atomic_write(path: str, data: bytes) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".checkpoint-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def read_checkpoint(path: str) -> tuple[dict, dict]:
