@@ -19,6 +19,7 @@
 #include "core/parallel.h"
 #include "cpu/attention_kernels.h"
 #include "cpu/nn_math.h"
+#include "ops/kernels.h"
 
 namespace sx::cpu {
 
@@ -419,5 +420,32 @@ template void attn_bwd<float>(const AttnArgs&, const float*, const float*, const
                               const float*, const float*, float*, float*, float*, float*);
 template void attn_bwd<double>(const AttnArgs&, const double*, const double*, const double*, const double*,
                                const double*, const double*, const double*, double*, double*, double*, double*);
+
+namespace {
+void attn_fwd_cpu(const AttnArgs& a, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                  const Tensor& out, const Tensor& lse) {
+  auto run = [&]<typename T>() {
+    auto base = [](const Tensor& t) { return t->data<T>() - t->offset; };
+    attn_fwd<T>(a, base(q), base(k), base(v), mask ? mask->data<T>() : nullptr, out->data<T>(), lse->data<T>());
+  };
+  if (q->dtype == DType::Float32) run.template operator()<float>();
+  else run.template operator()<double>();
+}
+void attn_bwd_cpu(const AttnArgs& a, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                  const Tensor& out, const Tensor& lse, const Tensor& dout, const Tensor& dq, const Tensor& dk,
+                  const Tensor& dv, const Tensor& dmask) {
+  auto run = [&]<typename T>() {
+    auto base = [](const Tensor& t) { return t->data<T>() - t->offset; };
+    auto ptr = [](const Tensor& t) { return t ? t->data<T>() : nullptr; };
+    attn_bwd<T>(a, base(q), base(k), base(v), ptr(mask), out->data<T>(), lse->data<T>(), dout->data<T>(),
+                dq->data<T>(), dk->data<T>(), dv->data<T>(), ptr(dmask));
+  };
+  if (q->dtype == DType::Float32) run.template operator()<float>();
+  else run.template operator()<double>();
+}
+}  // namespace
+
+SX_REGISTER_KERNEL(kern::attn_fwd, CPU, &attn_fwd_cpu);
+SX_REGISTER_KERNEL(kern::attn_bwd, CPU, &attn_bwd_cpu);
 
 }  // namespace sx::cpu

@@ -4,24 +4,12 @@
 #pragma once
 #include <cstdint>
 
+#include "ops/nn.h"
+
 namespace sx::cpu {
 
-struct AttnArgs {
-  int64_t units = 0;  // batch * heads
-  int64_t Tq = 0, Tk = 0, D = 0, Dv = 0;
-  const int64_t* q_off = nullptr;  // element offset of unit u's matrix, per unit
-  const int64_t* k_off = nullptr;
-  const int64_t* v_off = nullptr;
-  const int64_t* m_off = nullptr;  // additive mask: unit u's (Tq, Tk) block starts here; null = no mask
-  int64_t q_rs = 0, k_rs = 0, v_rs = 0;  // row strides in elements
-  double scale = 1;
-  bool causal = false;  // query i sees keys j <= i + Tk - Tq (aligned to the end)
-  double dropout_p = 0;  // dropout on the attention weights, Philox stream (seed, base)
-  uint64_t seed = 0, base = 0;
-};
+using nn::AttnArgs;
 
-// Philox counters used by one call: rows * ceil(Tk / 4).
-inline uint64_t attn_dropout_counters(const AttnArgs& a) { return uint64_t(a.units * a.Tq * ((a.Tk + 3) / 4)); }
 
 // out: (units, Tq, Dv); lse: (units, Tq) log-sum-exp of the scaled scores, +inf for rows that see no key
 // (their output is 0).

@@ -2,8 +2,12 @@
 // heads), mask conversion, and the autograd record around the tiled kernels.
 #include <memory>
 
-#include "cpu/attention_kernels.h"
 #include "ops/nn_util.h"
+
+namespace sx::kern {
+SX_DEFINE_KERNEL(attn_fwd);
+SX_DEFINE_KERNEL(attn_bwd);
+}  // namespace sx::kern
 
 namespace sx::nn {
 
@@ -52,7 +56,7 @@ struct Prepared {
   Tensor q, k, v, mask;  // compute-dtype operands; mask additive and contiguous (mlead..., Tq, Tk)
   Shape batch, mlead;
   int64_t group = 1;
-  cpu::AttnArgs args;
+  AttnArgs args;
   std::shared_ptr<std::vector<int64_t>> offs;  // q, k, v, mask offsets, units each
 };
 
@@ -156,22 +160,18 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
                                                  gen), dt);
   }
   Prepared p = prepare(q, k, v, mask, is_causal, scale, enable_gqa, dt);
-  cpu::AttnArgs& a = p.args;
+  AttnArgs& a = p.args;
   if (dropout_p > 0) {
     Generator* g = gen_or_default(gen);
     a.dropout_p = dropout_p;
     a.seed = g->seed;
-    a.base = g->reserve(cpu::attn_dropout_counters(a));
+    a.base = g->reserve(attn_dropout_counters(a));
   }
   Shape os = p.batch;
   os.insert(os.end(), {a.Tq, a.Dv});
-  Tensor out = empty(os, dt), lse = empty({a.units, a.Tq}, dt);
-  if (a.units && a.Tq)
-    SX_DISPATCH_F32_F64(dt, kOp, [&] {
-      using T = scalar_t;
-      cpu::attn_fwd<T>(a, p.q->data<T>() - p.q->offset, p.k->data<T>() - p.k->offset, p.v->data<T>() - p.v->offset,
-                       p.mask ? p.mask->data<T>() : nullptr, out->data<T>(), lse->data<T>());
-    });
+  Device dev = q->device();
+  Tensor out = empty(os, dt, dev), lse = empty({a.units, a.Tq}, dt, dev);
+  if (a.units && a.Tq) kern::attn_fwd(dev)(a, p.q, p.k, p.v, p.mask, out, lse);
   bool mask_grad = mask && is_floating(mask->dtype) && mask->requires_grad;
   if (!needs_grad({&q, &k, &v}) && !(mask_grad && grad_mode::enabled())) return out;
   Saved sq(p.q), sk(p.k), sv(p.v), so(alias_detached(out));
@@ -182,25 +182,20 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   return record("ScaledDotProductAttentionBackward", {q, k, v, mask_grad ? mask : Tensor()}, out,
                 [p, sq, sk, sv, so, lse, pq, pk, pv, pm, mask_grad, dt](const Tensor& g) {
     no_double_backward(kOp);
-    const cpu::AttnArgs& a = p.args;
+    const AttnArgs& a = p.args;
     Tensor gq = contig(g, dt);
     auto full = [&](int64_t T, int64_t D) {
       Shape s = p.batch;
       s.insert(s.end(), {T, D});
-      return empty(s, dt);
+      return empty(s, dt, g->device());
     };
     Tensor dq = full(a.Tq, a.D), dk = full(a.Tk, a.D), dv = full(a.Tk, a.Dv);
-    Tensor dm = mask_grad ? zeros({a.units, a.Tq, a.Tk}, dt) : Tensor();
+    Tensor dm = mask_grad ? zeros({a.units, a.Tq, a.Tk}, dt, g->device()) : Tensor();
     const Tensor &qs = sq.get(), &ks = sk.get(), &vs = sv.get(), &os = so.get();
     if (a.units && a.Tq) {
-      SX_DISPATCH_F32_F64(dt, kOp, [&] {
-        using T = scalar_t;
-        cpu::attn_bwd<T>(a, qs->data<T>() - qs->offset, ks->data<T>() - ks->offset, vs->data<T>() - vs->offset,
-                         p.mask ? p.mask->data<T>() : nullptr, os->data<T>(), lse->data<T>(), gq->data<T>(),
-                         dq->data<T>(), dk->data<T>(), dv->data<T>(), dm ? dm->data<T>() : nullptr);
-      });
+      kern::attn_bwd(qs->device())(a, qs, ks, vs, p.mask, os, lse, gq, dq, dk, dv, dm);
     } else {
-      for (Tensor* t : {&dq, &dk, &dv}) cpu::fill(*t, Scalar(0.0));
+      for (Tensor* t : {&dq, &dk, &dv}) kern::fill(qs->device())(*t, Scalar(0.0));
     }
     Tensor gm;
     if (dm) {

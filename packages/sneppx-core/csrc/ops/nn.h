@@ -58,6 +58,26 @@ Tensor pointwise_loss(PLoss k, const Tensor& x, const Tensor& t, const Tensor& e
                       Reduction red, double beta);
 
 // ---- attention (attention.cpp)
+// The attention kernels' arguments. Work units are (batch*head) matrices; each unit's q/k/v may sit
+// anywhere in its tensor (per-unit element offsets from the start of the storage, and row strides),
+// the last dim contiguous. Outputs and gradients are contiguous per unit.
+struct AttnArgs {
+  int64_t units = 0;  // batch * heads
+  int64_t Tq = 0, Tk = 0, D = 0, Dv = 0;
+  const int64_t* q_off = nullptr;  // element offset of unit u's matrix, per unit
+  const int64_t* k_off = nullptr;
+  const int64_t* v_off = nullptr;
+  const int64_t* m_off = nullptr;  // additive mask: unit u's (Tq, Tk) block starts here; null = no mask
+  int64_t q_rs = 0, k_rs = 0, v_rs = 0;  // row strides in elements
+  double scale = 1;
+  bool causal = false;  // query i sees keys j <= i + Tk - Tq (aligned to the end)
+  double dropout_p = 0;  // dropout on the attention weights, Philox stream (seed, base)
+  uint64_t seed = 0, base = 0;
+};
+
+// Philox counters used by one call: rows * ceil(Tk / 4).
+inline uint64_t attn_dropout_counters(const AttnArgs& a) { return uint64_t(a.units * a.Tq * ((a.Tk + 3) / 4)); }
+
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                                     double dropout_p, bool is_causal, std::optional<double> scale, bool enable_gqa,
                                     Generator* gen);
@@ -117,4 +137,24 @@ SX_KERNEL(embedding_bwd, void(const Tensor& ids, const Tensor& g, const Tensor& 
                               bool scale_by_freq));
 // y = x * keep / (1 - p), keep from the Philox stream (seed, base)
 SX_KERNEL(dropout, void(const Tensor& x, const Tensor& y, double p, uint64_t seed, uint64_t base));
+// fused optimizer steps over whole tensor lists (validated by the op: same shapes, dtypes, device)
+SX_KERNEL(sgd_step, void(const TensorList& params, const TensorList& grads, const TensorList& bufs,
+                         const nn::SgdOpts& o));
+SX_KERNEL(adam_step, void(const TensorList& params, const TensorList& grads, const TensorList& m,
+                          const TensorList& v, const TensorList& vmax, const nn::AdamOpts& o));
+SX_KERNEL(lion_step, void(const TensorList& params, const TensorList& grads, const TensorList& m, double lr,
+                          double beta1, double beta2, double weight_decay));
+SX_KERNEL(lamb_step, void(const TensorList& params, const TensorList& grads, const TensorList& m,
+                          const TensorList& v, int64_t step, double lr, double beta1, double beta2, double eps,
+                          double weight_decay));
+// the p-norm of all elements of all tensors together (inf: the largest magnitude)
+SX_KERNEL(total_norm, double(const TensorList& ts, double p));
+SX_KERNEL(scale, void(const TensorList& ts, double factor));
+// tiled attention: q, k, v and mask are addressed from the start of their storage (AttnArgs offsets);
+// out (units, Tq, Dv) and lse (units, Tq) contiguous; backward writes dq, dk, dv (and dmask if set)
+SX_KERNEL(attn_fwd, void(const nn::AttnArgs& a, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                         const Tensor& out, const Tensor& lse));
+SX_KERNEL(attn_bwd, void(const nn::AttnArgs& a, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                         const Tensor& out, const Tensor& lse, const Tensor& dout, const Tensor& dq, const Tensor& dk,
+                         const Tensor& dv, const Tensor& dmask));
 }  // namespace sx::kern

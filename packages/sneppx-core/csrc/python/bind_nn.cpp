@@ -32,11 +32,11 @@ TensorList tensor_list(py::handle h, const char* op, const char* name) {
   return out;
 }
 
-cpu::PLoss parse_ploss(const std::string& s) {
-  static const std::pair<const char*, cpu::PLoss> table[] = {
-      {"mse", cpu::PLoss::Mse}, {"l1", cpu::PLoss::L1}, {"smooth_l1", cpu::PLoss::SmoothL1},
-      {"huber", cpu::PLoss::Huber}, {"bce", cpu::PLoss::Bce}, {"bce_logits", cpu::PLoss::BceLogits},
-      {"kl_div", cpu::PLoss::KlDiv}, {"kl_div_log", cpu::PLoss::KlDivLog}};
+nn::PLoss parse_ploss(const std::string& s) {
+  static const std::pair<const char*, nn::PLoss> table[] = {
+      {"mse", nn::PLoss::Mse}, {"l1", nn::PLoss::L1}, {"smooth_l1", nn::PLoss::SmoothL1},
+      {"huber", nn::PLoss::Huber}, {"bce", nn::PLoss::Bce}, {"bce_logits", nn::PLoss::BceLogits},
+      {"kl_div", nn::PLoss::KlDiv}, {"kl_div_log", nn::PLoss::KlDivLog}};
   for (auto& [n, k] : table)
     if (s == n) return k;
   throw ValueError("[loss] unknown pointwise loss '" + s + "'");
@@ -53,10 +53,10 @@ void bind_nn(py::module_& m) {
     return nn::rms_norm(x, ns, opt_tensor(w, "rms_norm", "weight"), eps.is_none() ? -1.0 : eps.cast<double>());
   }, "input"_a, "normalized_shape"_a, "weight"_a, "eps"_a);
   n.def("glu", [](const Tensor& x, int64_t dim, bool swiglu) {
-    return nn::glu(x, dim, swiglu ? cpu::Gate::SwiGlu : cpu::Gate::Glu);
+    return nn::glu(x, dim, swiglu ? nn::Gate::SwiGlu : nn::Gate::Glu);
   }, "input"_a, "dim"_a, "swiglu"_a);
   n.def("gated", [](const Tensor& a, const Tensor& b, bool swiglu) {
-    return nn::gated(swiglu ? cpu::Gate::SwiGlu : cpu::Gate::Glu, a, b);
+    return nn::gated(swiglu ? nn::Gate::SwiGlu : nn::Gate::Glu, a, b);
   }, "input"_a, "other"_a, "swiglu"_a);
   n.def("linear", [](const Tensor& x, const Tensor& w, py::handle b) {
     return nn::linear(x, w, opt_tensor(b, "linear", "bias"));
