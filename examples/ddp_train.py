@@ -65,7 +65,10 @@ def main(argv=None) -> float:
     # Every replica must hold the same weights: compare a checksum across ranks.
     checksum = sx.tensor([float(sum(p.detach().sum().item() for p in model.parameters()))])
     sums = [sx.zeros(1) for _ in range(world)]
-    dist.all_gather(sums, checksum)
+    if world > 1:
+        dist.all_gather(sums, checksum)
+    else:
+        sums = [checksum]
     same = all(abs(s.item() - sums[0].item()) < 1e-4 for s in sums)
     if rank == 0:
         print(f"{world} ranks, {len(train)} steps per epoch of {args.batch_size} x {world} samples")
