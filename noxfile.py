@@ -155,11 +155,23 @@ def cuda(session: nox.Session):
     session.run("python", "-m", "pip", "wheel", "--no-deps", "-w", str(WHEELS / "cuda"), str(CORE), env=env)
 
 
+DOCS_DEPS = ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"]
+
+
 @nox.session
 def docs(session: nox.Session):
-    """Builds the documentation site with MkDocs (API pages from docstrings)."""
-    install_all(session, ["mkdocs", "mkdocstrings[python]"])
-    session.run("mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(ROOT / "site"))
+    """Builds the documentation site with MkDocs and the Material theme (API pages from docstrings)."""
+    install_all(session, DOCS_DEPS)
+    session.run("mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(ROOT / "site"),
+                env={"NO_MKDOCS_2_WARNING": "1"})
+
+
+@nox.session(venv_backend="venv")
+def coverage(session: nox.Session):
+    """Rewrites docs/pytorch-coverage.md: PyTorch's public API names against SneppX's (needs torch)."""
+    install_all(session)
+    session.run("python", "-m", "pip", "install", "-q", "torch==2.13.0")
+    session.run("python", str(ROOT / "tools" / "api_coverage.py"))
 
 
 DEMO_PROMPTS = ["Return the ", "If the ", "This module "]
