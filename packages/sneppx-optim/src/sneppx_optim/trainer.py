@@ -259,15 +259,16 @@ class Trainer:
         if total is None and hasattr(loader, "__len__"):
             total = self.max_epochs * math.ceil(len(loader) / self.grad_accum_steps)
         enabled = self.progress and bool(getattr(sys.stderr, "isatty", lambda: False)())
-        return tqdm(total=total, initial=self.step, unit="step", disable=not enabled, dynamic_ncols=True)
+        return tqdm(total=total, initial=self.step, desc="training", unit="step", disable=not enabled,
+                    dynamic_ncols=True)
 
     def _report(self, logs: dict) -> None:
         self._metrics.write({"step": self.step, "time": round(time.perf_counter() - self._t0, 3), **logs})
         self._bar.update(1)
+        self._last_eval = logs.get("eval_loss", self._last_eval)
         if self.step % self.log_every and self.step != self.max_steps:
             return
         post = {"loss": f"{logs['loss']:.4f}", "lr": f"{logs['lr']:.3g}"}
-        self._last_eval = logs.get("eval_loss", self._last_eval)
         if self._last_eval is not None:
             post["eval"] = f"{self._last_eval:.4f}"
         rate = logs.get("tokens_per_s", logs["samples_per_s"])
