@@ -65,4 +65,5 @@ def test_missing_model_is_a_clear_error(tmp_path):
 def test_user_errors_are_one_line(tmp_path, args, message):
     r = sneppx(*[a.format(tmp=tmp_path) for a in args])
     assert r.returncode != 0
-    assert r.stderr.strip().startswith(message.format(tmp=tmp_path)) and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    err = r.stderr.strip()
+    assert err.startswith(message.format(tmp=tmp_path)) and len(err.splitlines()) == 1, r.stderr

@@ -15,6 +15,7 @@ import pytest
 
 DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs"
 PAGES = sorted([*DOCS.glob("guide/*.md"), *DOCS.glob("tutorials/*.md")])
+OPTIONAL = {"matplotlib", "tensorboardX"}  # the optional extras; pages that use them skip without them
 FENCE = re.compile(r"(<!--\s*skip:[^>]*-->\s*\n)?^```python[^\n]*\n(.*?)^```", re.M | re.S)
 
 
@@ -40,5 +41,9 @@ def test_page_examples_run(page, tmp_path, monkeypatch, capsys):
     for line, source in blocks(page):
         try:
             exec(compile(source, f"{page.relative_to(DOCS)}:{line}", "exec"), ns)
+        except ImportError as e:
+            if e.name in OPTIONAL:
+                pytest.skip(f"{page.name} needs the optional package {e.name}")
+            raise
         except Exception as e:
             raise AssertionError(f"{page.relative_to(DOCS)}, block at line {line}: {type(e).__name__}: {e}") from e

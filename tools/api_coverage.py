@@ -45,7 +45,8 @@ def torch_sections() -> list:
     optimizers = {n for n in torch.optim.__all__ if inspect.isclass(getattr(torch.optim, n, None))
                   and issubclass(getattr(torch.optim, n), torch.optim.Optimizer) and n != "Optimizer"}
     sched_mod = torch.optim.lr_scheduler
-    schedulers = {n for n in getattr(sched_mod, "__all__", dir(sched_mod)) if inspect.isclass(getattr(sched_mod, n, None))
+    schedulers = {n for n in getattr(sched_mod, "__all__", dir(sched_mod))
+                  if inspect.isclass(getattr(sched_mod, n, None))
                   and n.endswith(("LR", "Plateau"))} - {"LRScheduler", "_LRScheduler"}
     return [
         ("Modules", "torch.nn", modules, "sneppx_nn", set(sneppx_nn.__all__)),
@@ -66,7 +67,8 @@ def sneppx_extras() -> dict:
         return {n for n in mod.__all__ if inspect.isclass(getattr(mod, n)) and issubclass(getattr(mod, n), base)
                 and getattr(mod, n) is not base}
 
-    return {"Modules": classes(sneppx_nn, sneppx_nn.Module), "Optimizers": classes(sneppx_optim, sneppx_optim.Optimizer),
+    return {"Modules": classes(sneppx_nn, sneppx_nn.Module),
+            "Optimizers": classes(sneppx_optim, sneppx_optim.Optimizer),
             "LR schedulers": classes(sneppx_optim, sneppx_optim.LRScheduler)}
 
 

@@ -67,7 +67,7 @@ def plot_run(run: str | pathlib.Path, out: str | pathlib.Path | None = None, tit
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ImportError(f"plotting needs matplotlib: {INSTALL_HINT}") from None
+        raise ImportError(f"plotting needs matplotlib: {INSTALL_HINT}", name="matplotlib") from None
     folder = path.parent.parent if path.parent.name == "checkpoints" else path.parent
     out = pathlib.Path(out) if out is not None else folder / PLOT_FILE
     x = [r["step"] for r in steps]

@@ -24,7 +24,8 @@ def _backend():
     try:
         import tensorboardX
     except ImportError:
-        raise ImportError(f"SummaryWriter needs the tensorboardX package: {INSTALL_HINT}") from None
+        msg = f"SummaryWriter needs the tensorboardX package: {INSTALL_HINT}"
+        raise ImportError(msg, name="tensorboardX") from None
     return tensorboardX
 
 
