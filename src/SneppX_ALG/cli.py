@@ -85,9 +85,10 @@ def train(args) -> int:
                          f"{args.batch_size} ({len(ids):,} tokens); give a longer text or smaller values")
     train_loader = DataLoader(train_ds, batch_size=args.batch_size, shuffle=True, drop_last=True)
     eval_loader = DataLoader(eval_ds, batch_size=args.batch_size, drop_last=False)
-    # The evaluations during training use the first EVAL_BATCHES batches of the held-out split (a
-    # cheap, fixed sample); the final held-out loss uses all of it.
-    probe = Subset(eval_ds, range(min(len(eval_ds), EVAL_BATCHES * args.batch_size)))
+    # The evaluations during training use a fixed sample of EVAL_BATCHES batches spread evenly over
+    # the held-out split (cheap, and not just its first pages); the final held-out loss uses all of it.
+    stride = max(1, len(eval_ds) // (EVAL_BATCHES * args.batch_size))
+    probe = Subset(eval_ds, range(0, len(eval_ds), stride)[:EVAL_BATCHES * args.batch_size])
     probe_loader = DataLoader(probe, batch_size=args.batch_size, drop_last=False)
     model = Transformer(vocab, d_model=args.d_model, n_heads=args.n_heads, n_layers=args.n_layers,
                         max_seq_len=args.seq_len, positional="rope")
