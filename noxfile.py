@@ -179,8 +179,12 @@ DEMO_PROMPTS = ["Return the ", "If the ", "This module "]
 
 @nox.session
 def demo(session: nox.Session):
-    """The README's main job: train a small GPT on the default corpus (held-out loss against a
-    unigram baseline, a loss plot), then print a sample of about 200 characters per prompt."""
+    """The README's main job: train a small GPT on the default corpus, then print three samples.
+
+    `sneppx train` reports the held-out loss against a unigram baseline and writes the loss plot;
+    `sneppx generate` prints about 200 characters for each prompt. Arguments after `--` go to
+    `sneppx train` (`nox -s demo -- --steps 200` for a shorter run).
+    """
     install_all(session, ["matplotlib>=3.7"])
     out = os.environ.get("SNEPPX_DEMO_DIR", str(ROOT / ".nox" / "demo-run"))
     session.run("sneppx", "train", "--out", out, *session.posargs)
