@@ -63,7 +63,7 @@ def main(argv=None) -> float:
     final = trainer.evaluate(held_out)
 
     # Every replica must hold the same weights: compare a checksum across ranks.
-    checksum = sx.tensor([float(sum(p.detach().sum().item() for p in model.parameters()))])
+    checksum = sx.tensor([sum(p.detach().sum().item() for p in model.parameters())])
     sums = [sx.zeros(1) for _ in range(world)]
     if world > 1:
         dist.all_gather(sums, checksum)
