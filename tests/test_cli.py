@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -20,8 +21,13 @@ def test_train_resume_and_generate(tmp_path):
     out = tmp_path / "run"
     common = ["--out", str(out), "--seq-len", "32", "--batch-size", "8", "--d-model", "32", "--n-layers", "1",
               "--n-heads", "2", "--quiet"]
-    r = sneppx("train", str(text), "--steps", "40", *common)
+    tensorboard = importlib.util.find_spec("tensorboardX") is not None
+    log_dir = ["--log-dir", str(tmp_path / "tb")] if tensorboard else []
+    r = sneppx("train", str(text), "--steps", "40", *common, *log_dir)
     assert r.returncode == 0, r.stderr
+    if tensorboard:
+        assert f"tensorboard --logdir {tmp_path / 'tb'}" in r.stdout
+        assert any(p.name.startswith("events.out.tfevents") for p in (tmp_path / "tb").iterdir())
     run = json.loads((out / "run.json").read_text())
     assert run["eval_loss"] < 2.5  # well below log(vocab) ~ 3.3 for this corpus
     assert run["eval_loss"] < run["unigram_loss"]
