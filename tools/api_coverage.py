@@ -84,7 +84,8 @@ def render(sections: list, torch_version: str, extras: dict | None = None) -> st
              "generated from both libraries by `tools/api_coverage.py` (`nox -s coverage`); do not edit it by "
              "hand. A covered name exists; whether it behaves the same is checked by the parity tests "
              "(`nox -s parity`). Functional ops count as covered when `sneppx_core.functional` or "
-             "`sneppx_core` has them.", "",
+             "`sneppx_core` has them. One name means something else on purpose: SneppX's `Transformer` is a "
+             "decoder-only language model, not PyTorch's encoder-decoder.", "",
              "| API | PyTorch | SneppX | covered | of | share |", "| --- | --- | --- | ---: | ---: | ---: |"]
     for title, tplace, tnames, splace, snames in sections:
         have = tnames & snames
