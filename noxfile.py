@@ -19,6 +19,8 @@ CORE = ROOT / "packages" / "sneppx-core"
 SIBLINGS = ["sneppx-data", "sneppx-generate", "sneppx-nn", "sneppx-optim", "sneppx-distributed"]
 WHEELS = ROOT / ".nox" / "_wheels"
 TEST_DEPS = ["pytest>=7", "hypothesis>=6"]
+# The optional extras (sneppx-optim[tensorboard], sneppx-alg[plot]), so their tests run too.
+OPTIONAL_DEPS = ["tensorboardX>=2.6", "matplotlib>=3.7"]
 
 nox.options.default_venv_backend = "uv|venv"
 nox.options.sessions = ["tests"]
@@ -86,7 +88,7 @@ def run_suites(session: nox.Session, marker: str):
 @nox.session
 def tests(session: nox.Session):
     """All packages in one venv; the PyTorch parity tests are skipped (see the parity session)."""
-    install_all(session, TEST_DEPS)
+    install_all(session, TEST_DEPS + OPTIONAL_DEPS)
     run_suites(session, "not parity")
 
 
@@ -153,20 +155,41 @@ def cuda(session: nox.Session):
     session.run("python", "-m", "pip", "wheel", "--no-deps", "-w", str(WHEELS / "cuda"), str(CORE), env=env)
 
 
+DOCS_DEPS = ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"]
+
+
 @nox.session
 def docs(session: nox.Session):
-    """Builds the documentation site with MkDocs (API pages from docstrings)."""
-    install_all(session, ["mkdocs", "mkdocstrings[python]"])
-    session.run("mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(ROOT / "site"))
+    """Builds the documentation site with MkDocs and the Material theme (API pages from docstrings)."""
+    install_all(session, DOCS_DEPS)
+    session.run("mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(ROOT / "site"),
+                env={"NO_MKDOCS_2_WARNING": "1"})
+
+
+@nox.session(venv_backend="venv")
+def coverage(session: nox.Session):
+    """Rewrites docs/pytorch-coverage.md: PyTorch's public API names against SneppX's (needs torch)."""
+    install_all(session)
+    session.run("python", "-m", "pip", "install", "-q", "torch==2.13.0")
+    session.run("python", str(ROOT / "tools" / "api_coverage.py"))
+
+
+DEMO_PROMPTS = ["Return the ", "If the ", "This module "]
 
 
 @nox.session
 def demo(session: nox.Session):
-    """The README's main job: train a small model on the default corpus, then generate from it."""
-    install_all(session)
+    """The README's main job: train a small GPT on the default corpus, then print three samples.
+
+    `sneppx train` reports the held-out loss against a unigram baseline and writes the loss plot;
+    `sneppx generate` prints about 200 characters for each prompt. Arguments after `--` go to
+    `sneppx train` (`nox -s demo -- --steps 200` for a shorter run).
+    """
+    install_all(session, ["matplotlib>=3.7"])
     out = os.environ.get("SNEPPX_DEMO_DIR", str(ROOT / ".nox" / "demo-run"))
-    session.run("sneppx", "train", "--out", out)
-    session.run("sneppx", "generate", out, "--prompt", "def ", "--max-new-tokens", "200")
+    session.run("sneppx", "train", "--out", out, *session.posargs)
+    prompts = [a for p in DEMO_PROMPTS for a in ("--prompt", p)]
+    session.run("sneppx", "generate", out, *prompts, "--max-new-tokens", "200")
 
 
 @nox.session(name="release-check")

@@ -1,7 +1,8 @@
-"""The ``sneppx`` command: ``train``, ``generate``, ``info`` and ``bench``.
+"""The ``sneppx`` command: ``train``, ``generate``, ``plot``, ``info`` and ``bench``.
 
     sneppx train [TEXT_FILE] --out DIR      train a small GPT (default corpus: stdlib docstrings)
     sneppx generate DIR --prompt "..."      stream text from a trained model
+    sneppx plot DIR                         draw a run's loss and learning-rate curves to a PNG
     sneppx info                             versions, build options and devices
     sneppx bench                            the benchmark suite, side by side with PyTorch
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import pathlib
 import sys
@@ -17,6 +19,7 @@ import sys
 TOKENIZER_FILE = "tokenizer.json"
 MODEL_FILE = "model.safetensors"
 RUN_FILE = "run.json"
+EVAL_BATCHES = 8
 
 
 def _load_text(path: str | None) -> str:
@@ -58,10 +61,15 @@ def train(args) -> int:
 
     import sneppx_core as sx
     import sneppx_core.functional as F
-    from sneppx_data import DataLoader, TokenDataset
+    from sneppx_data import DataLoader, Subset, TokenDataset
     from sneppx_nn import Transformer
     from sneppx_optim import AdamW, CosineAnnealingLR, Trainer
 
+    for flag in ("steps", "seq_len", "batch_size", "d_model", "n_heads", "n_layers", "vocab_size"):
+        if getattr(args, flag) < 1:
+            raise SystemExit(f"sneppx train: --{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
+    if not args.lr > 0:
+        raise SystemExit(f"sneppx train: --lr must be > 0, got {args.lr}")
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     sx.manual_seed(args.seed)
@@ -72,8 +80,16 @@ def train(args) -> int:
     split = int(len(ids) * 0.95)
     vocab = tok.vocab_size
     train_ds, eval_ds = TokenDataset(ids[:split], args.seq_len), TokenDataset(ids[split:], args.seq_len)
+    if len(train_ds) < args.batch_size or len(eval_ds) < 1:
+        raise SystemExit(f"sneppx train: the text is too short for --seq-len {args.seq_len} and --batch-size "
+                         f"{args.batch_size} ({len(ids):,} tokens); give a longer text or smaller values")
     train_loader = DataLoader(train_ds, batch_size=args.batch_size, shuffle=True, drop_last=True)
     eval_loader = DataLoader(eval_ds, batch_size=args.batch_size, drop_last=False)
+    # The evaluations during training use a fixed sample of EVAL_BATCHES batches spread evenly over
+    # the held-out split (cheap, and not just its first pages); the final held-out loss uses all of it.
+    stride = max(1, len(eval_ds) // (EVAL_BATCHES * args.batch_size))
+    probe = Subset(eval_ds, range(0, len(eval_ds), stride)[:EVAL_BATCHES * args.batch_size])
+    probe_loader = DataLoader(probe, batch_size=args.batch_size, drop_last=False)
     model = Transformer(vocab, d_model=args.d_model, n_heads=args.n_heads, n_layers=args.n_layers,
                         max_seq_len=args.seq_len, positional="rope")
     print(f"model: {model.num_parameters():,} parameters, vocabulary {vocab}, {len(ids):,} tokens", flush=True)
@@ -86,57 +102,115 @@ def train(args) -> int:
                               warmup_steps=max(1, args.steps // 20))
     trainer = Trainer(model, opt, loss_fn, scheduler=sched, max_steps=args.steps, grad_clip=1.0,
                       eval_every=max(1, args.steps // 4), checkpoint_dir=str(out / "checkpoints"),
-                      checkpoint_every=max(1, args.steps // 4), seed=args.seed, progress=not args.quiet)
+                      checkpoint_every=max(1, args.steps // 4), seed=args.seed, progress=not args.quiet,
+                      log_dir=args.log_dir)
     resume = str(out / "checkpoints") if args.resume and (out / "checkpoints").exists() else None
-    history = trainer.fit(train_loader, eval_loader, resume_from=resume)
-    eval_loss = trainer.evaluate(eval_loader)
+    history = trainer.fit(train_loader, probe_loader, resume_from=resume)
+    eval_loss = float(trainer.evaluate(eval_loader))
     model.save_checkpoint(str(out / MODEL_FILE))
     tok.save(str(out / TOKENIZER_FILE))
+    unigram = unigram_loss(ids[:split], ids[split:], vocab)
     (out / RUN_FILE).write_text(json.dumps({"tokenizer": args.tokenizer, "vocab_size": vocab,
                                             "seq_len": args.seq_len, "steps": args.steps,
-                                            "eval_loss": float(eval_loss)}, indent=1))
+                                            "eval_loss": eval_loss, "unigram_loss": unigram}, indent=1))
     first = history.loss[0] if history.loss else float("nan")
-    print(f"trained {args.steps} steps: first loss {first:.3f}, held-out loss {float(eval_loss):.3f}; "
-          f"saved to {out}", flush=True)
+    print(f"trained {args.steps} steps: train loss {first:.3f} -> {history.loss[-1]:.3f}", flush=True)
+    print(f"held-out loss {eval_loss:.3f} nats/token (unigram baseline {unigram:.3f}, uniform "
+          f"{math.log(vocab):.3f}; perplexity {math.exp(eval_loss):.2f})", flush=True)
+    _summary_paths(out, args.log_dir)
     return 0
 
 
+def unigram_loss(train_ids, eval_ids, vocab: int) -> float:
+    """Cross-entropy (nats/token) of ``eval_ids`` under the training tokens' frequencies (add-one smoothed).
+
+    The loss of a model that ignores context: a language model is learning something only below it.
+    """
+    import numpy as np
+
+    counts = np.bincount(np.asarray(train_ids), minlength=vocab).astype(np.float64) + 1.0
+    logp = np.log(counts / counts.sum())
+    return float(-logp[np.asarray(eval_ids)].mean())
+
+
+def _summary_paths(out: pathlib.Path, log_dir: str | None) -> None:
+    from .plot import INSTALL_HINT, find_metrics, plot_run
+
+    metrics = find_metrics(out)
+    print(f"model:    {out / MODEL_FILE}")
+    print(f"metrics:  {metrics}")
+    try:
+        print(f"plot:     {plot_run(out)}")
+    except ImportError:
+        print(f"plot:     not drawn: {INSTALL_HINT}, then `sneppx plot {out}`")
+    if log_dir is not None:
+        print(f"tensorboard: tensorboard --logdir {log_dir}")
+    print(f"next:     sneppx generate {out} --prompt \"The \"", flush=True)
+
+
 def generate(args) -> int:
-    """Streams a continuation of ``args.prompt`` from the model saved in ``args.dir``."""
-    from sneppx_generate import GenerationConfig, stream
+    """Streams a continuation of each ``--prompt`` from the model saved in ``args.dir``."""
     from sneppx_nn import Transformer
 
     out = pathlib.Path(args.dir)
     if not (out / MODEL_FILE).exists():
         raise SystemExit(f"sneppx generate: {out} has no {MODEL_FILE}; run `sneppx train --out {out}` first")
+    if args.max_new_tokens < 1:
+        raise SystemExit(f"sneppx generate: --max-new-tokens must be >= 1, got {args.max_new_tokens}")
     model = Transformer.from_checkpoint(str(out / MODEL_FILE))
     model.eval()
     tok = _load_tokenizer(out)
-    prompt = tok.encode(args.prompt)
+    prompts = args.prompt or ["The "]
+    for i, text in enumerate(prompts):
+        if len(prompts) > 1:
+            sys.stdout.write(f"--- sample {i + 1} of {len(prompts)} ---\n")
+        _stream_one(model, tok, text, args, seed=args.seed + 1000 * i)
+    return 0
+
+
+def _stream_one(model, tok, text: str, args, seed: int) -> None:
+    from sneppx_generate import GenerationConfig, stream
+
+    prompt = tok.encode(text)
     if not prompt:
-        raise SystemExit("sneppx generate: the prompt encodes to no tokens")
+        raise SystemExit(f"sneppx generate: the prompt {text!r} encodes to no tokens")
+    eos = getattr(tok, "eos_token_id", None)
     # The model sees at most max_seq_len tokens: longer outputs are made in chunks, each
     # conditioned on the most recent half window (a sliding context).
     window = int(getattr(model, "max_seq_len", 1 << 30))
     chunk = max(1, min(args.max_new_tokens, window // 2))
-    sys.stdout.write(args.prompt)
-    ids, shown, made = list(prompt), args.prompt, 0
+    sys.stdout.write(text)
+    ids, shown, made = list(prompt), text, 0
     while made < args.max_new_tokens:
         n = min(chunk, args.max_new_tokens - made)
         context = ids[-(window - n):]
+        # `sneppx train` never puts the end-of-text token in the training text, so the model has
+        # not learned where a text ends: the token is forbidden (min_new_tokens = n) unless the run
+        # says otherwise, instead of stopping the sample at a chance draw of it.
+        stops = bool(args.stop_at_eos)
         cfg = GenerationConfig(max_new_tokens=n, temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
-                               seed=args.seed + made)
+                               seed=seed + made, eos_token_id=eos, min_new_tokens=0 if stops else n)
         before = made
         for _, token in stream(model, [context], cfg):
+            if token == eos:
+                break
             ids.append(int(token))
             made += 1
-            text = tok.decode(ids)
-            sys.stdout.write(text[len(shown):])
+            decoded = tok.decode(ids)
+            sys.stdout.write(decoded[len(shown):])
             sys.stdout.flush()
-            shown = text
-        if made - before < n:  # the model ended the sequence
+            shown = decoded
+        if made - before < n:  # the model ended the text
+            sys.stdout.write(" [end of text]")
             break
     sys.stdout.write("\n")
+
+
+def plot(args) -> int:
+    """Draws the loss and learning-rate curves of the run in ``args.dir`` to a PNG."""
+    from .plot import plot_run
+
+    print(plot_run(args.dir, args.out))
     return 0
 
 
@@ -185,17 +259,24 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--lr", type=float, default=3e-3)
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --out")
+    t.add_argument("--log-dir", default=None, help="also write TensorBoard event files here (needs tensorboardX)")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     t.set_defaults(fn=train)
     g = sub.add_parser("generate", help="stream text from a trained model")
     g.add_argument("dir")
-    g.add_argument("--prompt", default="The ")
+    g.add_argument("--prompt", action="append", help="text to continue (repeat for several samples; default \"The \")")
     g.add_argument("--max-new-tokens", type=int, default=200)
     g.add_argument("--temperature", type=float, default=0.8)
     g.add_argument("--top-k", type=int, default=0)
     g.add_argument("--top-p", type=float, default=0.95)
     g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--stop-at-eos", action="store_true",
+                   help="end a sample at the end-of-text token (for models trained with one)")
     g.set_defaults(fn=generate)
+    pl = sub.add_parser("plot", help="draw a run's loss and learning-rate curves to a PNG (needs matplotlib)")
+    pl.add_argument("dir", help="a run folder (sneppx train --out), a checkpoint folder or a metrics.jsonl")
+    pl.add_argument("--out", default=None, help="the PNG to write (default: DIR/loss.png)")
+    pl.set_defaults(fn=plot)
     i = sub.add_parser("info", help="versions, build options and devices")
     i.set_defaults(fn=info)
     b = sub.add_parser("bench", help="run the benchmark suite")
@@ -205,9 +286,22 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    """Entry point of the ``sneppx`` command."""
+    """Entry point of the ``sneppx`` command.
+
+    Errors a user can fix (a missing file, a bad value, a missing optional package) end the
+    command with one line on stderr, ``sneppx <command>: <what went wrong>``, and exit status 1.
+    """
     args = parser().parse_args(argv)
-    return args.fn(args)
+    try:
+        return args.fn(args)
+    except (OSError, ImportError, ValueError) as e:
+        msg = e.strerror + f": {e.filename}" if isinstance(e, OSError) and e.filename and e.strerror else str(e)
+        print(f"sneppx {args.command}: {msg}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        hint = f"; continue with `sneppx train ... --out {args.out} --resume`" if args.command == "train" else ""
+        print(f"sneppx {args.command}: interrupted{hint}", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

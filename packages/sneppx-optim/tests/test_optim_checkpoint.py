@@ -82,7 +82,8 @@ def test_checkpoint_contents_and_atomic_write(tmp_path):
     trainer.max_epochs = 1
     trainer.fit(Loader(x, y, 4))
     names = sorted(os.listdir(tmp_path))
-    assert names == ["checkpoint-00000002.safetensors"]  # 2 steps; the final save; no temporary files left
+    # 2 steps; the final save and the step metrics; no temporary files left
+    assert names == ["checkpoint-00000002.safetensors", "metrics.jsonl"]
     path = tmp_path / names[0]
     with safe_open(str(path), framework="numpy") as f:
         keys = set(f.keys())

@@ -154,7 +154,7 @@ def test_eval_every_callbacks_and_should_stop():
                          callbacks=[Stopper()], progress=False)
     hist = trainer.fit(Loader(x, y, 4), eval_loader=Loader(x, y, 8))
     assert hist.step == [1, 2, 3, 4, 5] and hist.eval_step == [2, 4]
-    assert calls[1] == (2, ["epoch", "eval_loss", "loss", "lr"]) and calls[-1] == "end"
+    assert calls[1] == (2, ["epoch", "eval_loss", "loss", "lr", "samples_per_s"]) and calls[-1] == "end"
     np.testing.assert_allclose(hist.eval_loss, evals, rtol=1e-5)
 
 
@@ -213,7 +213,7 @@ def test_progress_bar_on_a_terminal_shows_loss_lr_and_throughput(monkeypatch):
     model = TinyModel()
     so.Trainer(model, so.SGD(model.parameters(), lr=0.01), mse, log_every=2, progress=True).fit(Loader(x, y, 4))
     out = term.getvalue()
-    assert "4/4" in out and "loss=" in out and "lr=0.01" in out and "samples_s=" in out
+    assert "4/4" in out and "loss=" in out and "lr=0.01" in out and "samples/s=" in out
     term.truncate(0)
     so.Trainer(model, so.SGD(model.parameters(), lr=0.01), mse, progress=False).fit(Loader(x, y, 4))
     assert term.getvalue().strip("\x00") == ""

@@ -28,6 +28,7 @@ from .onecycle import OneCycleLR  # noqa: E402
 from .optimizer import Optimizer  # noqa: E402
 from .plateau import ReduceLROnPlateau  # noqa: E402
 from .sgd import SGD  # noqa: E402
+from .tensorboard import SummaryWriter  # noqa: E402  (tensorboardX is imported only when one is made)
 from .trainer import Trainer  # noqa: E402
 
 __all__ = [
@@ -36,5 +37,5 @@ __all__ = [
     "OneCycleLR", "ReduceLROnPlateau",
     "clip_grad_norm_", "clip_grad_value_",
     "Trainer", "Callback", "History", "save_checkpoint", "load_checkpoint", "read_checkpoint", "latest_checkpoint",
-    "__version__",
+    "SummaryWriter", "__version__",
 ]

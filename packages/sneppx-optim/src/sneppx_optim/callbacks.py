@@ -18,7 +18,11 @@ class Callback:
     """
 
     def on_step_end(self, trainer, step: int, logs: dict) -> None:
-        """After optimizer step ``step`` (1-based); ``logs`` has loss, lr, epoch (and eval_loss when evaluated)."""
+        """After optimizer step ``step`` (1-based).
+
+        ``logs`` has loss, lr, epoch, samples_per_s, and grad_norm, tokens_per_s and eval_loss
+        when they were measured.
+        """
 
     def on_epoch_end(self, trainer, epoch: int, logs: dict) -> None:
         """After epoch ``epoch`` (0-based); ``logs`` has step (and eval_loss when evaluated)."""

@@ -15,6 +15,7 @@ from .callbacks import History, batch_size, split_batch
 from .checkpoint import checkpoint_name, load_checkpoint, save_checkpoint
 from .clip_grad import clip_grad_norm_
 from .evaluation import evaluate_loss, predict_outputs, set_mode
+from .metrics import MetricsLog, Throughput, count_tokens
 from .optimizer import Optimizer
 from .plateau import ReduceLROnPlateau
 
@@ -50,12 +51,19 @@ class Trainer:
         checkpoint_dir: folder for checkpoints (``checkpoint-<step>.safetensors``); the end of
             training is always saved when it is set.
         checkpoint_every: also save every this many steps.
+        log_dir: if set, also write the step metrics as TensorBoard event files there (needs the
+            optional ``tensorboardX`` package: ``pip install 'sneppx-optim[tensorboard]'``).
         seed: if set, ``sneppx_core.manual_seed(seed)`` at the start of a fresh :meth:`fit`.
         callbacks: objects with optional ``on_step_end(trainer, step, logs)``,
             ``on_epoch_end(trainer, epoch, logs)`` and ``on_fit_end(trainer, history)``.
         progress: show a tqdm progress bar (only when stderr is a terminal).
         skip_nonfinite: skip micro-batches whose loss is NaN or infinite instead of raising (they
             get no backward pass but still count toward ``grad_accum_steps``).
+
+    Watching training: with ``checkpoint_dir`` set, every optimizer step appends a line to
+    ``checkpoint_dir/metrics.jsonl`` (step, epoch, time, loss, lr, grad_norm, samples_per_s,
+    tokens_per_s for integer inputs, and eval_loss after an evaluation); see
+    :mod:`sneppx_optim.metrics`. ``log_dir`` sends the same numbers to TensorBoard.
 
     Loader items are ``(input, target)`` tuples or dicts with the input under ``"input"``/``"x"``
     (or ``"inputs"``/``"input_ids"``) and the target under ``"target"``/``"y"`` (or
@@ -74,7 +82,7 @@ class Trainer:
                  grad_clip: float | None = None, grad_accum_steps: int = 1, eval_loader=None,
                  eval_every: int | None = None, log_every: int = 50, checkpoint_dir: str | None = None,
                  checkpoint_every: int | None = None, seed: int | None = None, callbacks=(), progress: bool = True,
-                 skip_nonfinite: bool = False) -> None:
+                 skip_nonfinite: bool = False, log_dir: str | None = None) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"Trainer: optimizer must be a sneppx_optim Optimizer, got {type(optimizer).__name__}")
         if not callable(model) or not callable(loss_fn):
@@ -93,13 +101,13 @@ class Trainer:
         self.grad_accum_steps, self.eval_loader, self.eval_every = grad_accum_steps, eval_loader, eval_every
         self.log_every, self.checkpoint_dir, self.checkpoint_every = log_every, checkpoint_dir, checkpoint_every
         self.seed, self.callbacks, self.progress = seed, list(callbacks), progress
-        self.skip_nonfinite = skip_nonfinite
+        self.skip_nonfinite, self.log_dir = skip_nonfinite, log_dir
         self._reset()
 
     def _reset(self) -> None:
         self.step, self.epoch, self.batch_in_epoch = 0, 0, 0
         self.history, self.should_stop = History(), False
-        self._epoch_rng, self._resume_rng, self._skip = None, None, 0
+        self._epoch_rng, self._resume_rng, self._skip, self._last_eval = None, None, 0, None
 
     # ----------------------------------------------------------------------------- fit
     def fit(self, train_loader, eval_loader=None, resume_from: str | None = None) -> History:
@@ -125,13 +133,15 @@ class Trainer:
         elif self.seed is not None:
             sx.manual_seed(self.seed)
         self._eval_loader = eval_loader
+        self._metrics = MetricsLog(self.checkpoint_dir, self.log_dir, self.step)
         self._bar = self._progress_bar(train_loader)
-        self._t0, self._samples = time.perf_counter(), 0
+        self._t0, self._meter = time.perf_counter(), Throughput()
         try:
             while not self._done():
                 self._run_epoch(train_loader)
         finally:
             self._bar.close()
+            self._metrics.close()
         if self.checkpoint_dir is not None:
             self.save_checkpoint()  # the end state (after any end-of-epoch evaluation)
         self._call("on_fit_end", self, self.history)
@@ -190,7 +200,7 @@ class Trainer:
                 f"Trainer.fit: the loss is {value} at step {self.step + 1} (epoch {self.epoch}, batch "
                 f"{self.batch_in_epoch}); pass skip_nonfinite=True to skip such batches")
         (loss / self.grad_accum_steps if self.grad_accum_steps > 1 else loss).backward()
-        self._samples += batch_size(x)
+        self._meter.add(batch_size(x), count_tokens(x))
         return value
 
     def _optimizer_step(self, losses: list) -> None:
@@ -198,9 +208,10 @@ class Trainer:
             self.optimizer.zero_grad()
             return
         logs = {}
-        if self.grad_clip is not None:
+        if self.grad_clip is not None or self._metrics.active:
             params = [p for g in self.optimizer.param_groups for p in g["params"]]
-            logs["grad_norm"] = float(clip_grad_norm_(params, self.grad_clip).item())
+            max_norm = self.grad_clip if self.grad_clip is not None else math.inf  # inf: measure only
+            logs["grad_norm"] = float(clip_grad_norm_(params, max_norm).item())
         lr = self.optimizer.param_groups[0]["lr"]
         self.optimizer.step()
         self.optimizer.zero_grad()
@@ -211,13 +222,14 @@ class Trainer:
         self.history.step.append(self.step)
         self.history.loss.append(loss)
         self.history.lr.append(lr)
-        logs.update(loss=loss, lr=lr, epoch=self.epoch)
+        logs.update(loss=loss, lr=lr, epoch=self.epoch, **self._meter.step())
         if self._eval_loader is not None and self.eval_every and self.step % self.eval_every == 0:
             logs["eval_loss"] = self._evaluate_and_record()
         self._report(logs)
         self._call("on_step_end", self, self.step, logs)
         if self.checkpoint_every and self.step % self.checkpoint_every == 0:
             self.save_checkpoint()
+        self._meter.restart()  # evaluation and checkpoints do not count toward throughput
 
     def _end_epoch(self) -> None:
         logs = {"step": self.step}
@@ -247,15 +259,23 @@ class Trainer:
         if total is None and hasattr(loader, "__len__"):
             total = self.max_epochs * math.ceil(len(loader) / self.grad_accum_steps)
         enabled = self.progress and bool(getattr(sys.stderr, "isatty", lambda: False)())
-        return tqdm(total=total, initial=self.step, unit="step", disable=not enabled, dynamic_ncols=True)
+        return tqdm(total=total, initial=self.step, desc="training", unit="step", disable=not enabled,
+                    dynamic_ncols=True)
 
     def _report(self, logs: dict) -> None:
+        self._metrics.write({"step": self.step, "time": round(time.perf_counter() - self._t0, 3), **logs})
         self._bar.update(1)
+        self._last_eval = logs.get("eval_loss", self._last_eval)
         if self.step % self.log_every and self.step != self.max_steps:
             return
-        rate = self._samples / max(time.perf_counter() - self._t0, 1e-9)
-        self._bar.set_postfix(loss=f"{logs['loss']:.4f}", lr=f"{logs['lr']:.3g}", samples_s=f"{rate:.1f}")
-        log.info("step %d: loss %.6g, lr %.6g, %.1f samples/s", self.step, logs["loss"], logs["lr"], rate)
+        post = {"loss": f"{logs['loss']:.4f}", "lr": f"{logs['lr']:.3g}"}
+        if self._last_eval is not None:
+            post["eval"] = f"{self._last_eval:.4f}"
+        rate = logs.get("tokens_per_s", logs["samples_per_s"])
+        post["tok/s" if "tokens_per_s" in logs else "samples/s"] = f"{rate:.0f}" if rate >= 100 else f"{rate:.1f}"
+        self._bar.set_postfix(post)
+        log.info("step %d: loss %.6g, lr %.6g, %.1f samples/s", self.step, logs["loss"], logs["lr"],
+                 logs["samples_per_s"])
 
     # ----------------------------------------------------------------------------- eval / predict
     def evaluate(self, loader) -> float:

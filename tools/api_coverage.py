@@ -1,0 +1,120 @@
+"""Writes docs/pytorch-coverage.md: which of PyTorch's public names SneppX has, and which it lacks.
+
+    python tools/api_coverage.py [--out docs/pytorch-coverage.md]
+
+Needs torch installed beside SneppX (``nox -s coverage`` sets that up). The names are read from
+both libraries at run time: ``torch.nn`` modules against ``sneppx_nn``, ``torch.nn.functional``
+against ``sneppx_core.functional``, ``torch.Tensor`` methods against ``sneppx_core.Tensor``, and
+``torch.optim`` optimizers and LR schedulers against ``sneppx_optim``. A name counts as covered
+when it exists under the same name; whether its behaviour matches is the parity tests' job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+# Helpers that torch.nn.functional happens to expose but that are not part of its documented API.
+NOT_API = {"assert_int_or_pair", "boolean_dispatch", "handle_torch_function", "has_torch_function",
+           "has_torch_function_unary", "has_torch_function_variadic", "importlib", "math", "np", "warnings"}
+
+
+def _public(names) -> set:
+    return {n for n in names if not n.startswith("_")}
+
+
+def torch_sections() -> list:
+    """[(title, PyTorch place, torch names, SneppX place, sneppx names)] for each compared API."""
+    import torch
+    import torch.nn.functional as TF
+
+    import sneppx_core as sx
+    import sneppx_core.functional as SF
+    import sneppx_nn
+    import sneppx_optim
+
+    modules = {n for n in torch.nn.modules.__all__ if n != "Container"  # Container: deprecated
+               and inspect.isclass(getattr(torch.nn, n, None)) and issubclass(getattr(torch.nn, n), torch.nn.Module)}
+    functional = ({n for n in _public(dir(TF)) if inspect.isfunction(getattr(TF, n))
+                   and getattr(getattr(TF, n), "__module__", "").startswith("torch")}
+                  | {n for n in _public(dir(TF)) if type(getattr(TF, n)).__name__ == "builtin_function_or_method"})
+    functional -= NOT_API
+    tensor = {n for n in _public(dir(torch.Tensor)) if callable(getattr(torch.Tensor, n, None))}
+    optimizers = {n for n in torch.optim.__all__ if inspect.isclass(getattr(torch.optim, n, None))
+                  and issubclass(getattr(torch.optim, n), torch.optim.Optimizer) and n != "Optimizer"}
+    sched_mod = torch.optim.lr_scheduler
+    schedulers = {n for n in getattr(sched_mod, "__all__", dir(sched_mod))
+                  if inspect.isclass(getattr(sched_mod, n, None))
+                  and n.endswith(("LR", "Plateau"))} - {"LRScheduler", "_LRScheduler"}
+    return [
+        ("Modules", "torch.nn", modules, "sneppx_nn", set(sneppx_nn.__all__)),
+        ("Functional ops", "torch.nn.functional", functional, "sneppx_core.functional",
+         _public(dir(SF)) | _public(sx.__all__)),
+        ("Tensor methods", "torch.Tensor", tensor, "sneppx_core.Tensor", _public(dir(sx.Tensor))),
+        ("Optimizers", "torch.optim", optimizers, "sneppx_optim", set(sneppx_optim.__all__)),
+        ("LR schedulers", "torch.optim.lr_scheduler", schedulers, "sneppx_optim", set(sneppx_optim.__all__)),
+    ]
+
+
+def sneppx_extras() -> dict:
+    """SneppX's own modules and optimizers (classes of its Module / Optimizer with no PyTorch namesake)."""
+    import sneppx_nn
+    import sneppx_optim
+
+    def classes(mod, base):
+        return {n for n in mod.__all__ if inspect.isclass(getattr(mod, n)) and issubclass(getattr(mod, n), base)
+                and getattr(mod, n) is not base}
+
+    return {"Modules": classes(sneppx_nn, sneppx_nn.Module),
+            "Optimizers": classes(sneppx_optim, sneppx_optim.Optimizer),
+            "LR schedulers": classes(sneppx_optim, sneppx_optim.LRScheduler)}
+
+
+def _names(names) -> str:
+    return ", ".join(f"`{n}`" for n in sorted(names, key=str.lower)) or "none"
+
+
+def render(sections: list, torch_version: str, extras: dict | None = None) -> str:
+    """The Markdown page for ``sections`` (see :func:`torch_sections`); ``extras``: SneppX-only names per title."""
+    extras = extras or {}
+    lines = ["# PyTorch API coverage", "",
+             f"Which public names of PyTorch {torch_version} exist in SneppX under the same name. This page is "
+             "generated from both libraries by `tools/api_coverage.py` (`nox -s coverage`); do not edit it by "
+             "hand. A covered name exists; whether it behaves the same is checked by the parity tests "
+             "(`nox -s parity`). Functional ops count as covered when `sneppx_core.functional` or "
+             "`sneppx_core` has them. One name means something else on purpose: SneppX's `Transformer` is a "
+             "decoder-only language model, not PyTorch's encoder-decoder.", "",
+             "| API | PyTorch | SneppX | covered | of | share |", "| --- | --- | --- | ---: | ---: | ---: |"]
+    for title, tplace, tnames, splace, snames in sections:
+        have = tnames & snames
+        lines.append(f"| [{title}](#{title.lower().replace(' ', '-')}) | `{tplace}` | `{splace}` | {len(have)} | "
+                     f"{len(tnames)} | {100 * len(have) / max(1, len(tnames)):.0f}% |")
+    for title, tplace, tnames, splace, snames in sections:
+        have, missing = tnames & snames, tnames - snames
+        lines += ["", f"## {title}", "", f"`{tplace}` against `{splace}`.", "",
+                  f"**Covered ({len(have)}):** {_names(have)}", "", f"**Missing ({len(missing)}):** {_names(missing)}"]
+        extra = extras.get(title, set()) - tnames
+        if extra:
+            lines += ["", f"**SneppX only:** {_names(extra)}"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> pathlib.Path:
+    """Writes the page and returns its path."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", default=str(ROOT / "docs" / "pytorch-coverage.md"))
+    args = p.parse_args(argv)
+    try:
+        import torch
+    except ImportError:
+        raise SystemExit("api_coverage: needs torch (pip install torch==2.13.0, or run `nox -s coverage`)")
+    out = pathlib.Path(args.out)
+    out.write_text(render(torch_sections(), torch.__version__.split("+")[0], sneppx_extras()), encoding="utf-8")
+    print(out)
+    return out
+
+
+if __name__ == "__main__":
+    main()
