@@ -8,6 +8,7 @@
 #include "core/parallel.h"
 #include "cpu/nn_kernels.h"
 #include "cpu/nn_math.h"
+#include "ops/kernels.h"
 
 namespace sx::cpu {
 
@@ -224,5 +225,65 @@ void ce_bwd(const CEArgs& a, const T* x, const T* probs, const T* weight, const 
 SX_INSTANTIATE(float)
 SX_INSTANTIATE(double)
 #undef SX_INSTANTIATE
+
+namespace {
+template <typename T> T* ptr(const Tensor& t) { return t ? t->data<T>() : nullptr; }
+
+template <typename F> void f32_f64(DType dt, const char* op, F f) {
+  if (dt == DType::Float32) f.template operator()<float>();
+  else if (dt == DType::Float64) f.template operator()<double>();
+  else throw TypeError(msg("[", op, "] expected float32 or float64, got ", dtype_name(dt)));
+}
+
+void ce_fwd_cpu(const CEArgs& a0, const Tensor& target, const Tensor& x, const Tensor& probs, const Tensor& weight,
+                const Tensor& lse, const Tensor& loss, const Tensor& wrow) {
+  CEArgs a = a0;
+  a.target = ptr<int64_t>(target);
+  f32_f64(x->dtype, "cross_entropy", [&]<typename T>() {
+    ce_fwd<T>(a, ptr<T>(x), ptr<T>(probs), ptr<T>(weight), ptr<T>(lse), ptr<double>(loss), ptr<double>(wrow));
+  });
+}
+void ce_bwd_cpu(const CEArgs& a0, const Tensor& target, const Tensor& x, const Tensor& probs, const Tensor& weight,
+                const Tensor& lse, const Tensor& grow, const Tensor& gx, const Tensor& gp) {
+  CEArgs a = a0;
+  a.target = ptr<int64_t>(target);
+  f32_f64(x->dtype, "cross_entropy", [&]<typename T>() {
+    ce_bwd<T>(a, ptr<T>(x), ptr<T>(probs), ptr<T>(weight), ptr<T>(lse), ptr<T>(grow), ptr<T>(gx), ptr<T>(gp));
+  });
+}
+void nll_fwd_cpu(const Tensor& target, const Tensor& x, const Tensor& weight, int64_t ignore_index,
+                 const Tensor& loss, const Tensor& wrow) {
+  int64_t rows = x->shape[0], C = x->shape[1];
+  const int64_t* y = target->data<int64_t>();
+  double* l = loss->data<double>();
+  double* wr = wrow->data<double>();
+  f32_f64(x->dtype, "nll_loss", [&]<typename T>() {
+    const T* p = x->data<T>();
+    const T* w = ptr<T>(weight);
+    for (int64_t i = 0; i < rows; ++i) {
+      if (y[i] == ignore_index) continue;
+      wr[i] = w ? double(w[y[i]]) : 1.0;
+      l[i] = -wr[i] * double(p[i * C + y[i]]);
+    }
+  });
+}
+void nll_bwd_cpu(const Tensor& target, const Tensor& weight, const Tensor& grow, int64_t ignore_index,
+                 const Tensor& gx) {
+  int64_t rows = gx->shape[0], C = gx->shape[1];
+  const int64_t* y = target->data<int64_t>();
+  f32_f64(gx->dtype, "nll_loss", [&]<typename T>() {
+    const T* w = ptr<T>(weight);
+    const T* gr = grow->data<T>();
+    T* o = gx->data<T>();
+    for (int64_t i = 0; i < rows; ++i)
+      if (y[i] != ignore_index) o[i * C + y[i]] = -(w ? w[y[i]] : T(1)) * gr[i];
+  });
+}
+}  // namespace
+
+SX_REGISTER_KERNEL(kern::ce_fwd, CPU, &ce_fwd_cpu);
+SX_REGISTER_KERNEL(kern::ce_bwd, CPU, &ce_bwd_cpu);
+SX_REGISTER_KERNEL(kern::nll_fwd, CPU, &nll_fwd_cpu);
+SX_REGISTER_KERNEL(kern::nll_bwd, CPU, &nll_bwd_cpu);
 
 }  // namespace sx::cpu

@@ -43,12 +43,7 @@ void ploss_bwd(PLoss k, const T* g, const T* x, const T* t, const T* w, T* gx, T
 // Per row: lse[2i] = max, lse[2i+1] = log sum exp(x - max), loss[i] (label smoothing and class weights
 // applied) and wrow[i], the row's share of the "mean" denominator (weight of the target class, 0 for
 // ignored rows; 1 for probability targets).
-struct CEArgs {
-  int64_t N = 0, C = 0;
-  const int64_t* target = nullptr;
-  int64_t ignore_index = -100;
-  double smoothing = 0;
-};
+using nn::CEArgs;
 template <typename T>
 void ce_fwd(const CEArgs& a, const T* x, const T* probs, const T* weight, T* lse, double* loss, double* wrow);
 // gx = grow[i] * d loss_i / d x_i; gp (probability targets only, may be null) = grow[i] * d loss_i / d probs_i.

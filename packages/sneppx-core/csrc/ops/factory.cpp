@@ -23,7 +23,8 @@ Tensor full(const Shape& s, const Scalar& v, DType dt, Device dev) {
 }
 Tensor zeros(const Shape& s, DType dt, Device dev) {
   Tensor t = empty(s, dt, dev);
-  std::memset(t->raw(), 0, size_t(t->numel()) * itemsize(dt));
+  if (dev.type == DeviceType::CPU) std::memset(t->raw(), 0, size_t(t->numel()) * itemsize(dt));
+  else kern::fill(dev)(t, Scalar(int64_t(0)));
   return t;
 }
 Tensor ones(const Shape& s, DType dt, Device dev) { return full(s, Scalar(int64_t(1)), dt, dev); }

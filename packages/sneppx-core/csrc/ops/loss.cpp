@@ -2,6 +2,13 @@
 // smoothing), nll_loss, and the pointwise losses (mse, l1, smooth_l1, huber, bce, bce_with_logits, kl_div).
 #include "ops/nn_util.h"
 
+namespace sx::kern {
+SX_DEFINE_KERNEL(ce_fwd);
+SX_DEFINE_KERNEL(ce_bwd);
+SX_DEFINE_KERNEL(nll_fwd);
+SX_DEFINE_KERNEL(nll_bwd);
+}  // namespace sx::kern
+
 namespace sx::nn {
 
 namespace {
@@ -54,10 +61,16 @@ Tensor check_class_targets(const char* op, const Tensor& target, const ClassLayo
   SX_CHECK(target->shape == L.batch, ValueError, "[", op, "] expected target of shape ", shape_str(L.batch),
            " for class indices, got ", shape_str(target->shape));
   Tensor t = contig(target, DType::Int64);
-  const int64_t* p = t->data<int64_t>();
-  for (int64_t i = 0; i < t->numel(); ++i)
-    SX_CHECK(p[i] == ignore_index || (p[i] >= 0 && p[i] < L.C), IndexError, "[", op, "] target ", p[i],
-             " is out of bounds for ", L.C, " classes");
+  if (t->numel()) {
+    auto lit = [&](int64_t v) { return scalar_tensor(Scalar(v), DType::Int64, t->device()); };
+    Tensor outside = binary(BinaryOp::Or, binary(BinaryOp::Lt, t, lit(0)), binary(BinaryOp::Ge, t, lit(L.C)));
+    Tensor bad = binary(BinaryOp::And, outside, binary(BinaryOp::Ne, t, lit(ignore_index)));
+    if (item_bool(any(bad, std::nullopt, false))) {
+      Tensor first = argmax(to_dtype(reshape(bad, {t->numel()}), DType::UInt8), std::nullopt, false);
+      int64_t v = item_int(index_select(reshape(t, {t->numel()}), 0, reshape(first, {1})));
+      throw IndexError(msg("[", op, "] target ", v, " is out of bounds for ", L.C, " classes"));
+    }
+  }
   return t;
 }
 
@@ -69,26 +82,21 @@ Tensor check_weight(const char* op, const Tensor& w, int64_t C, DType dt) {
   return contig(w, dt);
 }
 
-// Reduces per-row losses (double) to the op result; sets denom to the "mean" denominator (else 1).
-Tensor reduce_rows(const std::vector<double>& loss, const std::vector<double>& wrow, const ClassLayout& L,
-                   Reduction red, DType dt, double& denom) {
+// Reduces per-row losses (float64 (rows,)) to the op result; sets denom to the "mean" denominator (else 1).
+Tensor reduce_rows(const Tensor& loss, const Tensor& wrow, const ClassLayout& L, Reduction red, DType dt,
+                   double& denom) {
   denom = 1;
-  if (red == Reduction::None) {
-    Tensor out = empty({L.rows}, DType::Float64);
-    std::copy(loss.begin(), loss.end(), out->data<double>());
-    return reshape(cast_nograd(out, dt), L.batch);
-  }
-  double s = 0, w = 0;
-  for (size_t i = 0; i < loss.size(); ++i) s += loss[i], w += wrow[i];
+  if (red == Reduction::None) return reshape(cast_nograd(loss, dt), L.batch);
+  double s = item_double(sum(loss)), w = item_double(sum(wrow));
   if (red == Reduction::Mean) denom = w;
-  return scalar_tensor(Scalar(red == Reduction::Mean ? s / w : s), dt);
+  return scalar_tensor(Scalar(red == Reduction::Mean ? s / w : s), dt, loss->device());
 }
 
 // Per-row upstream gradient: g itself ("none"), or g / denom broadcast.
 Tensor row_grads(const Tensor& g, int64_t rows, Reduction red, double denom, DType dt) {
   if (red == Reduction::None) return contig(reshape(g, {rows}), dt);
-  double v = cast_nograd(g, DType::Float64)->data<double>()[0] / denom;
-  return full({rows}, Scalar(v), dt);
+  double v = item_double(g) / denom;
+  return full({rows}, Scalar(v), dt, g->device());
 }
 }  // namespace
 
@@ -114,15 +122,11 @@ Tensor cross_entropy(const Tensor& x, const Tensor& target, const Tensor& weight
     tc = check_class_targets(op, target, L, ignore_index);
   Tensor xr = rows_view(x, L, dt), pr = probs ? rows_view(target, L, dt) : Tensor();
   Tensor wc = check_weight(op, weight, L.C, dt);
-  Tensor lse = empty({L.rows, 2}, dt);
-  std::vector<double> loss(L.rows), wrow(L.rows);
-  cpu::CEArgs a{L.rows, L.C, tc ? tc->data<int64_t>() : nullptr, ignore_index, ls};
-  if (L.rows && L.C)
-    SX_DISPATCH_F32_F64(dt, op, [&] {
-      using T = scalar_t;
-      cpu::ce_fwd<T>(a, xr->data<T>(), pr ? pr->data<T>() : nullptr, wc ? wc->data<T>() : nullptr, lse->data<T>(),
-                     loss.data(), wrow.data());
-    });
+  Device dev = x->device();
+  Tensor lse = empty({L.rows, 2}, dt, dev);
+  Tensor loss = zeros({L.rows}, DType::Float64, dev), wrow = zeros({L.rows}, DType::Float64, dev);
+  CEArgs a{L.rows, L.C, nullptr, ignore_index, ls};
+  if (L.rows && L.C) kern::ce_fwd(dev)(a, tc, xr, pr, wc, lse, loss, wrow);
   double denom;
   Tensor out = reduce_rows(loss, wrow, L, red, dt, denom);
   if (!needs_grad({&x, &target})) return out;
@@ -135,15 +139,9 @@ Tensor cross_entropy(const Tensor& x, const Tensor& target, const Tensor& weight
     const Tensor& xs = sx_.get();
     const Tensor& ps = sp.get();
     Tensor grow = row_grads(g, L.rows, red, denom, dt);
-    Tensor gx = empty({L.rows, L.C}, dt), gp = need_p ? empty({L.rows, L.C}, dt) : Tensor();
-    cpu::CEArgs b = a;
-    b.target = tc ? tc->data<int64_t>() : nullptr;
-    if (L.rows && L.C)
-      SX_DISPATCH_F32_F64(dt, "cross_entropy", [&] {
-        using T = scalar_t;
-        cpu::ce_bwd<T>(b, xs->data<T>(), ps ? ps->data<T>() : nullptr, wc ? wc->data<T>() : nullptr,
-                       lse->data<T>(), grow->data<T>(), gx->data<T>(), gp ? gp->data<T>() : nullptr);
-      });
+    Device dev = xs->device();
+    Tensor gx = empty({L.rows, L.C}, dt, dev), gp = need_p ? empty({L.rows, L.C}, dt, dev) : Tensor();
+    if (L.rows && L.C) kern::ce_bwd(dev)(a, tc, xs, ps, wc, lse, grow, gx, gp);
     return TensorList{need_x ? from_rows(gx, L, xshape) : nullptr, gp ? from_rows(gp, L, xshape) : nullptr};
   });
 }
@@ -161,18 +159,9 @@ Tensor nll_loss(const Tensor& x, const Tensor& target, const Tensor& weight, int
   ClassLayout L = class_layout(op, x);
   Tensor tc = check_class_targets(op, target, L, ignore_index);
   Tensor xr = rows_view(x, L, dt), wc = check_weight(op, weight, L.C, dt);
-  std::vector<double> loss(L.rows), wrow(L.rows);
-  const int64_t* y = tc->data<int64_t>();
-  SX_DISPATCH_F32_F64(dt, op, [&] {
-    using T = scalar_t;
-    const T* p = xr->data<T>();
-    const T* w = wc ? wc->data<T>() : nullptr;
-    for (int64_t i = 0; i < L.rows; ++i) {
-      if (y[i] == ignore_index) continue;
-      wrow[i] = w ? double(w[y[i]]) : 1.0;
-      loss[i] = -wrow[i] * double(p[i * L.C + y[i]]);
-    }
-  });
+  Device dev = x->device();
+  Tensor loss = zeros({L.rows}, DType::Float64, dev), wrow = zeros({L.rows}, DType::Float64, dev);
+  if (L.rows && L.C) kern::nll_fwd(dev)(tc, xr, wc, ignore_index, loss, wrow);
   double denom;
   Tensor out = reduce_rows(loss, wrow, L, red, dt, denom);
   if (!needs_grad({&x})) return out;
@@ -180,16 +169,8 @@ Tensor nll_loss(const Tensor& x, const Tensor& target, const Tensor& weight, int
   return record("NllLossBackward", {x}, out, [tc, wc, L, red, denom, dt, ignore_index, xshape](const Tensor& g) {
     no_double_backward("nll_loss");
     Tensor grow = row_grads(g, L.rows, red, denom, dt);
-    Tensor gx = zeros({L.rows, L.C}, dt);
-    const int64_t* y = tc->data<int64_t>();
-    SX_DISPATCH_F32_F64(dt, "nll_loss", [&] {
-      using T = scalar_t;
-      const T* w = wc ? wc->data<T>() : nullptr;
-      const T* gr = grow->data<T>();
-      T* o = gx->data<T>();
-      for (int64_t i = 0; i < L.rows; ++i)
-        if (y[i] != ignore_index) o[i * L.C + y[i]] = -(w ? w[y[i]] : T(1)) * gr[i];
-    });
+    Tensor gx = zeros({L.rows, L.C}, dt, grow->device());
+    if (L.rows && L.C) kern::nll_bwd(gx->device())(tc, wc, grow, ignore_index, gx);
     return TensorList{from_rows(gx, L, xshape)};
   });
 }

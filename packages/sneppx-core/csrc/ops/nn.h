@@ -49,6 +49,14 @@ Tensor embedding(const Tensor& ids, const Tensor& weight, std::optional<int64_t>
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen);
 
 // ---- losses (loss.cpp)
+// Cross entropy over rows of (N, C) logits; the kernel reads the class ids from `target` (int64).
+struct CEArgs {
+  int64_t N = 0, C = 0;
+  const int64_t* target = nullptr;
+  int64_t ignore_index = -100;
+  double smoothing = 0;
+};
+
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                      Reduction red, double label_smoothing);
 Tensor nll_loss(const Tensor& logp, const Tensor& target, const Tensor& weight, int64_t ignore_index, Reduction red);
@@ -157,4 +165,19 @@ SX_KERNEL(attn_fwd, void(const nn::AttnArgs& a, const Tensor& q, const Tensor& k
 SX_KERNEL(attn_bwd, void(const nn::AttnArgs& a, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                          const Tensor& out, const Tensor& lse, const Tensor& dout, const Tensor& dq, const Tensor& dk,
                          const Tensor& dv, const Tensor& dmask));
+// cross entropy over rows of (N, C): exactly one of target (int64 class ids, (N,)) and probs is set.
+// Per row: lse (N, 2) = (max, log sum exp(x - max)), loss (N,) float64 with smoothing and class weights
+// applied, wrow (N,) float64: the row's share of the "mean" denominator (0 for ignored rows).
+SX_KERNEL(ce_fwd, void(const nn::CEArgs& a, const Tensor& target, const Tensor& x, const Tensor& probs,
+                       const Tensor& weight, const Tensor& lse, const Tensor& loss, const Tensor& wrow));
+// gx = grow[i] * d loss_i / d x_i; gp (probability targets, may be null) = grow[i] * d loss_i / d probs_i
+SX_KERNEL(ce_bwd, void(const nn::CEArgs& a, const Tensor& target, const Tensor& x, const Tensor& probs,
+                       const Tensor& weight, const Tensor& lse, const Tensor& grow, const Tensor& gx,
+                       const Tensor& gp));
+// nll over rows of (N, C) log-probabilities: loss[i] = -w[y_i] x[i, y_i], wrow[i] = w[y_i] (0 where ignored);
+// backward writes gx[i, y_i] = -w[y_i] grow[i] into a zeroed gx
+SX_KERNEL(nll_fwd, void(const Tensor& target, const Tensor& x, const Tensor& weight, int64_t ignore_index,
+                        const Tensor& loss, const Tensor& wrow));
+SX_KERNEL(nll_bwd, void(const Tensor& target, const Tensor& weight, const Tensor& grow, int64_t ignore_index,
+                        const Tensor& gx));
 }  // namespace sx::kern

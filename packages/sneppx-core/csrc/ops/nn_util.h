@@ -3,7 +3,6 @@
 #include "ops/common.h"
 #include "ops/kernels.h"
 #include "ops/nn.h"
-#include "cpu/nn_kernels.h"  // CEArgs, AttnArgs (cross entropy and attention call their CPU kernels directly)
 
 namespace sx::nn {
 
@@ -22,8 +21,6 @@ inline void check_floating(const Tensor& t, const char* op, const char* what) {
   SX_CHECK(t, ValueError, "[", op, "] ", what, " is missing");
   SX_CHECK(is_floating(t->dtype), TypeError, "[", op, "] expected ", what, " to be a floating tensor, got ",
            describe(t));
-  SX_CHECK(t->device().type == DeviceType::CPU, RuntimeError, "[", op, "] ", what,
-           " is on ", t->device().str(), "; this kernel runs on cpu");
 }
 
 // A contiguous tensor with t's values and dtype dt, sharing t when possible (no autograd).
