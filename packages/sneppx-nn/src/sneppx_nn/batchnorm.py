@@ -115,7 +115,7 @@ class _InstanceNorm(_NormBase):
         if x.shape[1] != self.num_features:
             raise ValueError(f"[{type(self).__name__}] expected {self.num_features} channels, got input "
                              f"{tuple(input.shape)}")
-        momentum = self._momentum()
+        momentum = 0.0 if self.momentum is None else self.momentum  # num_batches_tracked stays 0, as in PyTorch
         use_input_stats = self.training or not self.track_running_stats
         out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias, use_input_stats,
                               momentum, self.eps)
