@@ -171,3 +171,63 @@ def test_composed_ops(torch):
     compare(torch, lambda c: F.fold(c, (5, 6), (2, 3), 1, 1, 2), lambda c: tf.fold(c, (5, 6), (2, 3), 1, 1, 2), [c])
     ids = np.array([[3, 0], [1, 4]])
     np.testing.assert_array_equal(F.one_hot(sx.tensor(ids)).numpy(), tf.one_hot(torch.tensor(ids)).numpy())
+
+
+try:
+    from hypothesis import given, strategies as st
+except ImportError:  # property tests need hypothesis
+    given = None
+
+if given is not None:
+    @st.composite
+    def conv_configs(draw):
+        """A random valid conv2d / conv_transpose2d configuration (small sizes)."""
+        groups = draw(st.sampled_from([1, 2, 3]))
+        cin, cout = groups * draw(st.integers(1, 2)), groups * draw(st.integers(1, 2))
+        k = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+        s = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+        d = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+        p = (draw(st.integers(0, 2)), draw(st.integers(0, 2)))
+        hw = tuple(draw(st.integers(max(1, d[i] * (k[i] - 1) + 1 - 2 * p[i]), 7)) for i in range(2))
+        return dict(n=draw(st.integers(1, 2)), cin=cin, cout=cout, k=k, s=s, d=d, p=p, hw=hw, groups=groups,
+                    bias=draw(st.booleans()), seed=draw(st.integers(0, 2**31)))
+
+    @given(conv_configs())
+    def test_conv2d_random_configs(cfg):
+        torch = pytest.importorskip("torch")
+        rng = np.random.default_rng(cfg["seed"])
+        x = rng.standard_normal((cfg["n"], cfg["cin"]) + cfg["hw"])
+        w = rng.standard_normal((cfg["cout"], cfg["cin"] // cfg["groups"]) + cfg["k"])
+        arrays = [x, w] + ([rng.standard_normal(cfg["cout"])] if cfg["bias"] else [])
+        kw = dict(stride=cfg["s"], padding=cfg["p"], dilation=cfg["d"], groups=cfg["groups"])
+        compare(torch, lambda x, w, *b: F.conv2d(x, w, *b, **kw),
+                lambda x, w, *b: torch.nn.functional.conv2d(x, w, *b, **kw), arrays)
+
+    @given(conv_configs())
+    def test_conv_transpose2d_random_configs(cfg):
+        torch = pytest.importorskip("torch")
+        rng = np.random.default_rng(cfg["seed"])
+        x = rng.standard_normal((cfg["n"], cfg["cin"]) + cfg["hw"])
+        w = rng.standard_normal((cfg["cin"], cfg["cout"] // cfg["groups"]) + cfg["k"])
+        op = tuple(min(max(s, d) - 1, 1) for s, d in zip(cfg["s"], cfg["d"]))
+        kw = dict(stride=cfg["s"], padding=cfg["p"], dilation=cfg["d"], groups=cfg["groups"], output_padding=op)
+        out = [(h - 1) * s - 2 * p + d * (k - 1) + o + 1 for h, s, p, d, k, o in
+               zip(cfg["hw"], cfg["s"], cfg["p"], cfg["d"], cfg["k"], op)]
+        if min(out) <= 0:
+            return
+        compare(torch, lambda x, w: F.conv_transpose2d(x, w, **kw),
+                lambda x, w: torch.nn.functional.conv_transpose2d(x, w, **kw), [x, w])
+
+    @given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), st.integers(0, 1), st.integers(1, 2),
+           st.booleans(), st.booleans(), st.integers(3, 8), st.integers(0, 2**31))
+    def test_pools_random_configs(kh, kw_, s, p, d, ceil_mode, include_pad, size, seed):
+        torch = pytest.importorskip("torch")
+        p = min(p, kh // 2, kw_ // 2)
+        if d * (max(kh, kw_) - 1) + 1 > size + 2 * p:
+            return
+        x = np.random.default_rng(seed).permutation(2 * size * (size + 1)).reshape(1, 2, size, size + 1) / 3.0
+        tf = torch.nn.functional
+        mp = dict(kernel_size=(kh, kw_), stride=s, padding=p, dilation=d, ceil_mode=ceil_mode)
+        compare(torch, lambda x: F.max_pool2d(x, **mp), lambda x: tf.max_pool2d(x, **mp), [x])
+        ap = dict(kernel_size=(kh, kw_), stride=s, padding=p, ceil_mode=ceil_mode, count_include_pad=include_pad)
+        compare(torch, lambda x: F.avg_pool2d(x, **ap), lambda x: tf.avg_pool2d(x, **ap), [x])
