@@ -3,15 +3,15 @@
 The work is done by the C++ ops bound as ``_SNEPPX_c._conv`` (im2col + GEMM convolutions, pooling
 kernels, norms composed of core ops); this module normalises PyTorch's arguments (ints or tuples,
 ``padding="same"``, unbatched inputs, ``return_indices``) and documents the maths. The activations,
-distances and reshuffles that are plain compositions live in ``_functional_shape``.
+distances and reshuffles that are plain compositions live in ``_functional_composed``.
 """
 
 from __future__ import annotations
 
 from . import _SNEPPX_c as _C
 from ._functional_extra import pad
-from ._functional_shape import *  # noqa: F401,F403
-from ._functional_shape import __all__ as _shape_all
+from ._functional_composed import *  # noqa: F401,F403
+from ._functional_composed import __all__ as _composed_all
 from ._grad_mode import no_grad
 
 _conv = _C._conv
@@ -260,5 +260,5 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 __all__ = [
     "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
     "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
-    "batch_norm", "group_norm", "instance_norm", "unfold", "fold", *_shape_all,
+    "batch_norm", "group_norm", "instance_norm", "unfold", "fold", *_composed_all,
 ]
