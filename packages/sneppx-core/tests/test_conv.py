@@ -38,7 +38,9 @@ def np_conv2d(x, w, b, stride, padding, dilation, groups):
         g = o // og
         for i in range(kh):
             for j in range(kw):
-                patch = xp[:, g * cg:(g + 1) * cg, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
+                rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
+                cols = slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)
+                patch = xp[:, g * cg:(g + 1) * cg, rows, cols]
                 out[:, o] += np.einsum("nchw,c->nhw", patch, w[o, :, i, j])
     if b is not None:
         out += b[None, :, None, None]

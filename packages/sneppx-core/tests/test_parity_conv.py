@@ -159,7 +159,8 @@ def test_composed_ops(torch):
     x, w = RNG.standard_normal((2, 3, 4, 2)), RNG.random(3)
     compare(torch, F.prelu, tf.prelu, [x, w])
     a, b = RNG.standard_normal((4, 6)), RNG.standard_normal((4, 6))
-    compare(torch, lambda a, b: F.cosine_similarity(a, b, dim=1), lambda a, b: tf.cosine_similarity(a, b, dim=1), [a, b])
+    compare(torch, lambda a, b: F.cosine_similarity(a, b, dim=1), lambda a, b: tf.cosine_similarity(a, b, dim=1),
+            [a, b])
     compare(torch, lambda a, b: F.pairwise_distance(a, b, p=3.0), lambda a, b: tf.pairwise_distance(a, b, p=3.0),
             [a, b])
     compare(torch, lambda a: F.normalize(a, p=1.0, dim=0), lambda a: tf.normalize(a, p=1.0, dim=0), [a])
