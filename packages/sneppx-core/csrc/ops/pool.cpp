@@ -225,7 +225,7 @@ Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& weight, const T
   check_channel_vec(bias, C, x, op, "bias");
   DType dt = x->dtype;
   Tensor xf = is_half(dt) ? to_dtype(x, DType::Float32) : x;
-  Tensor xg = reshape(xf, {N, groups, -1});
+  Tensor xg = reshape(xf, {N, groups, x->numel() / std::max<int64_t>(N * groups, 1)});
   Tensor mu = mean(xg, IntList{2}, true), v = var(xg, IntList{2}, 0.0, true);
   Tensor y = reshape(mul(sub(xg, mu), unary(UnaryOp::Rsqrt, add(v, Scalar(eps)))), x->shape);
   Shape cshape(size_t(x->dim()), 1);
