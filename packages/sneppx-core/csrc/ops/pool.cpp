@@ -207,9 +207,19 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
     mu = reshape(to_dtype(running_mean, xf->dtype), cshape);
     var_ = reshape(to_dtype(running_var, xf->dtype), cshape);
   }
-  Tensor y = mul(sub(xf, mu), unary(UnaryOp::Rsqrt, add(var_, Scalar(eps))));
-  if (weight) y = mul(y, reshape(to_dtype(weight, y->dtype), cshape));
-  if (bias) y = add(y, reshape(to_dtype(bias, y->dtype), cshape));
+  // The per-channel factor weight / sqrt(var + eps) is formed on the (1, C, 1...) statistics, so the
+  // full-size tensor sees one subtract, one multiply and one add (eval: a multiply and an add).
+  Tensor scale = unary(UnaryOp::Rsqrt, add(var_, Scalar(eps)));
+  if (weight) scale = mul(scale, reshape(to_dtype(weight, xf->dtype), cshape));
+  Tensor b = bias ? reshape(to_dtype(bias, xf->dtype), cshape) : Tensor();
+  Tensor y;
+  if (batch_stats) {
+    y = mul(sub(xf, mu), scale);
+    if (b) y = add(y, b);
+  } else {
+    Tensor shift = b ? sub(b, mul(mu, scale)) : neg(mul(mu, scale));
+    y = add(mul(xf, scale), shift);
+  }
   return to_dtype(y, dt);
 }
 
