@@ -150,8 +150,8 @@ def test_small_cnn_training_matches_torch():
     ours, theirs = build(nn), build(torch.nn).double()
     ours.to(sx.float64)
     copy_weights(ours, theirs, torch)
-    import sneppx_optim as optim
-    opt_s = optim.SGD(ours.parameters(), lr=0.05, momentum=0.9)
+    params = list(ours.parameters())
+    bufs = [sx.zeros_like(p) for p in params]
     opt_t = torch.optim.SGD(theirs.parameters(), lr=0.05, momentum=0.9)
     loss_s_fn, loss_t_fn = nn.CrossEntropyLoss(), torch.nn.CrossEntropyLoss()
     for _ in range(3):
@@ -159,9 +159,14 @@ def test_small_cnn_training_matches_torch():
         ls = loss_s_fn(ours(sx.tensor(x, dtype=sx.float64)), sx.tensor(y))
         lt = loss_t_fn(theirs(torch.tensor(x)), torch.tensor(y))
         np.testing.assert_allclose(float(ls.item()), float(lt.item()), rtol=1e-9)
-        opt_s.zero_grad(), opt_t.zero_grad()
+        opt_t.zero_grad()
         ls.backward(), lt.backward()
-        opt_s.step(), opt_t.step()
+        opt_t.step()
+        with sx.no_grad():  # SGD with momentum, PyTorch's form: buf = 0.9 buf + g; p -= lr buf
+            for p, buf in zip(params, bufs):
+                buf.copy_(buf * 0.9 + p.grad)
+                p.copy_(p - buf * 0.05)
+                p.grad = None
     tsd = theirs.state_dict()
     for k, v in ours.state_dict().items():
         np.testing.assert_allclose(to_np(v), tsd[k].numpy(), atol=1e-9, err_msg=k)
