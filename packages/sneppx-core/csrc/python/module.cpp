@@ -12,6 +12,7 @@ int cuda_device_count();
 void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls);
 void bind_ops(py::module_& m, py::class_<TensorImpl, Tensor>& cls);
 void bind_nn(py::module_& m);
+void bind_conv(py::module_& m);
 }  // namespace sx
 
 using namespace sx;
@@ -155,4 +156,5 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
   bind_tensor(m, cls);
   bind_ops(m, cls);
   bind_nn(m);
+  bind_conv(m);
 }

@@ -21,6 +21,8 @@ from ._functional_losses import (
     nll_loss, smooth_l1_loss,
 )
 from ._functional_extra import interpolate, pad
+from ._functional_conv import *  # noqa: F401,F403  (convolution, pooling, batch norms, more activations)
+from ._functional_conv import __all__ as _conv_all
 from ._functional_optim import adam_step, lamb_step, lion_step, scale_, sgd_step, total_norm
 
 _nn = _C._nn
@@ -188,3 +190,4 @@ __all__ = ACTIVATIONS + [
     "binary_cross_entropy_with_logits", "kl_div", "sgd_step", "adam_step", "lion_step", "lamb_step", "total_norm",
     "scale_", "pad", "interpolate",
 ]
+__all__ += _conv_all

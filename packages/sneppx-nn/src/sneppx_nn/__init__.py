@@ -1,7 +1,7 @@
 """sneppx_nn: neural-network modules for SneppX, following ``torch.nn``.
 
 ``Module`` and ``Parameter``; layers (Linear, Bilinear, Embedding, LayerNorm, RMSNorm, Dropout,
-activations, containers); ``MultiheadAttention``, ``TransformerBlock`` and a decoder-only
+activations, containers; convolutions, pooling, BatchNorm/GroupNorm/InstanceNorm, resampling); ``MultiheadAttention``, ``TransformerBlock`` and a decoder-only
 ``Transformer`` language model with a KV cache; losses; ``sneppx_nn.init``; and safetensors
 checkpoints (``save``/``load``, ``Module.save_checkpoint``/``load_checkpoint``/``from_checkpoint``)::
 
@@ -25,19 +25,32 @@ __version__ = "0.1.0"
 from . import init  # noqa: E402
 from ._state import IncompatibleKeys  # noqa: E402
 from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh  # noqa: E402
+from .activation_extra import (  # noqa: E402
+    CELU, ELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LogSigmoid, Mish, PReLU, ReLU6, Softplus, Softsign, Tanhshrink,
+)
+from .batchnorm import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d  # noqa: E402
 from .attention import MultiheadAttention  # noqa: E402
 from .block import TransformerBlock  # noqa: E402
 from .checkpoint import load, read_metadata, save  # noqa: E402
 from .containers import ModuleDict, ModuleList, Sequential  # noqa: E402
-from .dropout import Dropout  # noqa: E402
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa: E402
+from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: E402
 from .embedding import Embedding  # noqa: E402
 from .linear import Bilinear, Flatten, Identity, Linear, Unflatten  # noqa: E402
 from .loss import (  # noqa: E402
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
 )
 from .module import Module, RemovableHandle  # noqa: E402
-from .normalization import LayerNorm, RMSNorm  # noqa: E402
+from .normalization import GroupNorm, LayerNorm, RMSNorm  # noqa: E402
 from .parameter import Parameter  # noqa: E402
+from .pooling import (  # noqa: E402
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
+    MaxPool2d,
+)
+from .resample import (  # noqa: E402
+    ConstantPad1d, ConstantPad2d, CosineSimilarity, Fold, PairwiseDistance, PixelShuffle, PixelUnshuffle, Unfold,
+    Upsample, ZeroPad1d, ZeroPad2d,
+)
 from .transformer import KVCache, Transformer  # noqa: E402
 
 __all__ = [
@@ -48,4 +61,10 @@ __all__ = [
     "MultiheadAttention", "TransformerBlock", "Transformer", "KVCache",
     "MSELoss", "L1Loss", "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
     "save", "load", "read_metadata",
+    "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "BatchNorm1d", "BatchNorm2d",
+    "InstanceNorm1d", "InstanceNorm2d", "GroupNorm", "Dropout1d", "Dropout2d", "Upsample", "PixelShuffle",
+    "PixelUnshuffle", "ZeroPad1d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "Unfold", "Fold",
+    "CosineSimilarity", "PairwiseDistance", "Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish", "Mish", "ELU", "CELU",
+    "SELU", "Softplus", "LogSigmoid", "Softsign", "Tanhshrink", "PReLU",
 ]

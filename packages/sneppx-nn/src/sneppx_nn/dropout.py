@@ -1,4 +1,4 @@
-"""``Dropout``: random zeroing during training."""
+"""``Dropout``, ``Dropout1d`` and ``Dropout2d``: random zeroing during training."""
 
 from __future__ import annotations
 
@@ -28,3 +28,21 @@ class Dropout(Module, record_config=True):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(Dropout, record_config=True):
+    """Zeroes whole channels of (N, C, L) or (C, L) input with probability ``p`` in training mode and scales
+    the kept ones by 1 / (1 - p)."""
+
+    def forward(self, input):
+        """dropout1d(input, p, training)."""
+        return F.dropout1d(input, self.p, self.training)
+
+
+class Dropout2d(Dropout, record_config=True):
+    """Zeroes whole channels of (N, C, H, W) or (C, H, W) input with probability ``p`` in training mode and
+    scales the kept ones by 1 / (1 - p)."""
+
+    def forward(self, input):
+        """dropout2d(input, p, training)."""
+        return F.dropout2d(input, self.p, self.training)

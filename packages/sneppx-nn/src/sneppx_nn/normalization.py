@@ -1,4 +1,4 @@
-"""Normalisation layers: LayerNorm and RMSNorm."""
+"""Normalisation layers: LayerNorm, RMSNorm and GroupNorm."""
 
 from __future__ import annotations
 
@@ -87,3 +87,37 @@ class RMSNorm(Module, record_config=True):
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class GroupNorm(Module, record_config=True):
+    """Group normalisation of (N, C, ...) input: the C channels split into ``num_groups`` groups, each
+    (sample, group) normalised over its channels and positions, then y = x_hat * weight[c] + bias[c]
+    (``affine``: weight starts at ones, bias at zeros)."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, device=None,
+                 dtype=None):
+        super().__init__()
+        if num_groups <= 0 or num_channels % num_groups:
+            raise ValueError(f"[GroupNorm] num_channels {num_channels} must be divisible by num_groups {num_groups}")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        if affine:
+            self.weight = Parameter(sx.ones((num_channels,), dtype=dtype, device=device))
+            self.bias = Parameter(sx.zeros((num_channels,), dtype=dtype, device=device))
+        else:
+            self.weight, self.bias = None, None
+
+    def reset_parameters(self) -> None:
+        """Sets the weight to ones and the bias to zeros."""
+        if self.affine:
+            with sx.no_grad():
+                self.weight.fill_(1.0)
+                self.bias.fill_(0.0)
+
+    def forward(self, input):
+        """group_norm(input, num_groups, weight, bias, eps)."""
+        if input.ndim < 2 or input.shape[1] != self.num_channels:
+            raise ValueError(f"[GroupNorm] expected input (N, {self.num_channels}, ...), got shape {tuple(input.shape)}")
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"

@@ -1,0 +1,156 @@
+"""Convolutional networks in ``sneppx_nn`` against the same networks in ``torch.nn``.
+
+Cases:
+
+* ``cnn train step``: two blocks of [Conv2d 3x3 -> BatchNorm2d -> ReLU -> MaxPool2d(2)] (3 -> 32 -> 64
+  channels) and a Linear head, cross-entropy, SGD with momentum 0.9; batch 32 of 3x32x32 images;
+* ``resnet18 forward``: a ResNet-18-shaped network (7x7/2 stem, max pool, 4 stages of 2 basic blocks
+  with 64-128-256-512 channels, global average pool, 1000-way Linear) in eval mode under no_grad,
+  batch 8 of 3x64x64 images.
+
+Both libraries run in this process with 2 threads; steps alternate between them so that background
+load hits both alike. Rows report median milliseconds and ``ratio = sneppx / torch`` (lower is better).
+
+Run: ``python benchmarks/bench_conv.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+import numpy as np
+import sneppx_core as sx
+
+import sneppx_nn as nn
+
+FULL = {"warmup": 3, "steps": 20}
+QUICK = {"warmup": 1, "steps": 4}
+
+
+def small_cnn(m):
+    """The CNN of the train-step case, built from module namespace ``m`` (sneppx_nn or torch.nn)."""
+    return m.Sequential(m.Conv2d(3, 32, 3, padding=1), m.BatchNorm2d(32), m.ReLU(), m.MaxPool2d(2),
+                        m.Conv2d(32, 64, 3, padding=1), m.BatchNorm2d(64), m.ReLU(), m.MaxPool2d(2),
+                        m.Flatten(), m.Linear(64 * 8 * 8, 10))
+
+
+def resnet18(m):
+    """A ResNet-18-shaped network from module namespace ``m`` (basic blocks, projection shortcuts)."""
+
+    class Block(m.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = m.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = m.BatchNorm2d(cout)
+            self.conv2 = m.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = m.BatchNorm2d(cout)
+            self.relu = m.ReLU()
+            self.down = None
+            if stride != 1 or cin != cout:
+                self.down = m.Sequential(m.Conv2d(cin, cout, 1, stride, bias=False), m.BatchNorm2d(cout))
+
+        def forward(self, x):
+            out = self.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            return self.relu(out + (x if self.down is None else self.down(x)))
+
+    layers = [m.Conv2d(3, 64, 7, 2, 3, bias=False), m.BatchNorm2d(64), m.ReLU(), m.MaxPool2d(3, 2, 1)]
+    cin = 64
+    for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+        layers += [Block(cin, cout, stride), Block(cout, cout, 1)]
+        cin = cout
+    layers += [m.AdaptiveAvgPool2d(1), m.Flatten(), m.Linear(512, 1000)]
+    return m.Sequential(*layers)
+
+
+def _median_ms(steps: list, cfg) -> list:
+    for _ in range(cfg["warmup"]):
+        for step in steps:
+            step()
+    times = [[] for _ in steps]
+    for _ in range(cfg["steps"]):
+        for ts, step in zip(times, steps):
+            t0 = time.perf_counter()
+            step()
+            ts.append(time.perf_counter() - t0)
+    return [1e3 * statistics.median(ts) for ts in times]
+
+
+def _train_step(model, opt, loss_fn, x, y):
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+    return step
+
+
+def run(quick: bool = False) -> list:
+    """Times both cases in both libraries; rows name, sneppx, torch, ratio, unit."""
+    import sneppx_optim as optim
+
+    cfg = QUICK if quick else FULL
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    sx.set_num_threads(2)
+    if torch is not None:
+        torch.set_num_threads(2)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32, 3, 32, 32)).astype(np.float32)
+    y = rng.integers(0, 10, 32)
+    img = rng.standard_normal((8, 3, 64, 64)).astype(np.float32)
+    rows = []
+
+    ours = small_cnn(nn)
+    steps = [_train_step(ours, optim.SGD(ours.parameters(), lr=0.01, momentum=0.9), nn.CrossEntropyLoss(),
+                         sx.tensor(x), sx.tensor(y))]
+    if torch is not None:
+        theirs = small_cnn(torch.nn)
+        steps.append(_train_step(theirs, torch.optim.SGD(theirs.parameters(), lr=0.01, momentum=0.9),
+                                 torch.nn.CrossEntropyLoss(), torch.from_numpy(x), torch.from_numpy(y)))
+    rows.append(_row("cnn train step 2x[conv3x3-bn-relu-pool] batch 32 3x32x32", _median_ms(steps, cfg)))
+
+    ours = resnet18(nn).eval()
+    xi = sx.tensor(img)
+
+    def fwd_ours():
+        with sx.no_grad():
+            ours(xi)
+
+    steps = [fwd_ours]
+    if torch is not None:
+        theirs = resnet18(torch.nn).eval()
+        ti = torch.from_numpy(img)
+
+        def fwd_theirs():
+            with torch.no_grad():
+                theirs(ti)
+
+        steps.append(fwd_theirs)
+    rows.append(_row("resnet18 forward batch 8 3x64x64 (eval)", _median_ms(steps, cfg)))
+    return rows
+
+
+def _row(name, ms):
+    r = {"name": name, "sneppx": ms[0], "torch": None, "ratio": None, "unit": "ms"}
+    if len(ms) > 1:
+        r.update(torch=ms[1], ratio=ms[0] / ms[1])
+    return r
+
+
+def main(argv: list) -> None:
+    """Prints the rows of :func:`run` as a table."""
+    rows = run(quick="--quick" in argv)
+    print(f"{'benchmark':58s} {'sneppx':>9s} {'torch':>9s} {'ratio':>7s}  unit")
+    for r in rows:
+        torch_s = "-" if r["torch"] is None else f"{r['torch']:.2f}"
+        ratio_s = "-" if r["ratio"] is None else f"{r['ratio']:.2f}x"
+        print(f"{r['name']:58s} {r['sneppx']:9.2f} {torch_s:>9s} {ratio_s:>7s}  {r['unit']}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,216 @@
+// CPU kernels for convolution and pooling (slots declared in ops/conv.h). Each plane (or each row of the
+// patch matrix) is an independent task for parallel_for; nothing here allocates or throws in the pool.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/parallel.h"
+#include "ops/conv.h"
+#include "ops/nn_util.h"
+
+namespace sx::cpu {
+
+namespace {
+constexpr int64_t kWork = 16384;  // elements per parallel chunk, roughly
+
+int64_t grain_for(int64_t per_task) { return std::max<int64_t>(1, kWork / std::max<int64_t>(per_task, 1)); }
+
+// Input positions [lo, hi) read by output position i along one dim, and the padded window size
+// (the count_include_pad divisor). Adaptive windows: [floor(i n / o), ceil((i + 1) n / o)).
+struct Span {
+  int64_t lo, hi, padded;
+};
+Span span(bool adaptive, int64_t i, int64_t n, int64_t o, int64_t k, int64_t s, int64_t p) {
+  if (adaptive) {
+    int64_t lo = i * n / o, hi = ((i + 1) * n + o - 1) / o;
+    return {lo, hi, hi - lo};
+  }
+  int64_t lo = i * s - p, hi = std::min(lo + k, n + p);
+  int64_t padded = hi - lo;
+  return {std::max<int64_t>(lo, 0), std::min(hi, n), padded};
+}
+
+template <typename T> void im2col_impl(const T* x, T* cols, const ConvGeom& g) {
+  int64_t K = g.kh * g.kw, L = g.oh * g.ow, plane = g.H * g.W;
+  parallel_for(g.C * K * g.N, grain_for(L), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      int64_t r = t / g.N, n = t % g.N;
+      int64_t c = r / K, ki = (r % K) / g.kw, kj = r % g.kw;
+      const T* xp = x + (n * g.C + c) * plane;
+      T* out = cols + t * L;
+      int64_t ix0 = kj * g.dw - g.pw;
+      // output columns ox with 0 <= ix0 + ox * sw < W
+      int64_t lo = ix0 >= 0 ? 0 : std::min<int64_t>((-ix0 + g.sw - 1) / g.sw, g.ow);
+      int64_t hi = g.W - ix0 <= 0 ? 0 : std::min<int64_t>((g.W - ix0 + g.sw - 1) / g.sw, g.ow);
+      hi = std::max(hi, lo);
+      for (int64_t oy = 0; oy < g.oh; ++oy) {
+        T* o = out + oy * g.ow;
+        int64_t iy = oy * g.sh - g.ph + ki * g.dh;
+        if (iy < 0 || iy >= g.H) {
+          std::fill(o, o + g.ow, T(0));
+          continue;
+        }
+        const T* row = xp + iy * g.W;
+        std::fill(o, o + lo, T(0));
+        if (g.sw == 1) std::copy(row + ix0 + lo, row + ix0 + hi, o + lo);
+        else
+          for (int64_t ox = lo; ox < hi; ++ox) o[ox] = row[ix0 + ox * g.sw];
+        std::fill(o + hi, o + g.ow, T(0));
+      }
+    }
+  });
+}
+
+template <typename T> void col2im_impl(const T* cols, T* x, const ConvGeom& g) {
+  int64_t K = g.kh * g.kw, L = g.oh * g.ow, plane = g.H * g.W;
+  parallel_for(g.N * g.C, grain_for(K * L), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      int64_t n = p / g.C, c = p % g.C;
+      T* xp = x + p * plane;
+      std::fill(xp, xp + plane, T(0));
+      for (int64_t ki = 0; ki < g.kh; ++ki)
+        for (int64_t kj = 0; kj < g.kw; ++kj) {
+          const T* src = cols + (((c * K + ki * g.kw + kj) * g.N) + n) * L;
+          int64_t ix0 = kj * g.dw - g.pw;
+          for (int64_t oy = 0; oy < g.oh; ++oy) {
+            int64_t iy = oy * g.sh - g.ph + ki * g.dh;
+            if (iy < 0 || iy >= g.H) continue;
+            T* row = xp + iy * g.W;
+            const T* s = src + oy * g.ow;
+            for (int64_t ox = 0; ox < g.ow; ++ox) {
+              int64_t ix = ix0 + ox * g.sw;
+              if (ix >= 0 && ix < g.W) row[ix] += s[ox];
+            }
+          }
+        }
+    }
+  });
+}
+
+template <typename T> void max_pool_impl(const T* x, T* y, int64_t* idx, const ConvGeom& g) {
+  int64_t plane = g.H * g.W, L = g.oh * g.ow;
+  parallel_for(g.N * g.C, grain_for(L * g.kh * g.kw), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* xp = x + p * plane;
+      for (int64_t oy = 0; oy < g.oh; ++oy) {
+        Span sy = span(g.adaptive, oy, g.H, g.oh, g.kh, g.sh, g.ph);
+        int64_t y0 = g.adaptive ? sy.lo : oy * g.sh - g.ph, ny = g.adaptive ? sy.hi - sy.lo : g.kh;
+        int64_t ystep = g.adaptive ? 1 : g.dh;
+        for (int64_t ox = 0; ox < g.ow; ++ox) {
+          Span sx_ = span(g.adaptive, ox, g.W, g.ow, g.kw, g.sw, g.pw);
+          int64_t x0 = g.adaptive ? sx_.lo : ox * g.sw - g.pw, nx = g.adaptive ? sx_.hi - sx_.lo : g.kw;
+          int64_t xstep = g.adaptive ? 1 : g.dw;
+          T best = -std::numeric_limits<T>::infinity();
+          int64_t bi = -1;
+          for (int64_t a = 0; a < ny; ++a) {
+            int64_t iy = y0 + a * ystep;
+            if (iy < 0 || iy >= g.H) continue;
+            for (int64_t b = 0; b < nx; ++b) {
+              int64_t ix = x0 + b * xstep;
+              if (ix < 0 || ix >= g.W) continue;
+              T v = xp[iy * g.W + ix];
+              if (bi < 0 || v > best || std::isnan(v)) {
+                best = v;
+                bi = iy * g.W + ix;
+                if (std::isnan(v)) a = ny, b = nx;  // NaN propagates: stop at the first one
+              }
+            }
+          }
+          y[p * L + oy * g.ow + ox] = best;
+          idx[p * L + oy * g.ow + ox] = std::max<int64_t>(bi, 0);
+        }
+      }
+    }
+  });
+}
+
+template <typename T> void max_pool_bwd_impl(const T* gy, const int64_t* idx, T* gx, const ConvGeom& g) {
+  int64_t plane = g.H * g.W, L = g.oh * g.ow;
+  parallel_for(g.N * g.C, grain_for(plane + L), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      T* xp = gx + p * plane;
+      std::fill(xp, xp + plane, T(0));
+      for (int64_t l = 0; l < L; ++l) xp[idx[p * L + l]] += gy[p * L + l];
+    }
+  });
+}
+
+// Calls fn(y-span, x-span, divisor) for every output position of one plane, in order.
+template <typename Fn> void avg_windows(const ConvGeom& g, const AvgOpts& o, Fn&& fn) {
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    Span sy = span(g.adaptive, oy, g.H, g.oh, g.kh, g.sh, g.ph);
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      Span sx_ = span(g.adaptive, ox, g.W, g.ow, g.kw, g.sw, g.pw);
+      int64_t inside = (sy.hi - sy.lo) * (sx_.hi - sx_.lo);
+      int64_t div = g.adaptive ? inside : o.divisor ? o.divisor : o.count_include_pad ? sy.padded * sx_.padded : inside;
+      fn(oy * g.ow + ox, sy, sx_, div);
+    }
+  }
+}
+
+template <typename T> void avg_pool_impl(const T* x, T* y, const ConvGeom& g, const AvgOpts& o) {
+  int64_t plane = g.H * g.W, L = g.oh * g.ow;
+  parallel_for(g.N * g.C, grain_for(L * g.kh * g.kw), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* xp = x + p * plane;
+      avg_windows(g, o, [&](int64_t l, const Span& sy, const Span& sx_, int64_t div) {
+        T acc = 0;
+        for (int64_t iy = sy.lo; iy < sy.hi; ++iy)
+          for (int64_t ix = sx_.lo; ix < sx_.hi; ++ix) acc += xp[iy * g.W + ix];
+        y[p * L + l] = div > 0 ? acc / T(div) : T(0);
+      });
+    }
+  });
+}
+
+template <typename T> void avg_pool_bwd_impl(const T* gy, T* gx, const ConvGeom& g, const AvgOpts& o) {
+  int64_t plane = g.H * g.W, L = g.oh * g.ow;
+  parallel_for(g.N * g.C, grain_for(L * g.kh * g.kw + plane), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      T* xp = gx + p * plane;
+      std::fill(xp, xp + plane, T(0));
+      avg_windows(g, o, [&](int64_t l, const Span& sy, const Span& sx_, int64_t div) {
+        if (div <= 0) return;
+        T v = gy[p * L + l] / T(div);
+        for (int64_t iy = sy.lo; iy < sy.hi; ++iy)
+          for (int64_t ix = sx_.lo; ix < sx_.hi; ++ix) xp[iy * g.W + ix] += v;
+      });
+    }
+  });
+}
+
+// ---- slot entry points: dtype switch once, then the typed loop
+void cpu_im2col(const Tensor& x, const Tensor& cols, const ConvGeom& g) {
+  SX_DISPATCH_F32_F64(x->dtype, "im2col", [&] { im2col_impl(x->data<scalar_t>(), cols->data<scalar_t>(), g); });
+}
+void cpu_col2im(const Tensor& cols, const Tensor& x, const ConvGeom& g) {
+  SX_DISPATCH_F32_F64(x->dtype, "col2im", [&] { col2im_impl(cols->data<scalar_t>(), x->data<scalar_t>(), g); });
+}
+void cpu_max_pool_fwd(const Tensor& x, const Tensor& y, const Tensor& idx, const ConvGeom& g) {
+  SX_DISPATCH_F32_F64(x->dtype, "max_pool", [&] {
+    max_pool_impl(x->data<scalar_t>(), y->data<scalar_t>(), idx->data<int64_t>(), g);
+  });
+}
+void cpu_max_pool_bwd(const Tensor& gy, const Tensor& idx, const Tensor& gx, const ConvGeom& g) {
+  SX_DISPATCH_F32_F64(gy->dtype, "max_pool_backward", [&] {
+    max_pool_bwd_impl(gy->data<scalar_t>(), idx->data<int64_t>(), gx->data<scalar_t>(), g);
+  });
+}
+void cpu_avg_pool_fwd(const Tensor& x, const Tensor& y, const ConvGeom& g, const AvgOpts& o) {
+  SX_DISPATCH_F32_F64(x->dtype, "avg_pool", [&] { avg_pool_impl(x->data<scalar_t>(), y->data<scalar_t>(), g, o); });
+}
+void cpu_avg_pool_bwd(const Tensor& gy, const Tensor& gx, const ConvGeom& g, const AvgOpts& o) {
+  SX_DISPATCH_F32_F64(gy->dtype, "avg_pool_backward", [&] {
+    avg_pool_bwd_impl(gy->data<scalar_t>(), gx->data<scalar_t>(), g, o);
+  });
+}
+}  // namespace
+
+SX_REGISTER_KERNEL(kern::im2col, CPU, &cpu_im2col);
+SX_REGISTER_KERNEL(kern::col2im, CPU, &cpu_col2im);
+SX_REGISTER_KERNEL(kern::max_pool_fwd, CPU, &cpu_max_pool_fwd);
+SX_REGISTER_KERNEL(kern::max_pool_bwd, CPU, &cpu_max_pool_bwd);
+SX_REGISTER_KERNEL(kern::avg_pool_fwd, CPU, &cpu_avg_pool_fwd);
+SX_REGISTER_KERNEL(kern::avg_pool_bwd, CPU, &cpu_avg_pool_bwd);
+
+}  // namespace sx::cpu

@@ -1,0 +1,211 @@
+// Convolutions (im2col + one GEMM per group over the whole batch), unfold / fold, and pooling.
+// Each primitive here (im2col, col2im, pooling forward and backward) is recorded with a vjp that is
+// another primitive or a public op, so gradients of any order run on every device that has the kernels.
+#include "ops/conv.h"
+
+#include "ops/nn_util.h"
+
+namespace sx {
+
+SX_DEFINE_KERNEL(kern::im2col);
+SX_DEFINE_KERNEL(kern::col2im);
+SX_DEFINE_KERNEL(kern::max_pool_fwd);
+SX_DEFINE_KERNEL(kern::max_pool_bwd);
+SX_DEFINE_KERNEL(kern::avg_pool_fwd);
+SX_DEFINE_KERNEL(kern::avg_pool_bwd);
+
+namespace nn {
+namespace {
+
+void check_float(const Tensor& t, const char* op, const char* what) {
+  SX_CHECK(t, ValueError, "[", op, "] ", what, " is missing");
+  SX_CHECK(is_floating(t->dtype), TypeError, "[", op, "] expected ", what, " to be a floating tensor, got ",
+           describe(t));
+}
+
+// Spatial parameters as (h, w): 1-d lists put `fill` in h.
+std::pair<int64_t, int64_t> hw(const IntList& v, size_t nsp, int64_t fill, const char* op, const char* what) {
+  SX_CHECK(v.size() == nsp, ValueError, "[", op, "] ", what, " must have ", nsp, " value", nsp > 1 ? "s" : "",
+           ", got ", shape_str(v));
+  return nsp == 1 ? std::pair{fill, v[0]} : std::pair{v[0], v[1]};
+}
+
+int64_t out_size(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
+  int64_t span = n + 2 * p - d * (k - 1) - 1;
+  if (span < 0) return 0;
+  int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+  if (ceil_mode && (o - 1) * s >= n + p) --o;  // the last window must start inside the input or left padding
+  return o;
+}
+
+// Fills kernel / stride / padding / dilation of g and the output grid from the image size in g.
+void window_geom(ConvGeom& g, size_t nsp, const IntList& k, const IntList& s, const IntList& p, const IntList& d,
+                 bool ceil_mode, const char* op, const Shape& xshape) {
+  std::tie(g.kh, g.kw) = hw(k, nsp, 1, op, "kernel_size");
+  std::tie(g.sh, g.sw) = hw(s.empty() ? k : s, nsp, 1, op, "stride");
+  std::tie(g.ph, g.pw) = hw(p, nsp, 0, op, "padding");
+  std::tie(g.dh, g.dw) = hw(d, nsp, 1, op, "dilation");
+  SX_CHECK(g.kh > 0 && g.kw > 0 && g.sh > 0 && g.sw > 0 && g.dh > 0 && g.dw > 0, ValueError, "[", op,
+           "] kernel_size, stride and dilation must be positive, got kernel_size ", shape_str(k), ", stride ",
+           shape_str(s), ", dilation ", shape_str(d));
+  SX_CHECK(g.ph >= 0 && g.pw >= 0, ValueError, "[", op, "] padding must be non-negative, got ", shape_str(p));
+  g.oh = out_size(g.H, g.kh, g.sh, g.ph, g.dh, ceil_mode);
+  g.ow = out_size(g.W, g.kw, g.sw, g.pw, g.dw, ceil_mode);
+  SX_CHECK(g.oh > 0 && g.ow > 0, ValueError, "[", op, "] input ", shape_str(xshape), " is too small for kernel_size ",
+           shape_str(k), " with padding ", shape_str(p), " and dilation ", shape_str(d),
+           ": the output would be empty");
+}
+
+// The input as (N, C, H, W): 1-d inputs get H = 1.
+Tensor as4d(const Tensor& x, size_t nsp) { return nsp == 1 ? unsqueeze(x, 2) : x; }
+Shape out_shape(const ConvGeom& g, int64_t C, size_t nsp) {
+  return nsp == 1 ? Shape{g.N, C, g.ow} : Shape{g.N, C, g.oh, g.ow};
+}
+
+Tensor col2im_op(const Tensor& cols, const ConvGeom& g);
+
+// (N, C, H, W) -> (C * kh * kw, N, oh * ow) patches; vjp: col2im.
+Tensor im2col_op(const Tensor& x, const ConvGeom& g) {
+  Tensor xc = contig(x);
+  Tensor cols = empty({g.C * g.kh * g.kw, g.N, g.oh * g.ow}, x->dtype, x->device());
+  if (cols->numel()) kern::im2col(x->device())(xc, cols, g);
+  if (!needs_grad({&x})) return cols;
+  return record("Im2colBackward", {x}, cols, [g](const Tensor& gc) { return TensorList{col2im_op(gc, g)}; });
+}
+
+// The adjoint of im2col: patches summed back into (N, C, H, W); vjp: im2col.
+Tensor col2im_op(const Tensor& cols, const ConvGeom& g) {
+  Tensor cc = contig(cols);
+  Tensor x = empty({g.N, g.C, g.H, g.W}, cols->dtype, cols->device());
+  if (x->numel()) kern::col2im(cols->device())(cc, x, g);
+  if (!needs_grad({&cols})) return x;
+  return record("Col2imBackward", {cols}, x, [g](const Tensor& gx) { return TensorList{im2col_op(gx, g)}; });
+}
+
+// Shared checks of conv and conv_transpose; returns the number of spatial dims.
+size_t check_conv(const Tensor& x, const Tensor& w, const Tensor& b, int64_t groups, const char* op) {
+  check_float(x, op, "input");
+  check_float(w, op, "weight");
+  size_t nsp = size_t(x->dim()) - 2;
+  SX_CHECK(x->dim() == 3 || x->dim() == 4, ValueError, "[", op, "] expected 3-D (N, C, L) or 4-D (N, C, H, W) input, got ",
+           describe(x));
+  SX_CHECK(w->dim() == x->dim(), ValueError, "[", op, "] weight ", describe(w), " must have as many dims as input ",
+           describe(x));
+  SX_CHECK(x->dtype == w->dtype && (!b || b->dtype == x->dtype), TypeError, "[", op,
+           "] input, weight and bias must have the same dtype, got ", describe(x), ", ", describe(w),
+           b ? ", " + describe(b) : std::string());
+  check_same_device(op, x, w);
+  if (b) check_same_device(op, x, b);
+  SX_CHECK(groups > 0, ValueError, "[", op, "] groups must be positive, got ", groups);
+  return nsp;
+}
+
+}  // namespace
+
+Tensor conv(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& stride, const IntList& padding,
+            const IntList& dilation, int64_t groups) {
+  const char* op = x && x->dim() == 3 ? "conv1d" : "conv2d";
+  size_t nsp = check_conv(x, w, b, groups, op);
+  int64_t N = x->shape[0], C = x->shape[1], Cout = w->shape[0], G = groups;
+  SX_CHECK(C % G == 0 && Cout % G == 0, ValueError, "[", op, "] in_channels ", C, " and out_channels ", Cout,
+           " must be divisible by groups ", G);
+  SX_CHECK(w->shape[1] * G == C, ValueError, "[", op, "] weight ", shape_str(w->shape), " expects ", w->shape[1] * G,
+           " input channels (", w->shape[1], " per group, groups=", G, "), but input ", describe(x), " has ", C);
+  SX_CHECK(!b || (b->dim() == 1 && b->shape[0] == Cout), ValueError, "[", op, "] bias ", b ? shape_str(b->shape) : "",
+           " must have shape (", Cout, ",)");
+  if (is_half(x->dtype)) {
+    auto f = [](const Tensor& t) { return t ? to_dtype(t, DType::Float32) : t; };
+    return to_dtype(conv(f(x), f(w), f(b), stride, padding, dilation, groups), x->dtype);
+  }
+  ConvGeom g;
+  g.N = N, g.C = C;
+  g.H = nsp == 1 ? 1 : x->shape[2], g.W = x->shape.back();
+  IntList k(w->shape.begin() + 2, w->shape.end());
+  window_geom(g, nsp, k, stride, padding, dilation, false, op, x->shape);
+  int64_t L = g.oh * g.ow, CgK = C / G * g.kh * g.kw;
+  Tensor cols = reshape(im2col_op(as4d(x, nsp), g), {G, CgK, N * L});
+  Tensor y = matmul(reshape(w, {G, Cout / G, CgK}), cols);           // (G, Cout / G, N * L)
+  y = permute(reshape(y, {Cout, N, L}), {1, 0, 2});                  // (N, Cout, L), strided
+  y = b ? add(y, reshape(b, {1, Cout, 1})) : contiguous(y);
+  return reshape(y, out_shape(g, Cout, nsp));
+}
+
+Tensor conv_transpose(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& stride,
+                      const IntList& padding, const IntList& output_padding, const IntList& dilation,
+                      int64_t groups) {
+  const char* op = x && x->dim() == 3 ? "conv_transpose1d" : "conv_transpose2d";
+  size_t nsp = check_conv(x, w, b, groups, op);
+  int64_t N = x->shape[0], C = x->shape[1], G = groups;
+  SX_CHECK(w->shape[0] == C && C % G == 0, ValueError, "[", op, "] weight ", shape_str(w->shape),
+           " expects ", w->shape[0], " input channels divisible by groups ", G, ", but input ", describe(x), " has ", C);
+  int64_t Cout = w->shape[1] * G;
+  SX_CHECK(!b || (b->dim() == 1 && b->shape[0] == Cout), ValueError, "[", op, "] bias ", b ? shape_str(b->shape) : "",
+           " must have shape (", Cout, ",)");
+  if (is_half(x->dtype)) {
+    auto f = [](const Tensor& t) { return t ? to_dtype(t, DType::Float32) : t; };
+    return to_dtype(conv_transpose(f(x), f(w), f(b), stride, padding, output_padding, dilation, groups), x->dtype);
+  }
+  // Geometry of the adjoint convolution: the image is the output, the grid is the input.
+  ConvGeom g;
+  g.N = N, g.C = Cout;
+  IntList k(w->shape.begin() + 2, w->shape.end());
+  std::tie(g.kh, g.kw) = hw(k, nsp, 1, op, "kernel_size");
+  std::tie(g.sh, g.sw) = hw(stride, nsp, 1, op, "stride");
+  std::tie(g.ph, g.pw) = hw(padding, nsp, 0, op, "padding");
+  std::tie(g.dh, g.dw) = hw(dilation, nsp, 1, op, "dilation");
+  auto [oph, opw] = hw(output_padding, nsp, 0, op, "output_padding");
+  SX_CHECK(g.sh > 0 && g.sw > 0 && g.dh > 0 && g.dw > 0 && g.ph >= 0 && g.pw >= 0, ValueError, "[", op,
+           "] stride and dilation must be positive and padding non-negative, got stride ", shape_str(stride),
+           ", padding ", shape_str(padding), ", dilation ", shape_str(dilation));
+  SX_CHECK(oph >= 0 && opw >= 0 && (oph < g.sh || oph < g.dh) && (opw < g.sw || opw < g.dw), ValueError, "[", op,
+           "] output_padding ", shape_str(output_padding), " must be smaller than either stride ", shape_str(stride),
+           " or dilation ", shape_str(dilation));
+  g.oh = nsp == 1 ? 1 : x->shape[2], g.ow = x->shape.back();
+  g.H = (g.oh - 1) * g.sh - 2 * g.ph + g.dh * (g.kh - 1) + oph + 1;
+  g.W = (g.ow - 1) * g.sw - 2 * g.pw + g.dw * (g.kw - 1) + opw + 1;
+  SX_CHECK(g.H > 0 && g.W > 0, ValueError, "[", op, "] input ", describe(x), " with weight ", shape_str(w->shape),
+           ", stride ", shape_str(stride), " and padding ", shape_str(padding), " gives an empty output");
+  int64_t L = g.oh * g.ow, Cg = C / G, K = g.kh * g.kw;
+  Tensor xg = reshape(permute(reshape(x, {N, C, L}), {1, 0, 2}), {G, Cg, N * L});
+  Tensor cols = matmul(transpose(reshape(w, {G, Cg, Cout / G * K}), 1, 2), xg);  // (G, Cout / G * K, N * L)
+  Tensor y = col2im_op(reshape(cols, {Cout * K, N, L}), g);
+  if (b) y = add(y, reshape(b, {1, Cout, 1, 1}));
+  return nsp == 1 ? reshape(y, {N, Cout, g.W}) : y;
+}
+
+Tensor unfold(const Tensor& x, const IntList& kernel, const IntList& dilation, const IntList& padding,
+              const IntList& stride) {
+  const char* op = "unfold";
+  check_float(x, op, "input");
+  SX_CHECK(x->dim() == 4, ValueError, "[unfold] expected 4-D (N, C, H, W) input, got ", describe(x));
+  if (is_half(x->dtype))
+    return to_dtype(unfold(to_dtype(x, DType::Float32), kernel, dilation, padding, stride), x->dtype);
+  ConvGeom g;
+  g.N = x->shape[0], g.C = x->shape[1], g.H = x->shape[2], g.W = x->shape[3];
+  window_geom(g, 2, kernel, stride, padding, dilation, false, op, x->shape);
+  return contiguous(permute(im2col_op(x, g), {1, 0, 2}));
+}
+
+Tensor fold(const Tensor& cols, const IntList& output_size, const IntList& kernel, const IntList& dilation,
+            const IntList& padding, const IntList& stride) {
+  const char* op = "fold";
+  check_float(cols, op, "input");
+  SX_CHECK(cols->dim() == 3, ValueError, "[fold] expected 3-D (N, C * prod(kernel_size), L) input, got ",
+           describe(cols));
+  SX_CHECK(output_size.size() == 2, ValueError, "[fold] output_size must have 2 values, got ", shape_str(output_size));
+  if (is_half(cols->dtype))
+    return to_dtype(fold(to_dtype(cols, DType::Float32), output_size, kernel, dilation, padding, stride), cols->dtype);
+  ConvGeom g;
+  g.N = cols->shape[0], g.H = output_size[0], g.W = output_size[1];
+  window_geom(g, 2, kernel, stride, padding, dilation, false, op, Shape{g.H, g.W});
+  int64_t K = g.kh * g.kw;
+  SX_CHECK(cols->shape[1] % K == 0, ValueError, "[fold] input ", describe(cols), ": dim 1 must be divisible by ",
+           "prod(kernel_size) = ", K);
+  SX_CHECK(cols->shape[2] == g.oh * g.ow, ValueError, "[fold] input ", describe(cols), " has ", cols->shape[2],
+           " blocks, but output_size ", shape_str(output_size), " with these parameters gives ", g.oh * g.ow);
+  g.C = cols->shape[1] / K;
+  return col2im_op(permute(cols, {1, 0, 2}), g);
+}
+
+}  // namespace nn
+}  // namespace sx

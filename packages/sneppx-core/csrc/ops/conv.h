@@ -1,0 +1,85 @@
+// Convolution, pooling and batch-statistics normalisation (sx::nn), and the kernel slots they call.
+//
+// Convolutions are im2col + GEMM: the kernel `im2col` lays the patches of the whole batch out as a
+// (C * kh * kw, N * oh * ow) matrix, so one GEMM per group (through the public `matmul`) covers every
+// sample and BLAS spreads the batch over its threads. `col2im` is its adjoint (patches summed back into
+// the image); each is the other's vjp, so convolutions, transposed convolutions, unfold and fold get
+// their gradients, and second-order gradients, from public ops. 1-d ops run as 2-d ops with H = 1.
+#pragma once
+#include <optional>
+#include <utility>
+
+#include "core/dispatch.h"
+#include "ops/ops.h"
+
+namespace sx {
+
+// Geometry of a sliding window over (N, C, H, W) images producing an (oh, ow) grid. For pools,
+// `adaptive` replaces the window by [floor(i H / oh), ceil((i + 1) H / oh)).
+struct ConvGeom {
+  int64_t N = 1, C = 1, H = 1, W = 1;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  int64_t oh = 1, ow = 1;
+  bool adaptive = false;
+};
+
+// Average-pool divisor rules (PyTorch's count_include_pad and divisor_override; 0 = no override).
+struct AvgOpts {
+  bool count_include_pad = true;
+  int64_t divisor = 0;
+};
+
+namespace kern {
+// Operands are contiguous float32/float64 of one dtype; outputs are fully overwritten.
+// x (N, C, H, W) -> cols (C * kh * kw, N, oh * ow); zero where the window leaves the image.
+SX_KERNEL(im2col, void(const Tensor& x, const Tensor& cols, const ConvGeom& g));
+// cols (C * kh * kw, N, oh * ow) -> x (N, C, H, W), summing overlapping patches.
+SX_KERNEL(col2im, void(const Tensor& cols, const Tensor& x, const ConvGeom& g));
+// y (N, C, oh, ow) = window maxima (NaN wins); idx (int64) = argmax as a flat offset in the H * W plane.
+SX_KERNEL(max_pool_fwd, void(const Tensor& x, const Tensor& y, const Tensor& idx, const ConvGeom& g));
+// gx (N, C, H, W) = gy scattered (summed) to idx.
+SX_KERNEL(max_pool_bwd, void(const Tensor& gy, const Tensor& idx, const Tensor& gx, const ConvGeom& g));
+// y = window means; gx = the adjoint (each gy spread evenly over its window).
+SX_KERNEL(avg_pool_fwd, void(const Tensor& x, const Tensor& y, const ConvGeom& g, const AvgOpts& o));
+SX_KERNEL(avg_pool_bwd, void(const Tensor& gy, const Tensor& gx, const ConvGeom& g, const AvgOpts& o));
+}  // namespace kern
+
+namespace nn {
+
+// Convolution of (N, C_in, L) or (N, C_in, H, W) input with (C_out, C_in / groups, k...) weight.
+// stride / padding / dilation have one entry per spatial dim; padding is symmetric (the Python face
+// pads the odd extra of padding="same" itself).
+Tensor conv(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& stride, const IntList& padding,
+            const IntList& dilation, int64_t groups);
+// Transposed convolution (the adjoint of conv in x) with (C_in, C_out / groups, k...) weight.
+Tensor conv_transpose(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& stride,
+                      const IntList& padding, const IntList& output_padding, const IntList& dilation,
+                      int64_t groups);
+// Sliding-window patches (N, C * prod(k), L) of (N, C, H, W) input, and the adjoint that sums them
+// back into an (N, C, output_size...) image.
+Tensor unfold(const Tensor& x, const IntList& kernel, const IntList& dilation, const IntList& padding,
+              const IntList& stride);
+Tensor fold(const Tensor& cols, const IntList& output_size, const IntList& kernel, const IntList& dilation,
+            const IntList& padding, const IntList& stride);
+
+// Pools over the trailing kernel.size() dims (1 or 2) of (N, C, ...) input. max_pool returns
+// (values, indices); indices are flat offsets into each input plane (PyTorch's convention).
+std::pair<Tensor, Tensor> max_pool(const Tensor& x, const IntList& kernel, const IntList& stride,
+                                   const IntList& padding, const IntList& dilation, bool ceil_mode);
+Tensor avg_pool(const Tensor& x, const IntList& kernel, const IntList& stride, const IntList& padding,
+                bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override);
+Tensor adaptive_avg_pool(const Tensor& x, const IntList& output_size);
+std::pair<Tensor, Tensor> adaptive_max_pool(const Tensor& x, const IntList& output_size);
+
+// Batch normalisation over (N, C, ...) input, per channel C. In training (or without running
+// statistics) it normalises with the batch mean and biased variance and, when running_mean /
+// running_var are given, updates them in place: r = (1 - momentum) r + momentum * stat (the variance
+// unbiased). Otherwise it normalises with the running statistics. weight / bias / running may be null.
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum, double eps);
+// Group normalisation: channels split into `groups`, each (sample, group) normalised over its channels
+// and spatial positions, then the per-channel affine.
+Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& weight, const Tensor& bias, double eps);
+
+}  // namespace nn
+}  // namespace sx

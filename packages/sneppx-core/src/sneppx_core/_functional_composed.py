@@ -1,0 +1,158 @@
+"""Compositions for ``sneppx_core.functional``: extra activations, distances, normalisation helpers,
+channel dropout and pixel (un)shuffle, all differentiable through the core ops they are built from."""
+
+from __future__ import annotations
+
+from . import _SNEPPX_c as _C
+from ._factories import ones
+
+
+def _act(input, out, inplace):
+    return input.copy_(out) if inplace else out
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """hardtanh(x) = clamp(x, min_val, max_val)."""
+    if min_val > max_val:
+        raise ValueError(f"[hardtanh] min_val {min_val} must not exceed max_val {max_val}")
+    return _act(input, _C.clamp(input, min_val, max_val), inplace)
+
+
+def relu6(input, inplace=False):
+    """relu6(x) = min(max(x, 0), 6)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    """hardsigmoid(x) = relu6(x + 3) / 6."""
+    return _act(input, _C.clamp(input + 3.0, 0.0, 6.0) / 6.0, inplace)
+
+
+def hardswish(input, inplace=False):
+    """hardswish(x) = x * relu6(x + 3) / 6."""
+    return _act(input, input * (_C.clamp(input + 3.0, 0.0, 6.0) / 6.0), inplace)
+
+
+def mish(input, inplace=False):
+    """mish(x) = x * tanh(softplus(x))."""
+    return _act(input, input * _C.tanh(_C.softplus(input, 1.0, 20.0)), inplace)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """celu(x) = max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), i.e. alpha * elu(x / alpha)."""
+    if alpha == 0:
+        raise ValueError("[celu] alpha must not be 0")
+    return _act(input, _C.elu(input / alpha, 1.0) * alpha, inplace)
+
+
+def selu(input, inplace=False):
+    """selu(x) = scale * elu(x, alpha) with PyTorch's fixed alpha and scale."""
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    return _act(input, _C.elu(input, alpha) * scale, inplace)
+
+
+def logsigmoid(input):
+    """logsigmoid(x) = log(1 / (1 + exp(-x))) = -softplus(-x), stable for large |x|."""
+    return -_C.softplus(-input, 1.0, 20.0)
+
+
+def softsign(input):
+    """softsign(x) = x / (1 + |x|)."""
+    return input / (_C.abs(input) + 1.0)
+
+
+def tanhshrink(input):
+    """tanhshrink(x) = x - tanh(x)."""
+    return input - _C.tanh(input)
+
+
+def prelu(input, weight):
+    """prelu(x) = max(0, x) + weight * min(0, x), with one weight or one per channel (dim 1)."""
+    if weight.ndim > 1:
+        raise ValueError(f"[prelu] weight must be 0-D or 1-D, got shape {tuple(weight.shape)}")
+    n = weight.numel()
+    w = weight
+    if n != 1:
+        ch = 1 if input.ndim >= 2 else 0
+        if input.ndim == 0 or input.shape[ch] != n:
+            raise ValueError(f"[prelu] weight of {n} parameters does not match the channels of input "
+                             f"{tuple(input.shape)}")
+        w = weight.reshape((n,) + (1,) * (input.ndim - ch - 1))
+    return _C.relu(input) - w * _C.relu(-input)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """input / max(||input||_p along dim, eps)."""
+    return input / _C.clamp(_C.norm(input, float(p), dim, True), eps, None)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps)) along ``dim`` (inputs broadcast)."""
+    n1 = _C.sqrt(_C.clamp(_C.sum(x1 * x1, dim, True), eps * eps, None))
+    n2 = _C.sqrt(_C.clamp(_C.sum(x2 * x2, dim, True), eps * eps, None))
+    return _C.sum((x1 / n1) * (x2 / n2), dim, False)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p over the last dim (eps keeps the gradient finite at equal points)."""
+    return _C.norm(x1 - x2 + eps, float(p), -1, keepdim)
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot encoding: a trailing dim of ``num_classes`` (max + 1 when -1) with a 1 at each id."""
+    return _C.one_hot(tensor, num_classes)
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r): out[c, h r + i, w r + j] = in[c r^2 + i r + j, h, w]."""
+    r = int(upscale_factor)
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise ValueError(f"[pixel_shuffle] channels {c} of input {tuple(input.shape)} must be divisible by "
+                         f"upscale_factor^2 = {r * r}")
+    k = len(lead)
+    x = input.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
+    x = x.permute(tuple(range(k)) + (k, k + 3, k + 1, k + 4, k + 2))
+    return x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """The inverse of pixel_shuffle: (*, C, H r, W r) -> (*, C r^2, H, W)."""
+    r = int(downscale_factor)
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise ValueError(f"[pixel_unshuffle] spatial size ({h}, {w}) must be divisible by downscale_factor {r}")
+    k = len(lead)
+    x = input.reshape(tuple(lead) + (c, h // r, r, w // r, r))
+    x = x.permute(tuple(range(k)) + (k, k + 2, k + 4, k + 1, k + 3))
+    return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
+
+
+def _channel_dropout(input, p, training, inplace, nsp, op):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"[{op}] dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if input.ndim not in (nsp + 1, nsp + 2):
+        raise ValueError(f"[{op}] expected {nsp + 1}-D or {nsp + 2}-D input, got shape {tuple(input.shape)}")
+    lead = input.ndim - nsp
+    mask_shape = tuple(input.shape[:lead]) + (1,) * nsp
+    keep = _C._nn.dropout(ones(mask_shape, dtype=input.dtype, device=input.device), float(p), True, None)
+    return _act(input, input * keep, inplace)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, L) input with probability p, scaling the rest by 1 / (1 - p)."""
+    return _channel_dropout(input, p, training, inplace, 1, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, H, W) input with probability p, scaling the rest by 1 / (1 - p)."""
+    return _channel_dropout(input, p, training, inplace, 2, "dropout2d")
+
+
+__all__ = [
+    "hardtanh", "relu6", "hardsigmoid", "hardswish", "mish", "celu", "selu", "logsigmoid", "softsign",
+    "tanhshrink", "prelu", "normalize", "cosine_similarity", "pairwise_distance", "one_hot", "pixel_shuffle",
+    "pixel_unshuffle", "dropout1d", "dropout2d",
+]

@@ -1,0 +1,125 @@
+"""batch_norm, group_norm, instance_norm and the composed activations/distances of functional:
+NumPy references, float64 finite differences and the running-statistics updates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sneppx_core as sx
+import sneppx_core.functional as F
+from sneppx_core.testing import gradcheck
+
+RNG = np.random.default_rng(7)
+
+
+def t64(a, requires_grad=True):
+    return sx.tensor(np.asarray(a, dtype=np.float64), dtype=sx.float64, requires_grad=requires_grad)
+
+
+def test_batch_norm_training_updates_running_stats():
+    x = RNG.standard_normal((4, 3, 5, 2)) * 2 + 1
+    w, b = RNG.standard_normal(3), RNG.standard_normal(3)
+    rm, rv = t64(np.zeros(3), False), t64(np.ones(3), False)
+    y = F.batch_norm(t64(x, False), rm, rv, t64(w, False), t64(b, False), training=True, momentum=0.3, eps=1e-5)
+    mu, var = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))
+    ref = (x - mu[None, :, None, None]) / np.sqrt(var[None, :, None, None] + 1e-5) * w[None, :, None, None] \
+        + b[None, :, None, None]
+    np.testing.assert_allclose(y.numpy(), ref, atol=1e-10)
+    n = x.size // 3
+    np.testing.assert_allclose(rm.numpy(), 0.3 * mu, atol=1e-12)
+    np.testing.assert_allclose(rv.numpy(), 0.7 + 0.3 * var * n / (n - 1), atol=1e-12)
+    # eval: the running statistics normalise, nothing is updated
+    y = F.batch_norm(t64(x, False), rm, rv, None, None, training=False)
+    np.testing.assert_allclose(y.numpy(), (x - rm.numpy()[:, None, None]) / np.sqrt(rv.numpy()[:, None, None] + 1e-5),
+                               atol=1e-10)
+    np.testing.assert_allclose(rm.numpy(), 0.3 * mu, atol=1e-12)
+
+
+def test_batch_norm_gradients():
+    x, w, b = RNG.standard_normal((3, 2, 4)), RNG.standard_normal(2), RNG.standard_normal(2)
+    gradcheck(lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True), [t64(x), t64(w), t64(b)])
+    rm, rv = t64(RNG.standard_normal(2), False), t64(RNG.random(2) + 0.5, False)
+    gradcheck(lambda x, w: F.batch_norm(x, rm, rv, w, None, training=False), [t64(x), t64(w)])
+    gradcheck(lambda x: F.batch_norm(x, None, None, training=True), [t64(RNG.standard_normal((5, 3)))])
+
+
+def test_group_and_instance_norm():
+    x = RNG.standard_normal((2, 6, 3, 2))
+    w, b = RNG.standard_normal(6), RNG.standard_normal(6)
+    y = F.group_norm(t64(x, False), 3, t64(w, False), t64(b, False), eps=1e-5).numpy()
+    xg = x.reshape(2, 3, -1)
+    ref = ((xg - xg.mean(-1, keepdims=True)) / np.sqrt(xg.var(-1, keepdims=True) + 1e-5)).reshape(x.shape)
+    np.testing.assert_allclose(y, ref * w[:, None, None] + b[:, None, None], atol=1e-10)
+    gradcheck(lambda x, w, b: F.group_norm(x, 2, w, b), [t64(x[:1, :4]), t64(w[:4]), t64(b[:4])])
+    y = F.instance_norm(t64(x, False)).numpy()
+    xi = x.reshape(2, 6, -1)
+    ref = ((xi - xi.mean(-1, keepdims=True)) / np.sqrt(xi.var(-1, keepdims=True) + 1e-5)).reshape(x.shape)
+    np.testing.assert_allclose(y, ref, atol=1e-10)
+    rm, rv = t64(np.zeros(6), False), t64(np.ones(6), False)
+    F.instance_norm(t64(x, False), rm, rv, momentum=0.5)
+    np.testing.assert_allclose(rm.numpy(), 0.5 * xi.mean(-1).mean(0), atol=1e-12)
+    np.testing.assert_allclose(rv.numpy(), 0.5 + 0.5 * xi.var(-1, ddof=1).mean(0), atol=1e-12)
+    gradcheck(lambda x, w: F.instance_norm(x, weight=w), [t64(x[:, :2]), t64(w[:2])])
+
+
+def test_norm_errors():
+    with pytest.raises(ValueError, match=r"\[batch_norm\] running_mean .*\(4,\).* must have shape \(3,\)"):
+        F.batch_norm(sx.zeros(2, 3, 4), sx.zeros(4), sx.ones(4))
+    with pytest.raises(ValueError, match=r"\[batch_norm\] expected more than 1 value per channel"):
+        F.batch_norm(sx.zeros(1, 3), None, None, training=True)
+    with pytest.raises(ValueError, match=r"\[group_norm\] expected the 6 channels .* divisible by num_groups=4"):
+        F.group_norm(sx.zeros(2, 6, 3), 4)
+
+
+ACTS = [  # (name, functional, NumPy reference)
+    ("hardtanh", lambda x: F.hardtanh(x, -0.5, 0.8), lambda a: np.clip(a, -0.5, 0.8)),
+    ("relu6", F.relu6, lambda a: np.clip(a, 0, 6)),
+    ("hardsigmoid", F.hardsigmoid, lambda a: np.clip(a + 3, 0, 6) / 6),
+    ("hardswish", F.hardswish, lambda a: a * np.clip(a + 3, 0, 6) / 6),
+    ("mish", F.mish, lambda a: a * np.tanh(np.log1p(np.exp(a)))),
+    ("celu", lambda x: F.celu(x, 0.7), lambda a: np.maximum(a, 0) + np.minimum(0, 0.7 * (np.exp(a / 0.7) - 1))),
+    ("selu", F.selu, lambda a: 1.0507009873554805 * np.where(a > 0, a, 1.6732632423543772 * (np.exp(a) - 1))),
+    ("logsigmoid", F.logsigmoid, lambda a: -np.log1p(np.exp(-a))),
+    ("softsign", F.softsign, lambda a: a / (1 + np.abs(a))),
+    ("tanhshrink", F.tanhshrink, lambda a: a - np.tanh(a)),
+]
+
+
+@pytest.mark.parametrize("name,fn,ref", ACTS, ids=[a[0] for a in ACTS])
+def test_activations(name, fn, ref):
+    a = RNG.uniform(-5, 5, (4, 7))
+    a = a[np.abs(np.abs(a) - 3) > 1e-3]  # keep away from the kinks of the hard functions
+    np.testing.assert_allclose(fn(t64(a, False)).numpy(), ref(a), rtol=1e-10, atol=1e-12)
+    gradcheck(fn, [t64(a)])
+
+
+def test_prelu_distances_and_shuffles():
+    x, w = RNG.standard_normal((2, 3, 4)), RNG.random(3)
+    np.testing.assert_allclose(F.prelu(t64(x, False), t64(w, False)).numpy(),
+                               np.where(x > 0, x, w[:, None] * x))
+    gradcheck(lambda x, w: F.prelu(x, w), [t64(x), t64(w)])
+    a, b = RNG.standard_normal((3, 5)), RNG.standard_normal((3, 5))
+    cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    np.testing.assert_allclose(F.cosine_similarity(t64(a, False), t64(b, False)).numpy(), cos)
+    np.testing.assert_allclose(F.pairwise_distance(t64(a, False), t64(b, False)).numpy(),
+                               np.linalg.norm(a - b + 1e-6, axis=1))
+    np.testing.assert_allclose(F.normalize(t64(a, False), dim=1).numpy(),
+                               a / np.linalg.norm(a, axis=1, keepdims=True))
+    gradcheck(lambda a, b: F.cosine_similarity(a, b, dim=1), [t64(a), t64(b)])
+    x = RNG.standard_normal((2, 8, 3, 2))
+    y = F.pixel_shuffle(t64(x, False), 2).numpy()
+    assert y.shape == (2, 2, 6, 4)
+    assert y[1, 1, 2 * 2 + 1, 2 * 1 + 0] == x[1, 1 * 4 + 1 * 2 + 0, 2, 1]
+    np.testing.assert_array_equal(F.pixel_unshuffle(F.pixel_shuffle(t64(x, False), 2), 2).numpy(), x)
+    oh = F.one_hot(sx.tensor([2, 0, 1]), 4).numpy()
+    np.testing.assert_array_equal(oh, np.eye(4, dtype=np.int64)[[2, 0, 1]])
+
+
+def test_dropout2d_zeroes_whole_channels():
+    sx.manual_seed(3)
+    x = sx.ones(8, 16, 3, 3)
+    y = F.dropout2d(x, 0.5).numpy()
+    per_channel = y.reshape(8, 16, 9)
+    assert np.all((per_channel == 0).all(-1) | (per_channel == 2).all(-1))
+    assert 0 < (per_channel[..., 0] == 0).mean() < 1
+    assert F.dropout2d(x, 0.5, training=False) is x

@@ -1,0 +1,254 @@
+"""Convolutions, unfold/fold and pooling: forward against NumPy, gradients against float64 finite
+differences, both against PyTorch (``-m parity``), and the error messages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sneppx_core as sx
+import sneppx_core.functional as F
+from sneppx_core.testing import gradcheck
+
+RNG = np.random.default_rng(5)
+
+
+def t64(a, requires_grad=True):
+    return sx.tensor(np.asarray(a, dtype=np.float64), dtype=sx.float64, requires_grad=requires_grad)
+
+
+def grad_of(f):
+    """x -> d f(x, ...) / dx with create_graph, so that gradcheck differentiates the backward pass."""
+    def fn(x, *rest):
+        x = x if x.requires_grad else x.detach().requires_grad_(True)
+        return sx.autograd.grad(f(x, *rest), [x], create_graph=True)[0]
+    return fn
+
+
+def np_conv2d(x, w, b, stride, padding, dilation, groups):
+    """Direct definition: out[n, o, y, x] = b[o] + sum_{c,i,j} w[o, c, i, j] xp[n, g c, y s + i d, x s + j d]."""
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    n, c, h, wd = x.shape
+    co, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    out = np.zeros((n, co, oh, ow))
+    og = co // groups
+    for o in range(co):
+        g = o // og
+        for i in range(kh):
+            for j in range(kw):
+                rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
+                cols = slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)
+                patch = xp[:, g * cg:(g + 1) * cg, rows, cols]
+                out[:, o] += np.einsum("nchw,c->nhw", patch, w[o, :, i, j])
+    if b is not None:
+        out += b[None, :, None, None]
+    return out
+
+
+CONV_CASES = [  # (N, C, H, W), (C_out, kh, kw), stride, padding, dilation, groups, bias
+    ((2, 3, 7, 6), (4, 3, 3), (1, 1), (0, 0), (1, 1), 1, True),
+    ((1, 4, 8, 9), (6, 3, 2), (2, 1), (1, 2), (1, 1), 2, False),
+    ((2, 2, 9, 9), (2, 3, 3), (2, 2), (2, 1), (2, 3), 1, True),
+    ((3, 4, 5, 5), (4, 3, 3), (1, 1), (1, 1), (1, 1), 4, True),  # depthwise
+    ((1, 3, 4, 4), (5, 1, 1), (1, 1), (0, 0), (1, 1), 1, True),  # pointwise
+]
+
+
+@pytest.mark.parametrize("xs,ws,stride,padding,dilation,groups,bias", CONV_CASES)
+def test_conv2d_against_numpy(xs, ws, stride, padding, dilation, groups, bias):
+    x = RNG.standard_normal(xs)
+    w = RNG.standard_normal((ws[0], xs[1] // groups, ws[1], ws[2]))
+    b = RNG.standard_normal(ws[0]) if bias else None
+    got = F.conv2d(t64(x, False), t64(w, False), None if b is None else t64(b, False), stride, padding, dilation,
+                   groups)
+    np.testing.assert_allclose(got.numpy(), np_conv2d(x, w, b, stride, padding, dilation, groups), rtol=1e-10,
+                               atol=1e-10)
+    got32 = F.conv2d(sx.tensor(x.astype(np.float32)), sx.tensor(w.astype(np.float32)),
+                     None if b is None else sx.tensor(b.astype(np.float32)), stride, padding, dilation, groups)
+    assert got32.dtype == sx.float32
+    np.testing.assert_allclose(got32.numpy(), np_conv2d(x, w, b, stride, padding, dilation, groups), rtol=1e-4,
+                               atol=1e-4)
+
+
+def test_conv1d_is_conv2d_with_unit_height():
+    x, w, b = RNG.standard_normal((2, 4, 11)), RNG.standard_normal((6, 2, 3)), RNG.standard_normal(6)
+    got = F.conv1d(t64(x, False), t64(w, False), t64(b, False), stride=2, padding=1, dilation=2, groups=2)
+    ref = np_conv2d(x[:, :, None], w[:, :, None], b, (1, 2), (0, 1), (1, 2), 2)[:, :, 0]
+    np.testing.assert_allclose(got.numpy(), ref, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("xs,ws,stride,padding,dilation,groups,bias", CONV_CASES[:4])
+def test_conv2d_gradients(xs, ws, stride, padding, dilation, groups, bias):
+    xs = (1,) + xs[1:3] + (min(xs[3], 6),)
+    x = RNG.standard_normal(xs)
+    w = RNG.standard_normal((ws[0], xs[1] // groups, ws[1], ws[2]))
+    args = [t64(x), t64(w)] + ([t64(RNG.standard_normal(ws[0]))] if bias else [])
+    gradcheck(lambda x, w, *b: F.conv2d(x, w, b[0] if b else None, stride, padding, dilation, groups), args)
+
+
+def test_conv1d_and_transpose_gradients():
+    x, w, b = RNG.standard_normal((2, 2, 6)), RNG.standard_normal((4, 1, 3)), RNG.standard_normal(4)
+    gradcheck(lambda x, w, b: F.conv1d(x, w, b, 2, 1, 1, 2), [t64(x), t64(w), t64(b)])
+    x, w = RNG.standard_normal((1, 4, 3, 3)), RNG.standard_normal((4, 1, 3, 2))
+    gradcheck(lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1, groups=2,
+                                                 dilation=(1, 2)), [t64(x), t64(w), t64(RNG.standard_normal(2))])
+    x, w = RNG.standard_normal((2, 2, 4)), RNG.standard_normal((2, 3, 3))
+    gradcheck(lambda x, w: F.conv_transpose1d(x, w, stride=3, padding=1), [t64(x), t64(w)])
+
+
+def test_conv_transpose_is_the_adjoint_of_conv():
+    # <conv(x, w), y> == <x, conv_transpose(y, w)> for every x, y
+    x, w = RNG.standard_normal((2, 4, 7, 8)), RNG.standard_normal((6, 2, 3, 2))
+    y = RNG.standard_normal(F.conv2d(t64(x, False), t64(w, False), stride=2, padding=1, groups=2).shape)
+    lhs = np.sum(F.conv2d(t64(x, False), t64(w, False), stride=2, padding=1, groups=2).numpy() * y)
+    xt = F.conv_transpose2d(t64(y, False), t64(w, False), stride=2, padding=1, groups=2)
+    assert tuple(xt.shape) == x.shape
+    np.testing.assert_allclose(lhs, np.sum(x * xt.numpy()), rtol=1e-10)
+
+
+def test_conv_double_backward():
+    x, w = t64(RNG.standard_normal((1, 2, 5, 5))), t64(RNG.standard_normal((3, 2, 3, 3)))
+    gradcheck(grad_of(lambda x, w: F.conv2d(x, w, padding=1).square().sum()), [x, w])
+
+
+def test_padding_same_and_valid_and_unbatched():
+    x, w = RNG.standard_normal((2, 6, 9)), RNG.standard_normal((3, 2, 2, 4))  # even kernel: odd extra on the right
+    got = F.conv2d(t64(x, False), t64(w, False), padding="same", dilation=(1, 2))
+    assert tuple(got.shape) == (3, 6, 9)
+    xp = np.pad(x, ((0, 0), (0, 1), (3, 3)))
+    np.testing.assert_allclose(got.numpy(), np_conv2d(xp[None], w, None, (1, 1), (0, 0), (1, 2), 1)[0], atol=1e-10)
+    assert tuple(F.conv2d(t64(x, False), t64(w, False), padding="valid").shape) == (3, 5, 6)
+    with pytest.raises(ValueError, match="conv2d.*same.*strided"):
+        F.conv2d(t64(x, False), t64(w, False), padding="same", stride=2)
+
+
+def test_unfold_fold():
+    x = RNG.standard_normal((2, 3, 5, 6))
+    cols = F.unfold(t64(x, False), (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)).numpy()
+    # row c * kh * kw + i * kw + j, column y * ow + x: the padded input at (y s + i d, x s + j d)
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    oh, ow = (5 + 2 - 1 - 1) // 2 + 1, (6 + 2 - 4 - 1) // 1 + 1
+    assert cols.shape == (2, 3 * 6, oh * ow)
+    for c, i, j in [(0, 0, 0), (1, 1, 2), (2, 0, 1)]:
+        ref = xp[:, c, i:i + 2 * (oh - 1) + 1:2, 2 * j:2 * j + ow]
+        np.testing.assert_allclose(cols[:, c * 6 + i * 3 + j].reshape(2, oh, ow), ref)
+    gradcheck(lambda x: F.unfold(x, 2, padding=1, stride=2), [t64(x[:1, :2])])
+    c = RNG.standard_normal((1, 2 * 4, 9))
+    gradcheck(lambda c: F.fold(c, (4, 4), 2, padding=1, stride=2), [t64(c)])
+    ones = F.fold(F.unfold(sx.ones(1, 1, 4, 4, dtype=sx.float64), 2, stride=1), (4, 4), 2, stride=1).numpy()[0, 0]
+    np.testing.assert_allclose(ones, np.outer([1, 2, 2, 1], [1, 2, 2, 1]))  # how many blocks cover each pixel
+
+
+def test_conv_errors_name_op_and_shapes():
+    x, w = sx.zeros(2, 3, 8, 8), sx.zeros(4, 2, 3, 3)
+    with pytest.raises(ValueError, match=r"\[conv2d\] weight \(4, 2, 3, 3\) expects 2 input channels.*\(2, 3, 8, 8\)"):
+        F.conv2d(x, w)
+    with pytest.raises(ValueError, match=r"\[conv2d\].*divisible by groups 2"):
+        F.conv2d(x, sx.zeros(4, 1, 3, 3), groups=2)
+    with pytest.raises(ValueError, match=r"\[conv2d\] input \(2, 3, 8, 8\) is too small"):
+        F.conv2d(x, sx.zeros(4, 3, 9, 9))
+    with pytest.raises(TypeError, match=r"\[conv2d\].*same dtype.*float64"):
+        F.conv2d(x, sx.zeros(4, 3, 3, 3, dtype=sx.float64))
+    with pytest.raises(ValueError, match=r"\[conv1d\] expected 2-D \(unbatched\) or 3-D"):
+        F.conv1d(x, w)
+    with pytest.raises(ValueError, match=r"\[conv_transpose2d\] output_padding"):
+        F.conv_transpose2d(x, sx.zeros(3, 2, 3, 3), stride=1, output_padding=1)
+    with pytest.raises(ValueError, match=r"\[conv2d\] bias"):
+        F.conv2d(x, sx.zeros(4, 3, 3, 3), sx.zeros(3))
+
+
+# ---- pooling
+def np_pool2d(x, k, s, p, reduce, ceil_mode=False, include_pad=True):
+    n, c, h, w = x.shape
+    fill = -np.inf if reduce == "max" else 0.0
+    xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])), constant_values=fill)
+
+    def size(length, kk, ss, pp):
+        span = length + 2 * pp - kk
+        o = (-(-span // ss) if ceil_mode else span // ss) + 1
+        return o - 1 if ceil_mode and (o - 1) * ss >= length + pp else o
+
+    oh, ow = size(h, k[0], s[0], p[0]), size(w, k[1], s[1], p[1])
+    out = np.zeros((n, c, oh, ow))
+    for y in range(oh):
+        for z in range(ow):
+            y0, z0 = y * s[0], z * s[1]
+            win = xp[:, :, y0:min(y0 + k[0], h + 2 * p[0]), z0:min(z0 + k[1], w + 2 * p[1])]
+            if reduce == "max":
+                out[:, :, y, z] = win.max(axis=(2, 3))
+            else:
+                inside = (min(y0 + k[0], h + p[0]) - max(y0, p[0])) * (min(z0 + k[1], w + p[1]) - max(z0, p[1]))
+                div = (min(y0 + k[0], h + 2 * p[0]) - y0) * (min(z0 + k[1], w + 2 * p[1]) - z0)
+                out[:, :, y, z] = win.sum(axis=(2, 3)) / (div if include_pad else inside)
+    return out
+
+
+@pytest.mark.parametrize("k,s,p,ceil_mode", [((2, 2), (2, 2), (0, 0), False), ((3, 2), (2, 1), (1, 1), False),
+                                             ((3, 3), (2, 2), (1, 0), True), ((2, 3), (3, 2), (0, 1), True)])
+def test_pools_against_numpy(k, s, p, ceil_mode):
+    x = RNG.standard_normal((2, 3, 7, 8))
+    got = F.max_pool2d(t64(x, False), k, s, p, ceil_mode=ceil_mode)
+    np.testing.assert_allclose(got.numpy(), np_pool2d(x, k, s, p, "max", ceil_mode))
+    got = F.avg_pool2d(t64(x, False), k, s, p, ceil_mode=ceil_mode, count_include_pad=False)
+    np.testing.assert_allclose(got.numpy(), np_pool2d(x, k, s, p, "avg", ceil_mode, include_pad=False), atol=1e-12)
+    if not ceil_mode:
+        got = F.avg_pool2d(t64(x, False), k, s, p)
+        np.testing.assert_allclose(got.numpy(), np_pool2d(x, k, s, p, "avg"), atol=1e-12)
+
+
+def test_max_pool_indices_and_nan():
+    x = RNG.permutation(48).astype(np.float64).reshape(1, 2, 4, 6)
+    out, idx = F.max_pool2d(t64(x, False), 2, return_indices=True)
+    flat = x.reshape(1, 2, 24)
+    np.testing.assert_array_equal(np.take_along_axis(flat, idx.numpy().reshape(1, 2, -1), 2).reshape(out.shape),
+                                  out.numpy())
+    assert idx.dtype == sx.int64
+    x[0, 0, 1, 1] = np.nan
+    assert np.isnan(F.max_pool2d(t64(x, False), 2).numpy()[0, 0, 0, 0])
+
+
+def test_pool_gradients():
+    x = RNG.permutation(60).astype(np.float64).reshape(1, 3, 4, 5) / 10  # distinct values: max is smooth
+    gradcheck(lambda x: F.max_pool2d(x, 3, 2, 1, dilation=1, ceil_mode=True), [t64(x)])
+    gradcheck(lambda x: F.max_pool2d(x, 2, 1, dilation=2), [t64(x)])
+    gradcheck(lambda x: F.max_pool1d(x.flatten(2), 3, 2, 1), [t64(x)])
+    gradcheck(lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False), [t64(x)])
+    gradcheck(lambda x: F.avg_pool2d(x, 2, 1, divisor_override=3), [t64(x)])
+    gradcheck(lambda x: F.avg_pool1d(x.flatten(2), 4, 3, 2), [t64(x)])
+    gradcheck(lambda x: F.adaptive_avg_pool2d(x, (3, 2)), [t64(x)])
+    gradcheck(lambda x: F.adaptive_max_pool2d(x, (3, 4)), [t64(x)])
+    gradcheck(lambda x: F.adaptive_avg_pool1d(x.flatten(2), 7), [t64(x)])
+    # second order: the max-pool backward is a scatter whose own vjp is a gather
+    gradcheck(grad_of(lambda x: F.max_pool2d(x, 2).square().sum()), [t64(x)])
+    gradcheck(grad_of(lambda x: F.avg_pool2d(x, 2).square().sum()), [t64(x)])
+
+
+def test_adaptive_pools_against_numpy():
+    x = RNG.standard_normal((2, 3, 7, 5))
+    got = F.adaptive_avg_pool2d(t64(x, False), (3, None)).numpy()
+    for i in range(3):
+        lo, hi = i * 7 // 3, -(-(i + 1) * 7 // 3)
+        np.testing.assert_allclose(got[:, :, i], x[:, :, lo:hi].mean(axis=2), atol=1e-12)
+    np.testing.assert_allclose(F.adaptive_max_pool2d(t64(x, False), 1).numpy()[..., 0, 0], x.max(axis=(2, 3)))
+
+
+def test_pool_errors():
+    with pytest.raises(ValueError, match=r"\[max_pool2d\] padding \(2, 2\) must be .* at most half"):
+        F.max_pool2d(sx.zeros(1, 1, 5, 5), 3, padding=2)
+    with pytest.raises(ValueError, match=r"\[avg_pool2d\] input \(1, 1, 2, 2\) is too small"):
+        F.avg_pool2d(sx.zeros(1, 1, 2, 2), 3)
+    with pytest.raises(ValueError, match=r"\[max_pool2d\] expected 3-D \(unbatched\) or 4-D"):
+        F.max_pool2d(sx.zeros(2, 2), 2)
+    with pytest.raises(TypeError, match=r"\[max_pool2d\] expected a floating input"):
+        F.max_pool2d(sx.zeros(1, 1, 4, 4, dtype=sx.int64), 2)
+
+
+def test_half_inputs_compute_in_float32():
+    x = RNG.standard_normal((1, 2, 6, 6)).astype(np.float32)
+    w = RNG.standard_normal((3, 2, 3, 3)).astype(np.float32)
+    got = F.conv2d(sx.tensor(x).to(sx.bfloat16), sx.tensor(w).to(sx.bfloat16))
+    assert got.dtype == sx.bfloat16
+    np.testing.assert_allclose(got.float().numpy(), np_conv2d(x, w, None, (1, 1), (0, 0), (1, 1), 1), atol=0.3)
+    assert F.max_pool2d(sx.tensor(x).half(), 2).dtype == sx.float16

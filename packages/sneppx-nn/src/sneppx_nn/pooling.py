@@ -1,0 +1,122 @@
+"""Pooling layers: MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d, AdaptiveMaxPool1d/2d."""
+
+from __future__ import annotations
+
+import sneppx_core.functional as F
+
+from .module import Module
+
+
+class _MaxPoolNd(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool1d(_MaxPoolNd, record_config=True):
+    """Maximum over sliding windows of (N, C, L) input; ``stride`` defaults to ``kernel_size``. With
+    ``return_indices`` the forward returns (values, argmax offsets)."""
+
+    def forward(self, input):
+        """max_pool1d(input)."""
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                            self.return_indices)
+
+
+class MaxPool2d(_MaxPoolNd, record_config=True):
+    """Maximum over (kh, kw) windows of (N, C, H, W) input; see MaxPool1d."""
+
+    def forward(self, input):
+        """max_pool2d(input)."""
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                            self.return_indices)
+
+
+class AvgPool1d(Module, record_config=True):
+    """Mean over sliding windows of (N, C, L) input (``count_include_pad``: padding zeros count)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode, self.count_include_pad = padding, ceil_mode, count_include_pad
+
+    def forward(self, input):
+        """avg_pool1d(input)."""
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(Module, record_config=True):
+    """Mean over (kh, kw) windows of (N, C, H, W) input; ``divisor_override`` replaces the window size."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode, self.count_include_pad = padding, ceil_mode, count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input):
+        """avg_pool2d(input)."""
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                            self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _Adaptive(Module):
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_Adaptive, record_config=True):
+    """Mean over windows [floor(i L / out), ceil((i + 1) L / out)) for each output position i."""
+
+    def __init__(self, output_size):
+        super().__init__(output_size)
+
+    def forward(self, input):
+        """adaptive_avg_pool1d(input, output_size)."""
+        return F.adaptive_avg_pool1d(input, self.output_size)
+
+
+class AdaptiveAvgPool2d(_Adaptive, record_config=True):
+    """Adaptive mean pooling of (N, C, H, W) input to ``output_size`` (None entries keep the input size);
+    ``AdaptiveAvgPool2d(1)`` is global average pooling."""
+
+    def __init__(self, output_size):
+        super().__init__(output_size)
+
+    def forward(self, input):
+        """adaptive_avg_pool2d(input, output_size)."""
+        return F.adaptive_avg_pool2d(input, self.output_size)
+
+
+class AdaptiveMaxPool1d(_Adaptive, record_config=True):
+    """Maximum over the adaptive windows of AdaptiveAvgPool1d."""
+
+    def forward(self, input):
+        """adaptive_max_pool1d(input, output_size)."""
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool2d(_Adaptive, record_config=True):
+    """Maximum over the adaptive windows of AdaptiveAvgPool2d."""
+
+    def forward(self, input):
+        """adaptive_max_pool2d(input, output_size)."""
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)

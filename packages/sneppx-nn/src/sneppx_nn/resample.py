@@ -1,0 +1,142 @@
+"""Resampling, padding, patch and distance layers: Upsample, PixelShuffle, PixelUnshuffle, ZeroPad1d/2d,
+ConstantPad1d/2d, Unfold, Fold, CosineSimilarity, PairwiseDistance."""
+
+from __future__ import annotations
+
+import sneppx_core.functional as F
+
+from .module import Module
+
+
+class Upsample(Module, record_config=True):
+    """Resamples (N, C, *spatial) input to ``size`` or by ``scale_factor`` with F.interpolate
+    (mode "nearest", "linear", "bilinear" or "trilinear"; ``align_corners`` for the linear modes)."""
+
+    def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners=None):
+        super().__init__()
+        self.size, self.scale_factor, self.mode, self.align_corners = size, scale_factor, mode, align_corners
+
+    def forward(self, input):
+        """interpolate(input, size, scale_factor, mode, align_corners)."""
+        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners)
+
+    def extra_repr(self) -> str:
+        what = f"size={self.size}" if self.size is not None else f"scale_factor={self.scale_factor}"
+        return f"{what}, mode={self.mode!r}"
+
+
+class PixelShuffle(Module, record_config=True):
+    """(*, C r^2, H, W) -> (*, C, H r, W r) with r = ``upscale_factor``."""
+
+    def __init__(self, upscale_factor: int):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input):
+        """pixel_shuffle(input, upscale_factor)."""
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+
+class PixelUnshuffle(Module, record_config=True):
+    """(*, C, H r, W r) -> (*, C r^2, H, W) with r = ``downscale_factor``."""
+
+    def __init__(self, downscale_factor: int):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input):
+        """pixel_unshuffle(input, downscale_factor)."""
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+
+class _ConstantPad(Module):
+    _n = 2
+
+    def __init__(self, padding, value: float = 0.0):
+        super().__init__()
+        self.padding = (padding,) * (2 * self._n) if isinstance(padding, int) else tuple(padding)
+        if len(self.padding) != 2 * self._n:
+            raise ValueError(f"[{type(self).__name__}] padding must be an int or {2 * self._n} ints, got {padding!r}")
+        self.value = value
+
+    def forward(self, input):
+        """pad(input, padding, value=value); padding = (left, right[, top, bottom])."""
+        return F.pad(input, self.padding, mode="constant", value=self.value)
+
+    def extra_repr(self) -> str:
+        return f"padding={self.padding}, value={self.value}"
+
+
+class ConstantPad1d(_ConstantPad, record_config=True):
+    """Pads the last dim with ``value``: padding = int or (left, right)."""
+
+    _n = 1
+
+
+class ConstantPad2d(_ConstantPad, record_config=True):
+    """Pads the last two dims with ``value``: padding = int or (left, right, top, bottom)."""
+
+    _n = 2
+
+
+class ZeroPad1d(ConstantPad1d, record_config=True):
+    """Pads the last dim with zeros: padding = int or (left, right)."""
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+
+class ZeroPad2d(ConstantPad2d, record_config=True):
+    """Pads the last two dims with zeros: padding = int or (left, right, top, bottom)."""
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+
+class Unfold(Module, record_config=True):
+    """Sliding blocks of (N, C, H, W) input as (N, C * kh * kw, L) columns (F.unfold)."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+
+    def forward(self, input):
+        """unfold(input, ...)."""
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+
+class Fold(Module, record_config=True):
+    """Sums (N, C * kh * kw, L) columns back into an (N, C, *output_size) image (F.fold)."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.output_size, self.kernel_size = output_size, kernel_size
+        self.dilation, self.padding, self.stride = dilation, padding, stride
+
+    def forward(self, input):
+        """fold(input, ...)."""
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+
+class CosineSimilarity(Module, record_config=True):
+    """Cosine similarity of two inputs along ``dim`` (norms clamped below by ``eps``)."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1, x2):
+        """cosine_similarity(x1, x2, dim, eps)."""
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module, record_config=True):
+    """||x1 - x2 + eps||_p over the last dim."""
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1, x2):
+        """pairwise_distance(x1, x2, p, eps, keepdim)."""
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)

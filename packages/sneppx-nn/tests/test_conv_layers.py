@@ -1,0 +1,172 @@
+"""Convolution, pooling, batch-norm and resampling layers: construction, state_dict keys, running
+statistics, and parity with torch.nn (same weights through state_dict) for layers and a small CNN."""
+
+import inspect
+
+import numpy as np
+import pytest
+import sneppx_core as sx
+
+import sneppx_nn as nn
+from conftest import to_np
+
+RNG = np.random.default_rng(31)
+
+
+def test_conv_layer_shapes_and_init():
+    conv = nn.Conv2d(4, 8, 3, stride=2, padding=1, groups=2)
+    assert tuple(conv.weight.shape) == (8, 2, 3, 3) and tuple(conv.bias.shape) == (8,)
+    bound = 1 / np.sqrt(2 * 9)
+    assert np.abs(to_np(conv.weight)).max() <= bound and np.abs(to_np(conv.bias)).max() <= bound
+    assert tuple(conv(sx.randn(2, 4, 9, 9)).shape) == (2, 8, 5, 5)
+    assert tuple(conv(sx.randn(4, 9, 9)).shape) == (8, 5, 5)
+    assert list(nn.Conv1d(3, 5, 4, bias=False).state_dict()) == ["weight"]
+    t = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)
+    assert tuple(t.weight.shape) == (4, 3, 3, 3)
+    assert tuple(t(sx.randn(1, 4, 5, 5)).shape) == (1, 6, 10, 10)
+    assert tuple(t(sx.randn(1, 4, 5, 5), output_size=(9, 9)).shape) == (1, 6, 9, 9)
+    with pytest.raises(ValueError, match=r"\[Conv2d\] in_channels 3 and out_channels 8 must be divisible by groups 2"):
+        nn.Conv2d(3, 8, 3, groups=2)
+    with pytest.raises(ValueError, match=r"\[Conv2d\] expected input \(N, 4, H, W\)"):
+        conv(sx.randn(2, 3, 9, 9))
+
+
+def test_padding_modes():
+    conv = nn.Conv2d(1, 1, 3, padding=1, padding_mode="circular", bias=False)
+    with sx.no_grad():
+        conv.weight.fill_(0.0)
+        conv.weight[0, 0, 1, 0] = 1.0  # picks the left neighbour
+    x = sx.arange(12, dtype=sx.float32).reshape(1, 1, 3, 4)
+    np.testing.assert_array_equal(to_np(conv(x))[0, 0], np.roll(np.arange(12).reshape(3, 4), 1, axis=1))
+
+
+def test_batchnorm_state_and_modes():
+    bn = nn.BatchNorm2d(3, momentum=None)
+    assert list(bn.state_dict()) == ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
+    assert [n for n, _ in bn.named_parameters()] == ["weight", "bias"]
+    xs = [RNG.standard_normal((4, 3, 2, 2)) * (i + 1) + i for i in range(3)]
+    for x in xs:
+        bn(sx.tensor(x.astype(np.float32)))
+    assert int(bn.num_batches_tracked.item()) == 3
+    # momentum=None: running_mean is the plain average of the batch means
+    np.testing.assert_allclose(to_np(bn.running_mean), np.mean([x.mean(axis=(0, 2, 3)) for x in xs], 0), atol=1e-5)
+    bn.eval()
+    x = sx.tensor(xs[0].astype(np.float32))
+    y = to_np(bn(x))
+    rm, rv = to_np(bn.running_mean), to_np(bn.running_var)
+    np.testing.assert_allclose(y, (xs[0] - rm[:, None, None]) / np.sqrt(rv[:, None, None] + 1e-5), atol=1e-5)
+    assert int(bn.num_batches_tracked.item()) == 3
+    free = nn.BatchNorm1d(5, affine=False, track_running_stats=False).eval()
+    assert list(free.state_dict()) == []
+    y = to_np(free(sx.tensor(RNG.standard_normal((6, 5)).astype(np.float32))))
+    np.testing.assert_allclose(y.mean(0), 0, atol=1e-5)  # batch statistics even in eval mode
+
+
+def test_misc_layers():
+    assert tuple(nn.MaxPool2d(2)(sx.randn(1, 2, 6, 5)).shape) == (1, 2, 3, 2)
+    out, idx = nn.MaxPool2d(3, 2, 1, return_indices=True, ceil_mode=True)(sx.randn(1, 2, 6, 5))
+    assert tuple(out.shape) == tuple(idx.shape) == (1, 2, 4, 3)
+    assert tuple(nn.AdaptiveAvgPool2d((1, 1))(sx.randn(2, 4, 5, 3)).shape) == (2, 4, 1, 1)
+    assert tuple(nn.Upsample(scale_factor=2, mode="nearest")(sx.randn(1, 1, 2, 3)).shape) == (1, 1, 4, 6)
+    assert tuple(nn.PixelShuffle(2)(sx.randn(1, 8, 2, 3)).shape) == (1, 2, 4, 6)
+    assert tuple(nn.ZeroPad2d((1, 2, 0, 3))(sx.randn(1, 1, 2, 3)).shape) == (1, 1, 5, 6)
+    assert tuple(nn.GroupNorm(2, 4)(sx.randn(2, 4, 3)).shape) == (2, 4, 3)
+    assert list(nn.PReLU(3).state_dict()) == ["weight"]
+    d = nn.Dropout2d(0.5).eval()
+    x = sx.randn(2, 3, 4, 4)
+    assert d(x) is x
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def copy_weights(src, dst, torch):
+    dst.load_state_dict({k: torch.from_numpy(np.array(to_np(v))) for k, v in src.state_dict().items()}, strict=True)
+
+
+PARITY_LAYERS = [
+    ("Conv2d", (3, 4, 3), dict(stride=2, padding=1), (2, 3, 7, 6)),
+    ("Conv2d", (4, 4, (3, 2)), dict(groups=4, padding="same", padding_mode="reflect"), (2, 4, 5, 6)),
+    ("Conv1d", (2, 6, 3), dict(dilation=2, padding=2), (3, 2, 9)),
+    ("ConvTranspose2d", (4, 2, 3), dict(stride=2, padding=1, output_padding=1), (2, 4, 3, 4)),
+    ("ConvTranspose1d", (2, 3, 4), dict(stride=2), (2, 2, 5)),
+    ("BatchNorm2d", (3,), dict(momentum=0.3), (4, 3, 3, 2)),
+    ("BatchNorm1d", (3,), dict(), (5, 3)),
+    ("InstanceNorm2d", (3,), dict(affine=True, track_running_stats=True), (2, 3, 4, 4)),
+    ("GroupNorm", (2, 4), dict(), (2, 4, 3, 3)),
+    ("MaxPool2d", (3, 2, 1), dict(ceil_mode=True), (2, 2, 7, 7)),
+    ("AvgPool2d", (3, 2, 1), dict(count_include_pad=False), (2, 2, 7, 6)),
+    ("AdaptiveAvgPool2d", ((2, 3),), dict(), (2, 2, 7, 6)),
+    ("AdaptiveMaxPool2d", (3,), dict(), (2, 2, 7, 6)),
+    ("PReLU", (3,), dict(init=0.1), (2, 3, 4)),
+    ("Hardswish", (), dict(), (3, 5)),
+    ("Mish", (), dict(), (3, 5)),
+    ("CELU", (0.5,), dict(), (3, 5)),
+    ("Upsample", (), dict(scale_factor=2, mode="bilinear", align_corners=True), (1, 2, 3, 4)),
+    ("PixelShuffle", (2,), dict(), (1, 8, 2, 3)),
+]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name,args,kw,shape", PARITY_LAYERS, ids=[p[0] for p in PARITY_LAYERS])
+def test_layer_parity(name, args, kw, shape):
+    torch = _torch()
+    cls = getattr(nn, name)
+    ours = cls(*args, **kw, **({"dtype": sx.float64} if "dtype" in inspect.signature(cls).parameters else {}))
+    theirs = getattr(torch.nn, name)(*args, **kw).double()
+    copy_weights(ours, theirs, torch)
+    for training in (True, False):
+        ours.train(training), theirs.train(training)
+        x = RNG.standard_normal(shape)
+        xs, xt = sx.tensor(x, dtype=sx.float64, requires_grad=True), torch.tensor(x, requires_grad=True)
+        out_s, out_t = ours(xs), theirs(xt)
+        np.testing.assert_allclose(to_np(out_s), out_t.detach().numpy(), atol=1e-9, rtol=1e-7)
+        seed = RNG.standard_normal(tuple(out_t.shape))
+        (out_s * sx.tensor(seed, dtype=sx.float64)).sum().backward()
+        (out_t * torch.tensor(seed)).sum().backward()
+        np.testing.assert_allclose(to_np(xs.grad), xt.grad.numpy(), atol=1e-9, rtol=1e-7)
+        tp = dict(theirs.named_parameters())
+        for n, p in ours.named_parameters():
+            np.testing.assert_allclose(to_np(p.grad), tp[n].grad.numpy(), atol=1e-9, rtol=1e-7, err_msg=n)
+            p.grad = None
+            tp[n].grad = None
+        tb = dict(theirs.named_buffers())
+        for n, b in ours.named_buffers():
+            np.testing.assert_allclose(to_np(b), tb[n].numpy(), atol=1e-12, err_msg=n)
+
+
+@pytest.mark.parity
+def test_small_cnn_training_matches_torch():
+    """Two conv-BN-ReLU-pool blocks and a Linear head, SGD with momentum: same losses and weights for
+    a few steps in float64."""
+    torch = _torch()
+
+    def build(m):
+        return m.Sequential(m.Conv2d(3, 8, 3, padding=1), m.BatchNorm2d(8), m.ReLU(), m.MaxPool2d(2),
+                            m.Conv2d(8, 16, 3, padding=1), m.BatchNorm2d(16), m.ReLU(), m.MaxPool2d(2),
+                            m.Flatten(), m.Linear(16 * 2 * 2, 10))
+
+    ours, theirs = build(nn), build(torch.nn).double()
+    ours.to(sx.float64)
+    copy_weights(ours, theirs, torch)
+    params = list(ours.parameters())
+    bufs = [sx.zeros_like(p) for p in params]
+    opt_t = torch.optim.SGD(theirs.parameters(), lr=0.05, momentum=0.9)
+    loss_s_fn, loss_t_fn = nn.CrossEntropyLoss(), torch.nn.CrossEntropyLoss()
+    for _ in range(3):
+        x, y = RNG.standard_normal((6, 3, 8, 8)), RNG.integers(0, 10, 6)
+        ls = loss_s_fn(ours(sx.tensor(x, dtype=sx.float64)), sx.tensor(y))
+        lt = loss_t_fn(theirs(torch.tensor(x)), torch.tensor(y))
+        np.testing.assert_allclose(float(ls.item()), float(lt.item()), rtol=1e-9)
+        opt_t.zero_grad()
+        ls.backward(), lt.backward()
+        opt_t.step()
+        with sx.no_grad():  # SGD with momentum, PyTorch's form: buf = 0.9 buf + g; p -= lr buf
+            for p, buf in zip(params, bufs):
+                buf.copy_(buf * 0.9 + p.grad)
+                p.copy_(p - buf * 0.05)
+                p.grad = None
+    tsd = theirs.state_dict()
+    for k, v in ours.state_dict().items():
+        np.testing.assert_allclose(to_np(v), tsd[k].numpy(), atol=1e-9, err_msg=k)
