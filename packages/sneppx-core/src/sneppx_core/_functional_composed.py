@@ -1,5 +1,6 @@
-"""Compositions for ``sneppx_core.functional``: extra activations, distances, normalisation helpers,
-channel dropout and pixel (un)shuffle, all differentiable through the core ops they are built from."""
+"""Compositions for ``sneppx_core.functional``: tanhshrink and prelu, distances, normalisation helpers,
+channel dropout and pixel (un)shuffle, all differentiable through the core ops they are built from.
+(The pointwise activations are fused kernels of the unary formula sheet; see ``functional``.)"""
 
 from __future__ import annotations
 
@@ -9,56 +10,6 @@ from ._factories import ones
 
 def _act(input, out, inplace):
     return input.copy_(out) if inplace else out
-
-
-def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    """hardtanh(x) = clamp(x, min_val, max_val)."""
-    if min_val > max_val:
-        raise ValueError(f"[hardtanh] min_val {min_val} must not exceed max_val {max_val}")
-    return _act(input, _C.clamp(input, min_val, max_val), inplace)
-
-
-def relu6(input, inplace=False):
-    """relu6(x) = min(max(x, 0), 6)."""
-    return hardtanh(input, 0.0, 6.0, inplace)
-
-
-def hardsigmoid(input, inplace=False):
-    """hardsigmoid(x) = relu6(x + 3) / 6."""
-    return _act(input, _C.clamp(input + 3.0, 0.0, 6.0) / 6.0, inplace)
-
-
-def hardswish(input, inplace=False):
-    """hardswish(x) = x * relu6(x + 3) / 6."""
-    return _act(input, input * (_C.clamp(input + 3.0, 0.0, 6.0) / 6.0), inplace)
-
-
-def mish(input, inplace=False):
-    """mish(x) = x * tanh(softplus(x))."""
-    return _act(input, input * _C.tanh(_C.softplus(input, 1.0, 20.0)), inplace)
-
-
-def celu(input, alpha=1.0, inplace=False):
-    """celu(x) = max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), i.e. alpha * elu(x / alpha)."""
-    if alpha == 0:
-        raise ValueError("[celu] alpha must not be 0")
-    return _act(input, _C.elu(input / alpha, 1.0) * alpha, inplace)
-
-
-def selu(input, inplace=False):
-    """selu(x) = scale * elu(x, alpha) with PyTorch's fixed alpha and scale."""
-    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-    return _act(input, _C.elu(input, alpha) * scale, inplace)
-
-
-def logsigmoid(input):
-    """logsigmoid(x) = log(1 / (1 + exp(-x))) = -softplus(-x), stable for large |x|."""
-    return -_C.softplus(-input, 1.0, 20.0)
-
-
-def softsign(input):
-    """softsign(x) = x / (1 + |x|)."""
-    return input / (_C.abs(input) + 1.0)
 
 
 def tanhshrink(input):
@@ -152,7 +103,6 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
 
 __all__ = [
-    "hardtanh", "relu6", "hardsigmoid", "hardswish", "mish", "celu", "selu", "logsigmoid", "softsign",
     "tanhshrink", "prelu", "normalize", "cosine_similarity", "pairwise_distance", "one_hot", "pixel_shuffle",
     "pixel_unshuffle", "dropout1d", "dropout2d",
 ]
