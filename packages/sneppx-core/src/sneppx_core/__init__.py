@@ -29,6 +29,8 @@ from ._ops import *  # noqa: F401,F403
 from ._ops import __all__ as _ops_all
 from ._einsum import einsum
 from . import autograd, cuda, functional, testing  # noqa: F401
+from ._names import *  # noqa: F401,F403
+from ._names import __all__ as _names_all
 
 bool = bool_  # noqa: A001  (sneppx_core.bool, as torch.bool)
 float = float32  # noqa: A001
@@ -47,4 +49,5 @@ __all__ = [
     "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm", "seed", "tensor",
     "zeros", "zeros_like", "enable_grad", "inference_mode", "no_grad", "set_grad_enabled", "autograd", "cuda",
     "functional", "testing", "require_core", "__version__", "_HAS_C_BACKEND", "_HAS_CUDA", "einsum", *_ops_all,
+    *_names_all,
 ]

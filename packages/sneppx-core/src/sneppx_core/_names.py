@@ -1,0 +1,25 @@
+"""The PyTorch names added on top of the core ops: ``save``/``load``, ``device``, legacy tensor
+types, ``backends``/``accelerator`` switches and more Tensor methods. ``sneppx_core`` re-exports
+everything in ``__all__``; importing this module also attaches the new Tensor methods."""
+
+from __future__ import annotations
+
+from . import _legacy_types, _tensor_extra, accelerator, backends  # noqa: F401
+from ._C_face import Device, Tensor
+from ._legacy_types import (  # noqa: F401
+    BFloat16Tensor, BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
+)
+from ._serialization import load, save
+from ._tensor_extra import FUNCTIONS, tril_indices, triu_indices
+from .backends import (  # noqa: F401
+    are_deterministic_algorithms_enabled, get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
+    set_float32_matmul_precision, use_deterministic_algorithms,
+)
+
+device = Device  # sneppx_core.device("cuda", 0), as torch.device
+globals().update(FUNCTIONS)
+_tensor_extra._install(Tensor)
+_legacy_types._install(Tensor)
+
+__all__ = ["save", "load", "device", "accelerator", "backends", "tril_indices", "triu_indices",
+           *_legacy_types.__all__, *backends.__all__[3:], *FUNCTIONS]
