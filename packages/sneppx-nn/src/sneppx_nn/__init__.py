@@ -38,6 +38,9 @@ from .loss import (  # noqa: E402
 from .module import Module, RemovableHandle  # noqa: E402
 from .normalization import LayerNorm, RMSNorm  # noqa: E402
 from .parameter import Parameter  # noqa: E402
+from .rnn import GRU, LSTM, RNN, RNNBase  # noqa: E402
+from .rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: E402
+from . import utils  # noqa: E402
 from .transformer import KVCache, Transformer  # noqa: E402
 
 __all__ = [
@@ -48,4 +51,5 @@ __all__ = [
     "MultiheadAttention", "TransformerBlock", "Transformer", "KVCache",
     "MSELoss", "L1Loss", "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
     "save", "load", "read_metadata",
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "utils",
 ]
