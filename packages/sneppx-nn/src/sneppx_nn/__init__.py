@@ -1,8 +1,10 @@
 """sneppx_nn: neural-network modules for SneppX, following ``torch.nn``.
 
 ``Module`` and ``Parameter``; layers (Linear, Bilinear, Embedding, LayerNorm, RMSNorm, Dropout,
-activations, containers); ``MultiheadAttention``, ``TransformerBlock`` and a decoder-only
-``Transformer`` language model with a KV cache; losses; ``sneppx_nn.init``; and safetensors
+activations, containers); recurrent layers (RNN, LSTM, GRU and cells); ``MultiheadAttention``,
+PyTorch's Transformer encoder/decoder layers, ``TransformerBlock`` and a decoder-only
+``Transformer`` language model with a KV cache; losses; ``sneppx_nn.utils`` (grad clipping,
+packed sequences); ``sneppx_nn.init``; and safetensors
 checkpoints (``save``/``load``, ``Module.save_checkpoint``/``load_checkpoint``/``from_checkpoint``)::
 
     from sneppx_nn import Module, Sequential, Linear, GELU
@@ -42,6 +44,9 @@ from .rnn import GRU, LSTM, RNN, RNNBase  # noqa: E402
 from .rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: E402
 from . import utils  # noqa: E402
 from .transformer import KVCache, Transformer  # noqa: E402
+from .transformer_layers import (  # noqa: E402
+    TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
 
 __all__ = [
     "__version__", "Module", "Parameter", "RemovableHandle", "IncompatibleKeys", "init",
@@ -51,5 +56,6 @@ __all__ = [
     "MultiheadAttention", "TransformerBlock", "Transformer", "KVCache",
     "MSELoss", "L1Loss", "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
     "save", "load", "read_metadata",
+    "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "utils",
 ]
