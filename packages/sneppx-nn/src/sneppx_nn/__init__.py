@@ -37,6 +37,9 @@ from .linear import Bilinear, Flatten, Identity, Linear, Unflatten  # noqa: E402
 from .loss import (  # noqa: E402
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
 )
+from .loss_extra import (  # noqa: E402
+    CosineEmbeddingLoss, GaussianNLLLoss, HuberLoss, MarginRankingLoss, PoissonNLLLoss, TripletMarginLoss,
+)
 from .module import Module, RemovableHandle  # noqa: E402
 from .normalization import LayerNorm, RMSNorm  # noqa: E402
 from .parameter import Parameter  # noqa: E402
@@ -55,6 +58,7 @@ __all__ = [
     "GELU", "ReLU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU",
     "MultiheadAttention", "TransformerBlock", "Transformer", "KVCache",
     "MSELoss", "L1Loss", "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
+    "HuberLoss", "MarginRankingLoss", "CosineEmbeddingLoss", "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
     "save", "load", "read_metadata",
     "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "utils",
