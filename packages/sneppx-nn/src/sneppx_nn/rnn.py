@@ -44,6 +44,14 @@ def _gru_step(gi, h, w_hh, b_hh):
     return n + z * (h - n)
 
 
+def _steps(t):
+    """The per-step views ``t[0], t[1], ...``. Taken block by block (blocks of about sqrt(2 L)
+    steps): the backward of each view writes into a buffer the size of its parent, so views of
+    blocks cost about sqrt(L) full-size copies instead of L."""
+    block = max(1, math.ceil(math.sqrt(2 * t.shape[0])))
+    return [step for part in t.split(block, 0) for step in part.unbind(0)]
+
+
 def _check_sizes(layer, input_size, hidden_size):
     for name, v in (("input_size", input_size), ("hidden_size", hidden_size)):
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
@@ -167,10 +175,10 @@ class RNNBase(Module):
         # One GEMM projects every step's input; RNN and LSTM fold b_hh into it as well (GRU keeps
         # b_hh inside the r * (h W_hn^T + b_hn) term).
         fold = b_ih is not None and self.mode != "GRU"
-        gi = F.linear(x, w_ih, (b_ih + b_hh) if fold else b_ih).unbind(0)
+        gi = _steps(F.linear(x, w_ih, (b_ih + b_hh) if fold else b_ih))
         hh_bias = None if fold else b_hh
         order = range(len(gi) - 1, -1, -1) if reverse else range(len(gi))
-        m = mask.unbind(0) if mask is not None else None
+        m = _steps(mask) if mask is not None else None
         outs = [None] * len(gi)
         for t in order:
             new = self._step(gi[t], state, w_hh, hh_bias)
