@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import math
 import os
 
 import numpy as np
@@ -219,8 +220,8 @@ def _same(a, b):
         assert a.detach().float().tolist() == b.detach().float().tolist()
     elif isinstance(a, np.ndarray):
         np.testing.assert_array_equal(a, b)
-    elif isinstance(a, float) and a != a:
-        assert b != b
+    elif isinstance(a, float) and math.isnan(a):
+        assert math.isnan(b)
     else:
         assert a == b
 

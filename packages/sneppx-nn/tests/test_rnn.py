@@ -154,7 +154,7 @@ def test_lstm_cell_gradient_against_finite_differences():
 
     def loss(x):
         g = x @ w["weight_ih"].T + w["bias_ih"] + w["bias_hh"]  # zero initial state
-        i, f, gg, o = np.split(g, 4, axis=1)
+        i, _, gg, o = np.split(g, 4, axis=1)
         c = sig(i) * np.tanh(gg)
         return (sig(o) * np.tanh(c)).sum() + c.sum()
 

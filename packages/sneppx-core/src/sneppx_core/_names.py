@@ -4,11 +4,12 @@ everything in ``__all__``; importing this module also attaches the new Tensor me
 
 from __future__ import annotations
 
-from . import _legacy_types, _tensor_extra, accelerator, backends  # noqa: F401
+from . import _legacy_types, _tensor_extra, _tensor_math, _tensor_shape, accelerator, backends  # noqa: F401
 from ._C_face import Device, Tensor
 from ._legacy_types import (  # noqa: F401
     BFloat16Tensor, BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
 )
+from ._ops import __all__ as _ops_names
 from ._serialization import load, save
 from ._tensor_extra import FUNCTIONS, tril_indices, triu_indices
 from .backends import (  # noqa: F401
@@ -17,9 +18,11 @@ from .backends import (  # noqa: F401
 )
 
 device = Device  # sneppx_core.device("cuda", 0), as torch.device
-globals().update(FUNCTIONS)
-_tensor_extra._install(Tensor)
+_FUNCTIONS = {**FUNCTIONS, **_tensor_math.FUNCTIONS, **_tensor_shape.FUNCTIONS}
+_FUNCTIONS = {k: v for k, v in _FUNCTIONS.items() if k not in _ops_names}
+globals().update(_FUNCTIONS)
+_tensor_extra._install(Tensor, _FUNCTIONS, _tensor_shape.METHODS, _tensor_shape.METHOD_DOCS, _tensor_math.INPLACE)
 _legacy_types._install(Tensor)
 
 __all__ = ["save", "load", "device", "accelerator", "backends", "tril_indices", "triu_indices",
-           *_legacy_types.__all__, *backends.__all__[3:], *FUNCTIONS]
+           *_legacy_types.__all__, *backends.__all__[3:], *_FUNCTIONS]

@@ -9,7 +9,6 @@ so loading a file never runs code from it.
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import os
@@ -132,7 +131,7 @@ def _target(device: str, map_location):
 
 def _decode(node, tensors, map_location):
     if isinstance(node, list):
-        raise ValueError("[load] malformed structure in file")
+        raise ValueError("[load] malformed structure in file")  # noqa: TRY004  (a bad file, not a bad argument)
     if not isinstance(node, dict):
         return node
     (kind, value), *_ = node.items()

@@ -83,12 +83,12 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
     return input + tensor1 / tensor2 * value
 
 
-def clamp_min(input, min):  # noqa: A002
+def clamp_min(input, min):
     """Elementwise ``max(input, min)``."""
     return _C.clamp(input, min, None)
 
 
-def clamp_max(input, max):  # noqa: A002
+def clamp_max(input, max):
     """Elementwise ``min(input, max)``."""
     return _C.clamp(input, None, max)
 
@@ -296,9 +296,14 @@ FUNCTIONS = {
 }
 
 
-def _install(cls):
-    """Attaches the methods of this module (and their in-place forms) to ``cls``."""
-    methods = dict(FUNCTIONS)
+def _install(cls, functions, more_methods, more_docs, more_inplace):
+    """Attaches ``functions`` as methods, the methods of this module and ``more_methods``, and the
+    in-place forms of this module's functions and of ``more_inplace``; existing names are kept."""
+    methods = dict(functions)
+    for name, fn in more_methods.items():
+        if name in more_docs:
+            fn.__name__, fn.__doc__ = name, more_docs[name]
+        methods[name] = fn
     methods.update({
         "nelement": nelement, "unfold": unfold,
         "view_as": lambda self, other: self.view(*other.shape),
@@ -322,6 +327,7 @@ def _install(cls):
                "index_add": _C.index_add, "scatter": _C.scatter, "scatter_add": _C.scatter_add, "t": t,
                "tril": _C.tril, "triu": _C.triu, "log1p": _C.log1p, "expm1": _C.expm1, "rsqrt": _C.rsqrt,
                "log2": _C.log2, "trunc": _C.trunc, "erf": _C.erf, "cumsum": _C.cumsum}
+    inplace.update({name: functions[name] for name in more_inplace})
     for name, fn in inplace.items():
         methods[name + "_"] = _inplace(fn, name + "_")
     for name, fn in methods.items():

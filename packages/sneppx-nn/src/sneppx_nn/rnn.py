@@ -95,8 +95,8 @@ class RNNBase(Module):
             init.uniform_(p, -bound, bound)
 
     def _weights(self, layer, suffix):
-        get = lambda key: getattr(self, f"{key}_l{layer}{suffix}", None)  # noqa: E731
-        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
+        return tuple(getattr(self, f"{key}_l{layer}{suffix}", None)
+                     for key in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
 
     def _initial(self, input, hx, batch, unbatched):
         name = type(self).__name__

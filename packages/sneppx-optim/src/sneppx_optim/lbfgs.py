@@ -8,6 +8,8 @@ bracket with safeguarded cubic interpolation (Nocedal and Wright, Algorithms 3.5
 
 from __future__ import annotations
 
+import functools
+
 import sneppx_core as sx
 
 from .optimizer import Optimizer, check_range
@@ -131,6 +133,7 @@ class LBFGS(Optimizer):
             start += n
 
     def _evaluate(self, closure, x, t, d):
+        """Loss and flat gradient at ``x + t d``; the parameters are put back to ``x``."""
         self._add(t, d)
         with sx.enable_grad():
             loss = float(closure())
@@ -183,7 +186,8 @@ class LBFGS(Optimizer):
             ls_evals = 0
             if grp["line_search_fn"] == "strong_wolfe":
                 x = [p.clone() for p in self._params]
-                loss, g, t, ls_evals = _strong_wolfe(lambda s: self._evaluate(closure, x, s, d), t, d, loss, g, gtd)
+                loss, g, t, ls_evals = _strong_wolfe(functools.partial(self._evaluate, closure, x, d=d), t, d, loss,
+                                                     g, gtd)
                 self._add(t, d)
             else:
                 self._add(t, d)
