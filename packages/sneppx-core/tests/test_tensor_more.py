@@ -118,3 +118,74 @@ def test_predicates_and_counts():
         z.quantile(1.5)
     with pytest.raises(IndexError, match=r"\[kthvalue\] k=5"):
         z.kthvalue(5)
+
+
+def test_inplace_comparisons_and_index_put_():
+    x = sx.tensor([1.0, 2.0, 3.0])
+    x.gt_(1.5)
+    assert x.tolist() == [0.0, 1.0, 1.0] and x.dtype == sx.float32
+    y = sx.tensor([[True, False], [False, False]])
+    y.logical_or_(sx.tensor([[False, False], [True, False]]))
+    assert y.tolist() == [[True, False], [True, False]]
+    z = sx.zeros(2, 3)
+    z.index_put_((sx.tensor([0, 1, 0]), sx.tensor([2, 0, 2])), sx.tensor([1.0, 2.0, 3.0]), accumulate=True)
+    assert z.tolist() == [[0.0, 0.0, 4.0], [2.0, 0.0, 0.0]]
+    z.index_put_((sx.tensor([1]),), sx.tensor(9.0))
+    assert z.tolist() == [[0.0, 0.0, 4.0], [9.0, 9.0, 9.0]]
+    w = sx.tensor([7, 8, 9])
+    w.remainder_(4)
+    assert w.tolist() == [3, 0, 1]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name,fn,make", [
+    ("fmax_fmin", lambda L, a, b: L.fmax(a, b) + a.fmin(b), lambda: [_u(3, 4), _u(3, 4)]),
+    ("copysign", lambda L, a, b: a.copysign(b), lambda: [_u(3, 4), _u(3, 4)]),
+    ("diag_embed", lambda L, a: L.diag_embed(a, 1) + 0, lambda: [_u(2, 3)]),
+    ("diag_embed_dims", lambda L, a: a.diag_embed(0, 0, 2) + 0, lambda: [_u(2, 3)]),
+    ("diagflat", lambda L, a: a.diagflat(-1) + 0, lambda: [_u(2, 2)]),
+    ("addbmm", lambda L, c, a, b: c.addbmm(a, b, beta=0.5), lambda: [_u(3, 4), _u(2, 3, 5), _u(2, 5, 4)]),
+    ("splits", lambda L, a: L.cat([p * (i + 1) for i, p in enumerate(a.hsplit(2))], 1) + L.cat(a.vsplit([1]), 0),
+     lambda: [_u(4, 6)]),
+    ("msort", lambda L, a: a.msort() + L.cat(a.split_with_sizes([1, 3], 0), 0), lambda: [_u(4, 3)]),
+])
+def test_more_functions_match_torch(torch, name, fn, make):
+    arrays = make()
+    ts = [sx.tensor(a, requires_grad=True) for a in arrays]
+    tts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out, tout = fn(sx, *ts), fn(torch, *tts)
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-12)
+    w = RNG.standard_normal(tuple(tout.shape))
+    (out * sx.tensor(w)).sum().backward()
+    (tout * torch.tensor(w)).sum().backward()
+    for a, b in zip(ts, tts):
+        if a.grad is None:  # no path from this input: PyTorch reports zeros
+            assert not np.any(b.grad.numpy())
+            continue
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_random_fills_have_the_right_distribution():
+    sx.manual_seed(0)
+    n = 200_000
+    b = sx.zeros(n).bernoulli_(0.3)
+    assert set(np.unique(b.numpy()).tolist()) == {0.0, 1.0} and abs(b.mean().item() - 0.3) < 0.01
+    e = sx.zeros(n, dtype=sx.float64).exponential_(2.0)
+    assert abs(e.mean().item() - 0.5) < 0.01 and e.min().item() >= 0
+    g = sx.zeros(n).geometric_(0.25)
+    assert abs(g.mean().item() - 4.0) < 0.05 and g.min().item() >= 1
+    r = sx.zeros(n, dtype=sx.int64).random_(3, 7)
+    assert set(np.unique(r.numpy()).tolist()) == {3, 4, 5, 6}
+    ln = sx.zeros(n, dtype=sx.float64).log_normal_(0.0, 0.5)
+    assert abs(np.log(ln.numpy()).std() - 0.5) < 0.01
+    c = sx.zeros(n, dtype=sx.float64).cauchy_(1.0, 2.0)
+    assert abs(np.median(c.numpy()) - 1.0) < 0.05
+    sx.manual_seed(1)
+    a = sx.zeros(5).exponential_()
+    sx.manual_seed(1)
+    assert a.tolist() == sx.zeros(5).exponential_().tolist()
+    assert sx.isposinf(sx.tensor([float("inf"), 1.0])).tolist() == [True, False]
+    assert sx.heaviside(sx.tensor([-1.0, 0.0, 2.0]), sx.tensor(0.5)).tolist() == [0.0, 0.5, 1.0]
+    assert sx.argwhere(sx.tensor([[0, 1], [1, 0]])).tolist() == [[0, 1], [1, 0]]
+    with pytest.raises(ValueError, match=r"\[hsplit\] dim 1 of size 3 cannot be split into 2"):
+        sx.zeros(2, 3).hsplit(2)

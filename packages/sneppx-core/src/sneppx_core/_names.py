@@ -4,7 +4,7 @@ everything in ``__all__``; importing this module also attaches the new Tensor me
 
 from __future__ import annotations
 
-from . import _legacy_types, _tensor_extra, _tensor_math, _tensor_shape, accelerator, backends  # noqa: F401
+from . import _legacy_types, _tensor_extra, _tensor_fill, _tensor_math, _tensor_shape, accelerator, backends  # noqa: F401
 from ._C_face import Device, Tensor
 from ._legacy_types import (  # noqa: F401
     BFloat16Tensor, BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
@@ -18,10 +18,11 @@ from .backends import (  # noqa: F401
 )
 
 device = Device  # sneppx_core.device("cuda", 0), as torch.device
-_FUNCTIONS = {**FUNCTIONS, **_tensor_math.FUNCTIONS, **_tensor_shape.FUNCTIONS}
+_FUNCTIONS = {**FUNCTIONS, **_tensor_math.FUNCTIONS, **_tensor_shape.FUNCTIONS, **_tensor_fill.FUNCTIONS}
 _FUNCTIONS = {k: v for k, v in _FUNCTIONS.items() if k not in _ops_names}
 globals().update(_FUNCTIONS)
-_tensor_extra._install(Tensor, _FUNCTIONS, _tensor_shape.METHODS, _tensor_shape.METHOD_DOCS, _tensor_math.INPLACE)
+_tensor_extra._install(Tensor, _FUNCTIONS, {**_tensor_shape.METHODS, **_tensor_fill.METHODS}, _tensor_shape.METHOD_DOCS,
+                       _tensor_math.INPLACE + _tensor_fill.INPLACE + ["addmv", "addr"])
 _legacy_types._install(Tensor)
 
 __all__ = ["save", "load", "device", "accelerator", "backends", "tril_indices", "triu_indices",

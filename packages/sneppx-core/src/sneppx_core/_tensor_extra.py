@@ -326,7 +326,12 @@ def _install(cls, functions, more_methods, more_docs, more_inplace):
                "masked_scatter": masked_scatter, "cumprod": cumprod, "scatter_reduce": scatter_reduce,
                "index_add": _C.index_add, "scatter": _C.scatter, "scatter_add": _C.scatter_add, "t": t,
                "tril": _C.tril, "triu": _C.triu, "log1p": _C.log1p, "expm1": _C.expm1, "rsqrt": _C.rsqrt,
-               "log2": _C.log2, "trunc": _C.trunc, "erf": _C.erf, "cumsum": _C.cumsum}
+               "log2": _C.log2, "trunc": _C.trunc, "erf": _C.erf, "cumsum": _C.cumsum, "eq": _C.eq, "ne": _C.ne,
+               "lt": _C.lt, "le": _C.le, "gt": _C.gt, "ge": _C.ge, "logical_and": _C.logical_and,
+               "logical_or": _C.logical_or, "logical_xor": _C.logical_xor, "logical_not": _C.logical_not,
+               "floor_divide": _C.floor_divide, "remainder": _C.remainder, "atan2": _C.atan2}
+    for name in ("greater", "greater_equal", "less", "less_equal", "not_equal", "index_put"):
+        inplace[name] = functions[name]
     inplace.update({name: functions[name] for name in more_inplace})
     for name, fn in inplace.items():
         methods[name + "_"] = _inplace(fn, name + "_")
