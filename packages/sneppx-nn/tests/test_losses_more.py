@@ -75,3 +75,38 @@ def test_bad_inputs():
         nn.GaussianNLLLoss()(sx.zeros(3), sx.zeros(3), -sx.ones(3))
     with pytest.raises(ValueError, match="reduction"):
         nn.HuberLoss(reduction="avg")
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("concatenated", [False, True])
+def test_ctc_loss_matches_torch(reduction, concatenated):
+    torch = pytest.importorskip("torch")
+    T, N, C, S = 12, 3, 6, 4
+    x = RNG.standard_normal((T, N, C))
+    targets = RNG.integers(1, C, (N, S))
+    targets[0, 1] = targets[0, 2]  # a repeated label needs a blank between
+    in_len, tg_len = [12, 9, 10], [4, 2, 3]
+    flat = np.concatenate([targets[n, :k] for n, k in enumerate(tg_len)])
+    tgt = flat if concatenated else targets
+    tx, sxx = torch.tensor(x, requires_grad=True), sx.tensor(x, requires_grad=True)
+    t_loss = torch.nn.CTCLoss(reduction=reduction)(tx.log_softmax(2), torch.tensor(tgt), in_len, tg_len)
+    s_loss = nn.CTCLoss(reduction=reduction)(sx.log_softmax(sxx, 2), sx.tensor(tgt), in_len, sx.tensor(tg_len))
+    np.testing.assert_allclose(s_loss.detach().numpy(), t_loss.detach().numpy(), rtol=1e-10)
+    t_loss.sum().backward()
+    s_loss.sum().backward()
+    np.testing.assert_allclose(sxx.grad.numpy(), tx.grad.numpy(), rtol=1e-8, atol=1e-12)
+
+
+def test_ctc_loss_small_case_by_enumeration():
+    # T = 2, one label "1": alignments (1, 1), (1, blank), (blank, 1)
+    p = np.array([[0.2, 0.8], [0.6, 0.4]])  # p[t, c]
+    lp = sx.tensor(np.log(p)[:, None, :])
+    want = -np.log(p[0, 1] * p[1, 1] + p[0, 1] * p[1, 0] + p[0, 0] * p[1, 1])
+    got = sx.functional.ctc_loss(lp, sx.tensor([[1]]), [2], [1], reduction="sum").item()
+    assert got == pytest.approx(want, rel=1e-12)
+    # "1 1" needs three steps: impossible in two
+    impossible = sx.functional.ctc_loss(lp, sx.tensor([[1, 1]]), [2], [2], reduction="none")
+    assert impossible.tolist() == [float("inf")]
+    zeroed = nn.CTCLoss(reduction="sum", zero_infinity=True)(lp, sx.tensor([[1, 1]]), [2], [2])
+    assert zeroed.item() == 0.0

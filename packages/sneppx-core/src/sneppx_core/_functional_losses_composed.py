@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from . import _SNEPPX_c as _C
 from ._C_face import Tensor
 from ._factories import full_like
@@ -114,5 +116,67 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     return _reduce(loss, reduction, "gaussian_nll_loss")
 
 
-__all__ = ["margin_ranking_loss", "cosine_embedding_loss", "pairwise_distance", "cosine_similarity",
+_UNREACHABLE = -1.0e5  # log-probability of states no alignment reaches (finite, so gradients stay finite)
+
+
+def _logsumexp3(a, b, c):
+    m = _C.maximum(_C.maximum(a, b), c).detach()
+    return m + _C.log(_C.exp(a - m) + _C.exp(b - m) + _C.exp(c - m))
+
+
+def _shift(x, k):
+    pad = x.detach().narrow(1, 0, k) * 0 + _UNREACHABLE
+    return _C.cat([pad, x.narrow(1, 0, x.shape[1] - k)], 1)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """Connectionist temporal classification loss: ``-log`` of the total probability of every
+    alignment of ``targets`` to ``log_probs`` (T, N, C) (log-softmax output), blanks in between.
+
+    ``targets`` is (N, S) padded or the 1-d concatenation of all targets; lengths are sequences or
+    1-d tensors. "mean" divides each loss by its target length, then averages over the batch.
+    Computed by the forward (alpha) recursion over the extended label sequence with core ops, so
+    the gradient comes from autograd. Impossible alignments give inf (0 with ``zero_infinity``).
+    """
+    if log_probs.ndim != 3:
+        raise ValueError(f"[ctc_loss] log_probs must be (T, N, C), got shape {tuple(log_probs.shape)}")
+    T, N, C = log_probs.shape
+    in_len = [int(v) for v in (input_lengths.tolist() if isinstance(input_lengths, Tensor) else input_lengths)]
+    tg_len = [int(v) for v in (target_lengths.tolist() if isinstance(target_lengths, Tensor) else target_lengths)]
+    if len(in_len) != N or len(tg_len) != N or max(in_len) > T:
+        raise ValueError(f"[ctc_loss] need {N} input lengths <= {T} and {N} target lengths, got {in_len} and {tg_len}")
+    flat = np.asarray(targets.tolist(), dtype=np.int64)
+    S = max(max(tg_len), 1)
+    labels = np.full((N, S), blank, np.int64)
+    start = 0
+    for n, k in enumerate(tg_len):  # padded (N, S) rows or the concatenated 1-d form
+        labels[n, :k] = flat[n, :k] if flat.ndim == 2 else flat[start:start + k]
+        start += k
+    ext = np.full((N, 2 * S + 1), blank, np.int64)
+    ext[:, 1::2] = labels
+    skip = np.zeros_like(ext, dtype=bool)
+    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+    ext_t = Tensor(ext)
+    lp = log_probs.gather(2, ext_t.unsqueeze(0).broadcast_to((T, N, 2 * S + 1)))
+    skip_t = Tensor(skip)
+    first = np.full((N, 2 * S + 1), False)
+    first[:, :2] = True
+    alpha = _C.where(Tensor(first), lp.select(0, 0), _UNREACHABLE)
+    steps = Tensor(np.arange(T)[:, None] < np.asarray(in_len)[None, :])  # (T, N): still inside the input
+    for t in range(1, T):
+        new = _logsumexp3(alpha, _shift(alpha, 1), _C.where(skip_t, _shift(alpha, 2), _UNREACHABLE)) + lp.select(0, t)
+        alpha = _C.where(steps.select(0, t).unsqueeze(1), new, alpha)
+    ends = Tensor(np.stack([2 * np.asarray(tg_len), np.maximum(2 * np.asarray(tg_len) - 1, 0)], 1))
+    last = alpha.gather(1, ends)
+    last_b, last_l = last.select(1, 0), last.select(1, 1)
+    total = _C.where(Tensor(np.asarray(tg_len) > 0), _logsumexp3(last_b, last_l, last_b * 0 + _UNREACHABLE), last_b)
+    loss = -total
+    impossible = loss.detach() > -_UNREACHABLE / 2
+    loss = _C.where(impossible, 0.0 if zero_infinity else math.inf, loss)
+    if reduction == "mean":
+        return (loss / Tensor(np.maximum(np.asarray(tg_len), 1)).to(loss.dtype)).mean()
+    return _reduce(loss, reduction, "ctc_loss")
+
+
+__all__ = ["ctc_loss", "margin_ranking_loss", "cosine_embedding_loss", "pairwise_distance", "cosine_similarity",
            "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss"]

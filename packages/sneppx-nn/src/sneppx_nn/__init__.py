@@ -38,7 +38,7 @@ from .loss import (  # noqa: E402
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
 )
 from .loss_extra import (  # noqa: E402
-    CosineEmbeddingLoss, GaussianNLLLoss, HuberLoss, MarginRankingLoss, PoissonNLLLoss, TripletMarginLoss,
+    CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HuberLoss, MarginRankingLoss, PoissonNLLLoss, TripletMarginLoss,
 )
 from .module import Module, RemovableHandle  # noqa: E402
 from .normalization import LayerNorm, RMSNorm  # noqa: E402
@@ -59,6 +59,7 @@ __all__ = [
     "MultiheadAttention", "TransformerBlock", "Transformer", "KVCache",
     "MSELoss", "L1Loss", "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
     "HuberLoss", "MarginRankingLoss", "CosineEmbeddingLoss", "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+    "CTCLoss",
     "save", "load", "read_metadata",
     "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "utils",
