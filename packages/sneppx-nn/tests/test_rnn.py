@@ -44,6 +44,7 @@ CONFIGS = [
     ("LSTM", {"num_layers": 2, "bidirectional": True}, (4, 3, 5)),
     ("LSTM", {"batch_first": True, "bias": False}, (3, 4, 5)),
     ("LSTM", {"num_layers": 2}, (4, 5)),
+    ("LSTM", {"num_layers": 2, "proj_size": 3, "bidirectional": True}, (4, 3, 5)),
     ("GRU", {}, (4, 3, 5)),
     ("GRU", {"num_layers": 3, "bidirectional": True, "batch_first": True}, (2, 6, 5)),
     ("GRU", {"bias": False}, (4, 5)),
@@ -64,8 +65,9 @@ def test_recurrent_layers_match_torch(torch, cls, kw, shape, with_state):
     targs, sargs = [tx], [sxx]
     if with_state:
         layers = kw.get("num_layers", 1) * (2 if kw.get("bidirectional") else 1)
-        hshape = (layers, 7) if len(shape) == 2 else (layers, shape[0 if kw.get("batch_first") else 1], 7)
-        hs = [RNG.standard_normal(hshape) for _ in range(2 if cls == "LSTM" else 1)]
+        sizes = [kw.get("proj_size") or 7, 7][: 2 if cls == "LSTM" else 1]
+        batch = () if len(shape) == 2 else (shape[0 if kw.get("batch_first") else 1],)
+        hs = [RNG.standard_normal((layers, *batch, size)) for size in sizes]
         th = [torch.tensor(h, requires_grad=True) for h in hs]
         sh = [sx.tensor(h, requires_grad=True) for h in hs]
         targs.append(tuple(th) if cls == "LSTM" else th[0])
@@ -173,6 +175,8 @@ def test_parameter_names_shapes_and_init():
         "weight_ih_l0", "weight_hh_l0"}
     bound = 1 / np.sqrt(5)
     assert all(np.abs(p.detach().numpy()).max() <= bound for p in m.parameters())
+    m.flatten_parameters()
+    assert len(m.all_weights) == 4 and m.all_weights[1][0] is m.weight_ih_l0_reverse
 
 
 def test_dropout_between_layers_only_in_training():
@@ -194,8 +198,10 @@ def test_bad_input_errors():
         nn.GRU(3, 4)(sx.zeros(5, 2, 3), sx.zeros(1, 3, 4))
     with pytest.raises(TypeError, match=r"\[LSTM\] hx must be a tuple"):
         nn.LSTM(3, 4)(sx.zeros(5, 2, 3), sx.zeros(1, 2, 4))
-    with pytest.raises(NotImplementedError, match="proj_size"):
-        nn.LSTM(3, 4, proj_size=2)
+    with pytest.raises(ValueError, match=r"proj_size must be an int in \[0, hidden_size\)"):
+        nn.LSTM(3, 4, proj_size=4)
+    with pytest.raises(ValueError, match="only supported by LSTM"):
+        nn.RNNBase("GRU", 3, 4, proj_size=2)
     with pytest.raises(ValueError, match="nonlinearity"):
         nn.RNNCell(3, 4, nonlinearity="gelu")
 

@@ -72,18 +72,22 @@ class RNNBase(Module):
             raise ValueError(f"[{name}] num_layers must be an int >= 1, got {num_layers!r}")
         if not 0.0 <= float(dropout) <= 1.0:
             raise ValueError(f"[{name}] dropout must be in [0, 1], got {dropout!r}")
-        if proj_size:
-            raise NotImplementedError(f"[{name}] proj_size > 0 (LSTM with projections) is not implemented")
+        if isinstance(proj_size, bool) or not isinstance(proj_size, int) or not 0 <= proj_size < hidden_size:
+            raise ValueError(f"[{name}] proj_size must be an int in [0, hidden_size), got {proj_size!r}")
+        if proj_size and mode != "LSTM":
+            raise ValueError(f"[{name}] proj_size is only supported by LSTM")
         self.mode, self.input_size, self.hidden_size, self.num_layers = mode, input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
         self.bidirectional, self.proj_size = bidirectional, proj_size
-        gate = _GATES[mode] * hidden_size
+        gate, out = _GATES[mode] * hidden_size, proj_size or hidden_size
         for layer in range(num_layers):
             for suffix in ("", "_reverse")[: 2 if bidirectional else 1]:
-                width = input_size if layer == 0 else hidden_size * (2 if bidirectional else 1)
-                shapes = {"weight_ih": (gate, width), "weight_hh": (gate, hidden_size)}
+                width = input_size if layer == 0 else out * (2 if bidirectional else 1)
+                shapes = {"weight_ih": (gate, width), "weight_hh": (gate, out)}
                 if bias:
                     shapes.update(bias_ih=(gate,), bias_hh=(gate,))
+                if proj_size:
+                    shapes["weight_hr"] = (proj_size, hidden_size)
                 for key, shape in shapes.items():
                     setattr(self, f"{key}_l{layer}{suffix}", Parameter(sx.empty(shape, dtype=dtype, device=device)))
         self.reset_parameters()
@@ -96,17 +100,18 @@ class RNNBase(Module):
 
     def _weights(self, layer, suffix):
         return tuple(getattr(self, f"{key}_l{layer}{suffix}", None)
-                     for key in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+                     for key in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
 
     def _initial(self, input, hx, batch, unbatched):
         name = type(self).__name__
-        shape = (self.num_layers * (2 if self.bidirectional else 1), batch, self.hidden_size)
+        layers = self.num_layers * (2 if self.bidirectional else 1)
+        shapes = [(layers, batch, self.proj_size or self.hidden_size), (layers, batch, self.hidden_size)]
         count = 2 if self.mode == "LSTM" else 1
         states = hx if isinstance(hx, (tuple, list)) else (hx,) * (count if hx is None else 1)
         if len(states) != count:
             raise TypeError(f"[{name}] hx must be {'a tuple (h_0, c_0)' if self.mode == 'LSTM' else 'a tensor'}")
         out = []
-        for s in states:
+        for s, shape in zip(states, shapes):
             if s is None:
                 out.append(sx.zeros(shape, dtype=input.dtype, device=input.device))
                 continue
@@ -171,7 +176,7 @@ class RNNBase(Module):
         return x, (tuple(finals) if self.mode == "LSTM" else finals[0])
 
     def _direction(self, x, state, weights, reverse, mask):
-        w_ih, w_hh, b_ih, b_hh = weights
+        w_ih, w_hh, b_ih, b_hh, w_hr = weights
         # One GEMM projects every step's input; RNN and LSTM fold b_hh into it as well (GRU keeps
         # b_hh inside the r * (h W_hn^T + b_hn) term).
         fold = b_ih is not None and self.mode != "GRU"
@@ -181,7 +186,7 @@ class RNNBase(Module):
         m = _steps(mask) if mask is not None else None
         outs = [None] * len(gi)
         for t in order:
-            new = self._step(gi[t], state, w_hh, hh_bias)
+            new = self._step(gi[t], state, w_hh, hh_bias, w_hr)
             if m is not None:
                 new = [s + m[t] * (n - s) for n, s in zip(new, state)]
                 outs[t] = new[0] * m[t]
@@ -190,12 +195,22 @@ class RNNBase(Module):
             state = new
         return sx.stack(outs, 0), state
 
-    def _step(self, gi, state, w_hh, b_hh):
+    def _step(self, gi, state, w_hh, b_hh, w_hr):
         if self.mode == "LSTM":
-            return list(_lstm_step(gi, state[0], state[1], w_hh, b_hh))
+            h, c = _lstm_step(gi, state[0], state[1], w_hh, b_hh)
+            return [h if w_hr is None else F.linear(h, w_hr), c]
         if self.mode == "GRU":
             return [_gru_step(gi, state[0], w_hh, b_hh)]
         return [_rnn_step(gi, state[0], w_hh, b_hh, self.mode == "RNN_RELU")]
+
+    def flatten_parameters(self) -> None:
+        """Does nothing: the weights are always used where they are (kept for PyTorch code)."""
+
+    @property
+    def all_weights(self) -> list:
+        """The parameters of each layer and direction, as lists in PyTorch's order."""
+        dirs = ("", "_reverse")[: 2 if self.bidirectional else 1]
+        return [[w for w in self._weights(k, d) if w is not None] for k in range(self.num_layers) for d in dirs]
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
@@ -223,7 +238,8 @@ class RNN(RNNBase, record_config=True):
 
 class LSTM(RNNBase, record_config=True):
     """Long short-term memory, gates in PyTorch's order ``i, f, g, o`` (see the module docstring).
-    Arguments and results as ``torch.nn.LSTM`` (``proj_size`` > 0 is not implemented)."""
+    Arguments and results as ``torch.nn.LSTM``; with ``proj_size > 0`` each hidden state is projected,
+    ``h = W_hr (o * tanh(c))`` (``weight_hr_l{k}`` of shape (proj_size, hidden_size))."""
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
