@@ -9,6 +9,7 @@ scatter_reduce with amax/amin) get their gradient from a differentiable surrogat
 from __future__ import annotations
 
 import builtins
+import functools
 
 import numpy as np
 
@@ -296,6 +297,26 @@ FUNCTIONS = {
 }
 
 
+def _checked(fn, name):
+    """``fn`` raising TypeError (ValueError for out-of-range numbers), with the op name and the
+    argument types, for arguments it cannot use."""
+
+    @functools.wraps(fn)
+    def op(*args, **kwargs):
+        if args and not isinstance(args[0], Tensor):
+            raise TypeError(f"[{name}] expected a Tensor as the first argument, got {type(args[0]).__name__}")
+        try:
+            return fn(*args, **kwargs)
+        except AttributeError as e:  # a non-tensor where a tensor was needed
+            types = ", ".join(type(a).__name__ for a in args)
+            raise TypeError(f"[{name}] unsupported argument types ({types}): {e}") from None
+        except (OverflowError, ZeroDivisionError) as e:
+            raise ValueError(f"[{name}] argument out of range: {e}") from None
+
+    op.__name__ = name
+    return op
+
+
 def _install(cls, functions, more_methods, more_docs, more_inplace):
     """Attaches ``functions`` as methods, the methods of this module and ``more_methods``, and the
     in-place forms of this module's functions and of ``more_inplace``; existing names are kept."""
@@ -337,4 +358,4 @@ def _install(cls, functions, more_methods, more_docs, more_inplace):
         methods[name + "_"] = _inplace(fn, name + "_")
     for name, fn in methods.items():
         if not hasattr(cls, name):
-            setattr(cls, name, fn)
+            setattr(cls, name, fn if isinstance(fn, property) else _checked(fn, name))

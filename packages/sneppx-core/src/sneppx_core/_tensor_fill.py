@@ -116,6 +116,8 @@ def _split_dim(x, sections, dim, op, min_ndim):
 
     if x.ndim < min_ndim:
         raise ValueError(f"[{op}] needs a tensor with at least {min_ndim} dims, got shape {tuple(x.shape)}")
+    if isinstance(sections, builtins.int) and sections <= 0:
+        raise ValueError(f"[{op}] the number of sections must be positive, got {sections}")
     if isinstance(sections, builtins.int) and x.shape[dim] % sections:
         raise ValueError(f"[{op}] dim {dim} of size {x.shape[dim]} cannot be split into {sections} equal parts")
     return tensor_split(x, sections, dim)

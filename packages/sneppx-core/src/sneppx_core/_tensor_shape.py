@@ -27,7 +27,11 @@ def moveaxis(x, source, destination):
     if len(src) != len(dst):
         raise ValueError(f"[movedim] source {source} and destination {destination} differ in length")
     n = builtins.max(x.ndim, 1)
+    if any(not -n <= d < n for d in src + dst):
+        raise IndexError(f"[movedim] dims {source} -> {destination} out of range for {x.ndim} dims")
     src, dst = [d % n for d in src], [d % n for d in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError(f"[movedim] repeated dim in source {source} or destination {destination}")
     order = [None] * x.ndim
     for s_, d_ in zip(src, dst):
         order[d_] = s_
@@ -74,6 +78,8 @@ def tensor_split(x, indices_or_sections, dim=0):
     size = x.shape[dim]
     if isinstance(indices_or_sections, builtins.int):
         n = indices_or_sections
+        if n <= 0:
+            raise ValueError(f"[tensor_split] the number of sections must be positive, got {n}")
         cuts = np.cumsum([size // n + (1 if i < size % n else 0) for i in range(n)])[:-1].tolist()
     else:
         cuts = list(indices_or_sections.tolist() if isinstance(indices_or_sections, Tensor) else indices_or_sections)
