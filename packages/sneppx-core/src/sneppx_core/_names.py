@@ -4,27 +4,26 @@ everything in ``__all__``; importing this module also attaches the new Tensor me
 
 from __future__ import annotations
 
-from . import _legacy_types, _tensor_extra, _tensor_fill, _tensor_math, _tensor_shape, accelerator, backends  # noqa: F401
+from . import _legacy_types, _tensor_fill, _tensor_install, _tensor_math, _tensor_shape, accelerator, backends
 from ._C_face import Device, Tensor
 from ._legacy_types import (  # noqa: F401
     BFloat16Tensor, BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
 )
 from ._ops import __all__ as _ops_names
 from ._serialization import load, save
-from ._tensor_extra import FUNCTIONS, _checked, tril_indices, triu_indices
+from ._tensor_extra import FUNCTIONS, tril_indices, triu_indices
+from ._tensor_install import _checked
 from .backends import (  # noqa: F401
     are_deterministic_algorithms_enabled, get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
     set_float32_matmul_precision, use_deterministic_algorithms,
 )
 
 device = Device  # sneppx_core.device("cuda", 0), as torch.device
-
-
 _FUNCTIONS = {**FUNCTIONS, **_tensor_math.FUNCTIONS, **_tensor_shape.FUNCTIONS, **_tensor_fill.FUNCTIONS}
 _FUNCTIONS = {k: _checked(v, k) for k, v in _FUNCTIONS.items() if k not in _ops_names}
 globals().update(_FUNCTIONS)
-_tensor_extra._install(Tensor, _FUNCTIONS, {**_tensor_shape.METHODS, **_tensor_fill.METHODS}, _tensor_shape.METHOD_DOCS,
-                       _tensor_math.INPLACE + _tensor_fill.INPLACE + ["addmv", "addr"])
+_tensor_install._install(Tensor, _FUNCTIONS, {**_tensor_shape.METHODS, **_tensor_fill.METHODS},
+                         _tensor_shape.METHOD_DOCS, _tensor_math.INPLACE + _tensor_fill.INPLACE + ["addmv", "addr"])
 _legacy_types._install(Tensor)
 
 __all__ = ["save", "load", "device", "accelerator", "backends", "tril_indices", "triu_indices",

@@ -131,7 +131,7 @@ def _target(device: str, map_location):
 
 def _decode(node, tensors, map_location):
     if isinstance(node, list):
-        raise ValueError("[load] malformed structure in file")  # noqa: TRY004  (a bad file, not a bad argument)
+        raise ValueError("[load] malformed structure in file")
     if not isinstance(node, dict):
         return node
     (kind, value), *_ = node.items()

@@ -111,10 +111,10 @@ class TransformerDecoderLayer(_FeedForward, record_config=True):
         ``batch_first``). Masks as :meth:`TransformerEncoderLayer.forward`: ``tgt_mask`` (T, T),
         ``memory_mask`` (T, S), padding masks (N, T) and (N, S)."""
         x = tgt
-        sa = lambda y: self.dropout1(self.self_attn(  # noqa: E731
+        sa = lambda y: self.dropout1(self.self_attn(
             y, y, y, attn_mask=tgt_mask, key_padding_mask=tgt_key_padding_mask, need_weights=False,
             is_causal=tgt_is_causal)[0])
-        mha = lambda y: self.dropout2(self.multihead_attn(  # noqa: E731
+        mha = lambda y: self.dropout2(self.multihead_attn(
             y, memory, memory, attn_mask=memory_mask, key_padding_mask=memory_key_padding_mask,
             need_weights=False, is_causal=memory_is_causal)[0])
         if self.norm_first:
