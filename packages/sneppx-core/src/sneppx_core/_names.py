@@ -4,7 +4,7 @@ everything in ``__all__``; importing this module also attaches the new Tensor me
 
 from __future__ import annotations
 
-from . import _legacy_types, _tensor_fill, _tensor_install, _tensor_math, _tensor_shape, accelerator, backends
+from . import _legacy_types, _tensor_fill, _tensor_install, _tensor_math, _tensor_shape, accelerator, amp, backends, cuda
 from ._C_face import Device, Tensor
 from ._legacy_types import (  # noqa: F401
     BFloat16Tensor, BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
@@ -19,6 +19,15 @@ from .backends import (  # noqa: F401
 )
 
 device = Device  # sneppx_core.device("cuda", 0), as torch.device
+autocast = amp.autocast
+cuda.amp = amp.cuda_amp  # torch.cuda.amp.GradScaler / autocast
+
+
+def is_autocast_enabled(device_type=None) -> bool:
+    """False: no autocast region is ever active in this build."""
+    return False
+
+
 _FUNCTIONS = {**FUNCTIONS, **_tensor_math.FUNCTIONS, **_tensor_shape.FUNCTIONS, **_tensor_fill.FUNCTIONS}
 _FUNCTIONS = {k: _checked(v, k) for k, v in _FUNCTIONS.items() if k not in _ops_names}
 globals().update(_FUNCTIONS)
@@ -26,5 +35,5 @@ _tensor_install._install(Tensor, _FUNCTIONS, {**_tensor_shape.METHODS, **_tensor
                          _tensor_shape.METHOD_DOCS, _tensor_math.INPLACE + _tensor_fill.INPLACE + ["addmv", "addr"])
 _legacy_types._install(Tensor)
 
-__all__ = ["save", "load", "device", "accelerator", "backends", "tril_indices", "triu_indices",
+__all__ = ["save", "load", "device", "accelerator", "backends", "amp", "autocast", "is_autocast_enabled", "tril_indices", "triu_indices",
            *_legacy_types.__all__, *backends.__all__[3:], *_FUNCTIONS]

@@ -78,8 +78,9 @@ def tensor_split(x, indices_or_sections, dim=0):
     size = x.shape[dim]
     if isinstance(indices_or_sections, builtins.int):
         n = indices_or_sections
-        if n <= 0:
-            raise ValueError(f"[tensor_split] the number of sections must be positive, got {n}")
+        if not 0 < n <= builtins.max(size, 1 << 16):
+            raise ValueError(f"[tensor_split] the number of sections must be in [1, {builtins.max(size, 1 << 16)}] "
+                             f"for a dim of size {size}, got {n}")
         cuts = np.cumsum([size // n + (1 if i < size % n else 0) for i in range(n)])[:-1].tolist()
     else:
         cuts = list(indices_or_sections.tolist() if isinstance(indices_or_sections, Tensor) else indices_or_sections)
