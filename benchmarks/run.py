@@ -19,7 +19,7 @@ import traceback
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-MODULES = ["core", "functional", "nn", "conv", "optim", "data", "generate", "distributed"]
+MODULES = ["core", "functional", "nn", "conv", "rnn", "optim", "data", "generate", "distributed"]
 
 
 def machine() -> str:

@@ -8,8 +8,8 @@ import sneppx_nn as nn
 
 SRC = pathlib.Path(nn.__file__).parent
 ALLOWED_TOP = {"sneppx_core", "numpy", "safetensors", "__future__", "sneppx_nn"}
-STDLIB_OK = {"collections", "functools", "inspect", "itertools", "json", "math", "operator", "os", "struct",
-             "tempfile", "warnings", "typing", "contextlib", "contextvars", "errno", "re", "socket", "time"}
+STDLIB_OK = {"collections", "copy", "numbers", "functools", "inspect", "itertools", "json", "math", "operator", "os",
+             "struct", "tempfile", "warnings", "typing", "contextlib", "contextvars", "errno", "re", "socket", "time"}
 
 
 def test_all_names_exist_and_are_documented():
@@ -45,7 +45,7 @@ def _imports(tree):
 
 
 def test_imports_only_core_public_api_and_declared_deps():
-    for path in SRC.glob("*.py"):
+    for path in SRC.rglob("*.py"):
         tree = ast.parse(path.read_text())
         for module, names in _imports(tree):
             top = module.split(".")[0]

@@ -28,10 +28,16 @@ from ._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from ._ops import *  # noqa: F401,F403
 from ._ops import __all__ as _ops_all
 from ._einsum import einsum
-from . import _tensor_methods
+from . import _names, _tensor_methods
 from . import autograd, cuda, functional, testing  # noqa: F401
+from ._names import *  # noqa: F401,F403
+from ._names import __all__ as _names_all
 
-_tensor_methods.install(Tensor)  # the Python-level methods (repr, to, in-place forms, ...)
+# The Tensor class gets its Python-level methods here, explicitly, in this order: the core set
+# (repr, to, in-place forms of the formula sheet, ...), then the added PyTorch names (which keep
+# any name already present).
+_tensor_methods.install(Tensor)
+_names.install(Tensor)
 
 bool = bool_  # noqa: A001  (sneppx_core.bool, as torch.bool)
 float = float32  # noqa: A001
@@ -50,4 +56,5 @@ __all__ = [
     "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm", "seed", "tensor",
     "zeros", "zeros_like", "enable_grad", "inference_mode", "no_grad", "set_grad_enabled", "autograd", "cuda",
     "functional", "testing", "require_core", "__version__", "_HAS_C_BACKEND", "_HAS_CUDA", "einsum", *_ops_all,
+    *_names_all,
 ]

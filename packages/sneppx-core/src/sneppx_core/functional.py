@@ -23,6 +23,8 @@ from ._functional_losses import (
 from ._functional_extra import interpolate, pad
 from ._functional_conv import *  # noqa: F401,F403  (convolution, pooling, batch norms, more activations)
 from ._functional_conv import __all__ as _conv_all
+from ._functional_losses_composed import *  # noqa: F401,F403
+from ._functional_losses_composed import __all__ as _composed_all
 from ._functional_optim import adam_step, lamb_step, lion_step, scale_, sgd_step, total_norm
 
 _nn = _C._nn
@@ -189,5 +191,6 @@ __all__ = ACTIVATIONS + [
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "sgd_step", "adam_step", "lion_step", "lamb_step", "total_norm",
     "scale_", "pad", "interpolate",
+    *_composed_all,
 ]
 __all__ += _conv_all

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Callable
 
 import numpy as np
+import sneppx_core as sx
 
 from ._fetch import FetchSpec, make_fetcher
 from ._multiprocess import MultiProcessIter
@@ -91,7 +93,9 @@ class DataLoader:
         num_workers: worker processes; 0 loads in this process.
         collate_fn: merges a list of samples into a batch (default :func:`default_collate`).
         drop_last: drop the last incomplete batch.
-        prefetch_factor: batches in flight per worker.
+        pin_memory: accepted as in PyTorch; batches stay in ordinary memory (a warning says so when
+            no GPU is visible, as PyTorch's does). pin_memory_device: accepted, unused.
+        prefetch_factor: batches in flight per worker (default 2; only with ``num_workers > 0``).
         persistent_workers: keep the workers alive between epochs.
         worker_init_fn: called as ``worker_init_fn(worker_id)`` in each worker after seeding.
             Workers start with ``sneppx_core.set_num_threads(1)``; it may set another count.
@@ -99,16 +103,25 @@ class DataLoader:
             an ``int``, a ``sneppx_core.Generator`` or a ``numpy.random.Generator``.
         timeout: seconds to wait for a batch from a worker before raising (0: no limit).
         multiprocessing_context: start method name or context (default ``fork`` on Linux).
+        in_order: accepted; batches always come back in sampler order.
             With ``spawn`` the dataset, collate_fn and worker_init_fn must be picklable.
     """
 
-    def __init__(self, dataset, batch_size: int | None = 1, shuffle: bool | None = False,
+    def __init__(self, dataset, batch_size: int | None = 1, shuffle: bool | None = None,
                  sampler=None, batch_sampler=None, num_workers: int = 0,
-                 collate_fn: Callable | None = None, drop_last: bool = False,
-                 prefetch_factor: int = 2, persistent_workers: bool = False,
-                 worker_init_fn: Callable | None = None, generator=None, timeout: float = 0,
-                 multiprocessing_context=None) -> None:
+                 collate_fn: Callable | None = None, pin_memory: bool = False, drop_last: bool = False,
+                 timeout: float = 0, worker_init_fn: Callable | None = None, multiprocessing_context=None,
+                 generator=None, *, prefetch_factor: int | None = None, persistent_workers: bool = False,
+                 pin_memory_device: str = "", in_order: bool = True) -> None:
+        if prefetch_factor is not None and num_workers == 0:
+            raise ValueError("DataLoader: prefetch_factor option could only be specified in multiprocessing; "
+                             "let num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None")
+        prefetch_factor = 2 if prefetch_factor is None else prefetch_factor
         _check_workers(num_workers, prefetch_factor, persistent_workers, timeout)
+        self.pin_memory, self.pin_memory_device, self.in_order = bool(pin_memory), pin_memory_device, in_order
+        if self.pin_memory and not sx.cuda.is_available():
+            warnings.warn("DataLoader: 'pin_memory' argument is set as true but no accelerator is found, then device "
+                          "pinned memory won't be used", UserWarning, stacklevel=2)
         self.dataset, self.num_workers, self.prefetch_factor = dataset, num_workers, prefetch_factor
         self.persistent_workers, self.worker_init_fn, self.timeout = persistent_workers, worker_init_fn, timeout
         self.generator, self.multiprocessing_context = generator, multiprocessing_context

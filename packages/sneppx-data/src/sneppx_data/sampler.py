@@ -23,9 +23,13 @@ def _check_bool(value, name: str, where: str) -> bool:
 
 
 def _array_iter(self) -> Iterator[int]:
-    # Shared __iter__ of the built-in samplers; BatchSampler only slices _index_array() when a
+    # Shared __iter__ of the built-in samplers; BatchSampler only slices their index chunks when a
     # sampler still uses it (a subclass that overrides __iter__ is iterated instead).
-    return iter(self._index_array().tolist())
+    for chunk in self._index_chunks():
+        yield from chunk.tolist()
+
+
+_CHUNK = 1 << 16  # indices drawn at a time by RandomSampler with replacement
 
 
 class Sampler:
@@ -40,6 +44,10 @@ class Sampler:
 
     def __iter__(self) -> Iterator:
         raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
+
+    def _index_chunks(self) -> Iterator[np.ndarray]:
+        """The indices as consecutive int64 arrays (by default one: ``_index_array()``)."""
+        yield self._index_array()
 
 
 class SequentialSampler(Sampler):
@@ -97,14 +105,20 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def _index_array(self) -> np.ndarray:
+        return np.concatenate(list(self._index_chunks()))
+
+    def _index_chunks(self) -> Iterator[np.ndarray]:
+        # Drawn lazily, a chunk at a time, so that num_samples may far exceed memory.
         n, k = len(self.data_source), self.num_samples
         rng = self._stream if self._stream is not None else numpy_generator(self.generator)
         if self.replacement:
-            return rng.integers(0, n, size=k, dtype=np.int64)
-        parts = [rng.permutation(n) for _ in range(k // n)]
+            for start in range(0, k, _CHUNK):
+                yield rng.integers(0, n, size=min(_CHUNK, k - start), dtype=np.int64)
+            return
+        for _ in range(k // n):
+            yield rng.permutation(n).astype(np.int64, copy=False)
         if k % n:
-            parts.append(rng.permutation(n)[: k % n])
-        return np.concatenate(parts).astype(np.int64, copy=False)
+            yield rng.permutation(n)[: k % n].astype(np.int64, copy=False)
 
     __iter__ = _array_iter
 
@@ -212,10 +226,15 @@ class BatchSampler(Sampler):
         if getattr(type(self.sampler), "__iter__", None) is not _array_iter:
             yield from self
             return
-        idx, bs = self.sampler._index_array(), self.batch_size
-        stop = len(idx) - len(idx) % bs if self.drop_last else len(idx)
-        for start in range(0, stop, bs):
-            yield idx[start : start + bs]
+        bs, rest = self.batch_size, np.empty(0, np.int64)
+        for chunk in self.sampler._index_chunks():
+            idx = np.concatenate([rest, chunk]) if len(rest) else chunk
+            stop = len(idx) - len(idx) % bs
+            for start in range(0, stop, bs):
+                yield idx[start : start + bs]
+            rest = idx[stop:]
+        if len(rest) and not self.drop_last:
+            yield rest
 
     def __iter__(self) -> Iterator[list]:
         batch = []

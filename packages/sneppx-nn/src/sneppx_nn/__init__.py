@@ -1,8 +1,10 @@
 """sneppx_nn: neural-network modules for SneppX, following ``torch.nn``.
 
 ``Module`` and ``Parameter``; layers (Linear, Bilinear, Embedding, LayerNorm, RMSNorm, Dropout,
-activations, containers; convolutions, pooling, BatchNorm/GroupNorm/InstanceNorm, resampling); ``MultiheadAttention``, ``TransformerBlock`` and a decoder-only
-``Transformer`` language model with a KV cache; losses; ``sneppx_nn.init``; and safetensors
+activations, containers; convolutions, pooling, BatchNorm/GroupNorm/InstanceNorm, resampling); recurrent
+layers (RNN, LSTM, GRU and cells); ``MultiheadAttention``, PyTorch's Transformer encoder/decoder layers,
+``TransformerBlock`` and a decoder-only ``Transformer`` language model with a KV cache; losses;
+``sneppx_nn.utils`` (grad clipping, packed sequences); ``sneppx_nn.init``; and safetensors
 checkpoints (``save``/``load``, ``Module.save_checkpoint``/``load_checkpoint``/``from_checkpoint``)::
 
     from sneppx_nn import Module, Sequential, Linear, GELU
@@ -40,6 +42,9 @@ from .linear import Bilinear, Flatten, Identity, Linear, Unflatten  # noqa: E402
 from .loss import (  # noqa: E402
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
 )
+from .loss_extra import (  # noqa: E402
+    CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HuberLoss, MarginRankingLoss, PoissonNLLLoss, TripletMarginLoss,
+)
 from .module import Module, RemovableHandle  # noqa: E402
 from .normalization import GroupNorm, LayerNorm, RMSNorm  # noqa: E402
 from .parameter import Parameter  # noqa: E402
@@ -51,7 +56,13 @@ from .resample import (  # noqa: E402
     ConstantPad1d, ConstantPad2d, CosineSimilarity, Fold, PairwiseDistance, PixelShuffle, PixelUnshuffle, Unfold,
     Upsample, ZeroPad1d, ZeroPad2d,
 )
+from .rnn import GRU, LSTM, RNN, RNNBase  # noqa: E402
+from .rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: E402
+from . import utils  # noqa: E402
 from .transformer import KVCache, Transformer  # noqa: E402
+from .transformer_layers import (  # noqa: E402
+    TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
 
 __all__ = [
     "__version__", "Module", "Parameter", "RemovableHandle", "IncompatibleKeys", "init",
@@ -60,6 +71,8 @@ __all__ = [
     "GELU", "ReLU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU",
     "MultiheadAttention", "TransformerBlock", "Transformer", "KVCache",
     "MSELoss", "L1Loss", "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
+    "HuberLoss", "MarginRankingLoss", "CosineEmbeddingLoss", "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+    "CTCLoss",
     "save", "load", "read_metadata",
     "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "BatchNorm1d", "BatchNorm2d",
@@ -67,4 +80,6 @@ __all__ = [
     "PixelUnshuffle", "ZeroPad1d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "Unfold", "Fold",
     "CosineSimilarity", "PairwiseDistance", "Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish", "Mish", "ELU", "CELU",
     "SELU", "Softplus", "LogSigmoid", "Softsign", "Tanhshrink", "PReLU",
+    "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "utils",
 ]

@@ -61,6 +61,10 @@ class Transformer(Module, record_config=True):
     ``n_layers`` pre-norm causal :class:`TransformerBlock` layers, a final norm and a language-model
     head tied to the token embedding (``tie_weights``).
 
+    This is the language model of the migration guide, not ``torch.nn.Transformer``'s
+    encoder-decoder: for PyTorch's layers use :class:`TransformerEncoderLayer`,
+    :class:`TransformerEncoder`, :class:`TransformerDecoderLayer` and :class:`TransformerDecoder`.
+
     Args:
         vocab_size, d_model, n_heads, n_layers: sizes.
         d_ff: MLP width (default 4 * d_model).

@@ -1,7 +1,8 @@
 """sneppx_optim: optimizers, learning-rate schedulers, gradient clipping and a Trainer for SneppX.
 
-Every optimizer updates all parameters of a param group through one fused kernel of
-``sneppx_core.functional``::
+SGD, Adam, AdamW, Lion and LAMB update all parameters of a param group through one fused kernel
+of ``sneppx_core.functional``; Adagrad, Adadelta, RMSprop, Adamax, NAdam and RAdam update each
+parameter with a few core ops; LBFGS takes a closure::
 
     from sneppx_optim import AdamW, CosineAnnealingLR
     opt = AdamW(model.parameters(), lr=2e-4, weight_decay=0.01)
@@ -17,9 +18,12 @@ from sneppx_core import require_core
 require_core("0.1", "0.2", "sneppx-optim")
 
 from .adam import Adam, AdamW  # noqa: E402
+from .adam_variants import Adamax, NAdam, RAdam  # noqa: E402
+from .adaptive import Adadelta, Adagrad, RMSprop  # noqa: E402
 from .callbacks import Callback, History  # noqa: E402
 from .checkpoint import latest_checkpoint, load_checkpoint, read_checkpoint, save_checkpoint  # noqa: E402
 from .clip_grad import clip_grad_norm_, clip_grad_value_  # noqa: E402
+from .lbfgs import LBFGS  # noqa: E402
 from .lion import LAMB, Lion  # noqa: E402
 from .lr_scheduler import (  # noqa: E402
     CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR, LRScheduler, MultiStepLR, StepLR,
@@ -32,7 +36,8 @@ from .tensorboard import SummaryWriter  # noqa: E402  (tensorboardX is imported 
 from .trainer import Trainer  # noqa: E402
 
 __all__ = [
-    "Optimizer", "SGD", "Adam", "AdamW", "Lion", "LAMB",
+    "Optimizer", "SGD", "Adam", "AdamW", "Lion", "LAMB", "Adagrad", "Adadelta", "RMSprop", "Adamax", "NAdam", "RAdam",
+    "LBFGS",
     "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "LinearLR", "CosineAnnealingLR",
     "OneCycleLR", "ReduceLROnPlateau",
     "clip_grad_norm_", "clip_grad_value_",

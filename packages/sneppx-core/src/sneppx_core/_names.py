@@ -1,0 +1,44 @@
+"""The PyTorch names added on top of the core ops: ``save``/``load``, ``device``, legacy tensor
+types, ``backends``/``accelerator`` switches and more Tensor methods. ``sneppx_core`` re-exports
+everything in ``__all__``; importing this module also attaches the new Tensor methods."""
+
+from __future__ import annotations
+
+from . import _legacy_types, _tensor_fill, _tensor_install, _tensor_math, _tensor_shape, accelerator, amp, backends, cuda
+from ._C_face import Device, Tensor
+from ._legacy_types import (  # noqa: F401
+    BFloat16Tensor, BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
+)
+from ._ops import __all__ as _ops_names
+from ._serialization import load, save
+from ._tensor_extra import FUNCTIONS, tril_indices, triu_indices
+from ._tensor_install import _checked
+from .backends import (  # noqa: F401
+    are_deterministic_algorithms_enabled, get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
+    set_float32_matmul_precision, use_deterministic_algorithms,
+)
+
+device = Device  # sneppx_core.device("cuda", 0), as torch.device
+autocast = amp.autocast
+cuda.amp = amp.cuda_amp  # torch.cuda.amp.GradScaler / autocast
+
+
+def is_autocast_enabled(device_type=None) -> bool:
+    """False: no autocast region is ever active in this build."""
+    return False
+
+
+_FUNCTIONS = {**FUNCTIONS, **_tensor_math.FUNCTIONS, **_tensor_shape.FUNCTIONS, **_tensor_fill.FUNCTIONS}
+_FUNCTIONS = {k: _checked(v, k) for k, v in _FUNCTIONS.items() if k not in _ops_names}
+globals().update(_FUNCTIONS)
+
+
+def install(cls=Tensor):
+    """Attaches the added functions as Tensor methods (with in-place forms) and the legacy type names."""
+    _tensor_install._install(cls, _FUNCTIONS, {**_tensor_shape.METHODS, **_tensor_fill.METHODS},
+                             _tensor_shape.METHOD_DOCS, _tensor_math.INPLACE + _tensor_fill.INPLACE + ["addmv", "addr"])
+    _legacy_types._install(cls)
+
+
+__all__ = ["save", "load", "device", "accelerator", "backends", "amp", "autocast", "is_autocast_enabled", "tril_indices", "triu_indices",
+           *_legacy_types.__all__, *backends.__all__[3:], *_FUNCTIONS]

@@ -1,0 +1,285 @@
+"""More of PyTorch's Tensor API, composed from core ops (so autograd comes with them).
+
+``_tensor_install`` attaches them as methods; the module-level functions of the same names are
+exported from ``sneppx_core``. Ops whose forward is computed in NumPy (cumprod, logcumsumexp,
+scatter_reduce with amax/amin) get their gradient from a differentiable surrogate ``s``:
+``out = value + (s - s.detach())`` has the exact value and the gradient of ``s``.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from . import _SNEPPX_c as _C
+from ._C_face import Dtype, Tensor
+
+
+def _check(x, op):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"[{op}] expected a Tensor, got {type(x).__name__}")
+
+
+def _dim(d, ndim, op):
+    if not -builtins.max(ndim, 1) <= d < builtins.max(ndim, 1):
+        raise IndexError(f"[{op}] dim {d} is out of range for a tensor with {ndim} dims")
+    return d % builtins.max(ndim, 1)
+
+
+def _const(array, like):
+    """A constant tensor with ``like``'s dtype holding ``array``."""
+    return Tensor(np.ascontiguousarray(array), dtype=like.dtype)
+
+
+def _surrogate(value, s):
+    return value + (s - s.detach()) if s.requires_grad else value
+
+
+def nelement(self):
+    """Number of elements (alias of ``numel``)."""
+    return self.numel()
+
+
+def t(input):
+    """Transpose of a tensor with at most 2 dims (0-d and 1-d tensors are returned as they are)."""
+    _check(input, "t")
+    if input.ndim > 2:
+        raise ValueError(f"[t] expects a tensor with <= 2 dims, got shape {tuple(input.shape)}; use transpose")
+    return input.transpose(0, 1) if input.ndim == 2 else input
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)``; with ``beta=0`` ``input`` is ignored (NaN included)."""
+    for a in (input, mat1, mat2):
+        _check(a, "addmm")
+    if mat1.ndim != 2 or mat2.ndim != 2:
+        raise ValueError(f"[addmm] mat1 and mat2 must be 2-d, got shapes {tuple(mat1.shape)} and {tuple(mat2.shape)}")
+    return _add_scaled(input, _C.mm(mat1, mat2), beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices (3-d tensors)."""
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise ValueError(f"[baddbmm] batch1 and batch2 must be 3-d, got shapes {tuple(batch1.shape)} and "
+                         f"{tuple(batch2.shape)}")
+    return _add_scaled(input, _C.bmm(batch1, batch2), beta, alpha)
+
+
+def _add_scaled(input, prod, beta, alpha):
+    prod = prod if alpha == 1 else prod * alpha
+    if beta == 0:
+        return prod
+    return prod + (input if beta == 1 else input * beta)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2``."""
+    return input + tensor1 * tensor2 * value
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2``."""
+    return input + tensor1 / tensor2 * value
+
+
+def clamp_min(input, min):
+    """Elementwise ``max(input, min)``."""
+    return _C.clamp(input, min, None)
+
+
+def clamp_max(input, max):
+    """Elementwise ``min(input, max)``."""
+    return _C.clamp(input, None, max)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """Replaces NaN by ``nan``, +inf by ``posinf`` and -inf by ``neginf`` (default: the dtype's
+    largest and smallest finite values). Integer and bool tensors are returned unchanged."""
+    _check(input, "nan_to_num")
+    if input.dtype not in (Dtype.FLOAT32, Dtype.FLOAT64, Dtype.FLOAT16, Dtype.BFLOAT16):
+        return input.clone()
+    fmax = {Dtype.FLOAT32: np.finfo(np.float32).max, Dtype.FLOAT64: np.finfo(np.float64).max,
+            Dtype.FLOAT16: np.finfo(np.float16).max, Dtype.BFLOAT16: 3.3895313892515355e38}[input.dtype]
+    posinf = builtins.float(fmax) if posinf is None else posinf
+    neginf = -builtins.float(fmax) if neginf is None else neginf
+    out = _C.where(_C.isnan(input), builtins.float(nan), input)
+    out = _C.where(input == builtins.float("inf"), builtins.float(posinf), out)
+    return _C.where(input == -builtins.float("inf"), builtins.float(neginf), out)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The ``n``-th forward difference ``out[i] = x[i + 1] - x[i]`` along ``dim`` (bool: ``!=``),
+    after concatenating ``prepend`` and ``append`` along ``dim``."""
+    _check(input, "diff")
+    if input.ndim == 0:
+        raise ValueError("[diff] expects a tensor with at least 1 dim, got a 0-d tensor")
+    d = _dim(dim, input.ndim, "diff")
+    parts = [p for p in (prepend, input, append) if p is not None]
+    x = _C.cat(parts, d) if len(parts) > 1 else input
+    for _ in range(n):
+        m = x.shape[d]
+        if m == 0:
+            break
+        hi, lo = x.narrow(d, 1, m - 1), x.narrow(d, 0, m - 1)
+        x = (hi != lo) if x.dtype == Dtype.BOOL else hi - lo
+    return x
+
+
+def _index_mask(self, dim, index, op):
+    """True along ``dim`` at the positions listed in ``index``, shaped to broadcast against self."""
+    d = _dim(dim, self.ndim, op)
+    if index.ndim > 1:
+        raise ValueError(f"[{op}] index must be 1-d, got shape {tuple(index.shape)}")
+    n = self.shape[d] if self.ndim else 1
+    hit = _C.index_add(Tensor(np.zeros(n, np.float32)), 0, index.reshape(-1), Tensor(np.ones(index.numel(), np.float32)))
+    shape = [1] * builtins.max(self.ndim, 1)
+    shape[d] = n
+    return (hit > 0).reshape(shape if self.ndim else []), d
+
+
+def index_copy(input, dim, index, source):
+    """A copy of ``input`` whose slices ``index[i]`` along ``dim`` are ``source``'s slices ``i``."""
+    mask, d = _index_mask(input, dim, index, "index_copy")
+    placed = _C.index_add(input.detach() * 0, d, index, source) if input.ndim else source.reshape([])
+    return _C.where(mask, placed, input)
+
+
+def index_fill(input, dim, index, value):
+    """A copy of ``input`` with the slices ``index`` along ``dim`` set to ``value``."""
+    mask, _ = _index_mask(input, dim, index, "index_fill")
+    value = value.item() if isinstance(value, Tensor) else value
+    return _C.where(mask, value, input)
+
+
+def masked_scatter(input, mask, source):
+    """A copy of ``input`` where the positions that ``mask`` selects (in row-major order) take the
+    leading elements of ``source``."""
+    _check(input, "masked_scatter")
+    if mask.dtype != Dtype.BOOL:
+        raise TypeError(f"[masked_scatter] mask must be bool, got {mask.dtype}")
+    m = mask.broadcast_to(tuple(input.shape)).reshape(-1)
+    count = builtins.int(m.sum().item())
+    if source.numel() < count:
+        raise ValueError(f"[masked_scatter] mask selects {count} elements but source {tuple(source.shape)} has "
+                         f"only {source.numel()}")
+    pos = (_C.cumsum(m.to(Dtype.INT64), 0) - 1).clamp(0, None)
+    picked = source.reshape(-1).index_select(0, pos) if source.numel() else input.reshape(-1).detach()
+    return _C.where(m, picked, input.reshape(-1)).reshape(tuple(input.shape))
+
+
+def unfold(input, dimension, size, step):
+    """All windows of length ``size`` taken every ``step`` along ``dimension``: that dim becomes the
+    window count and a new last dim of length ``size`` holds each window (a copy, not a view)."""
+    _check(input, "unfold")
+    d = _dim(dimension, input.ndim, "unfold")
+    n = input.shape[d] if input.ndim else 1
+    if size < 0 or size > n or step <= 0:
+        raise ValueError(f"[unfold] size {size} and step {step} do not fit dim {d} of length {n} "
+                         f"(shape {tuple(input.shape)}): need 0 <= size <= {n} and step > 0")
+    x = input.reshape([1]) if input.ndim == 0 else input
+    count = (n - size) // step + 1
+    idx = (np.arange(count)[:, None] * step + np.arange(size)[None, :]).reshape(-1)
+    y = x.index_select(d, Tensor(idx.astype(np.int64)))
+    y = _C.movedim(y.unflatten(d, (count, size)), d + 1, -1)
+    return y.reshape([size]) if input.ndim == 0 else y
+
+
+def cumprod(input, dim, dtype=None):
+    """Cumulative product along ``dim``: ``out[i] = x[0] * ... * x[i]``."""
+    _check(input, "cumprod")
+    x = input if dtype is None else input.to(dtype)
+    d = _dim(dim, x.ndim, "cumprod")
+    a = x.detach().numpy()
+    value = _const(np.cumprod(a, axis=d if x.ndim else None).reshape(a.shape), x)
+    if not (x.requires_grad and _C.is_grad_enabled()):
+        return value
+    if np.any(a == 0):  # the log surrogate cannot see through zeros: multiply step by step
+        steps = [x.narrow(d, 0, 1)] if x.ndim else [x]
+        for i in range(1, x.shape[d] if x.ndim else 1):
+            steps.append(steps[-1] * x.narrow(d, i, 1))
+        return _C.cat(steps, d) if x.ndim else steps[0]
+    # d out_j / d x_i = out_j / x_i for i <= j, which is the Jacobian of out * cumsum(log|x|).
+    return _surrogate(value, value * _C.cumsum(_C.log(_C.abs(x)), d))
+
+
+def logcumsumexp(input, dim):
+    """``out[i] = log(exp(x[0]) + ... + exp(x[i]))`` along ``dim``, computed stably."""
+    _check(input, "logcumsumexp")
+    d = _dim(dim, input.ndim, "logcumsumexp")
+    a = input.detach().to(Dtype.FLOAT64).numpy()
+    value = _const(np.logaddexp.accumulate(a, axis=d if input.ndim else None).reshape(a.shape), input)
+    if not (input.requires_grad and _C.is_grad_enabled()):
+        return value
+    # d out_j / d x_i = exp(x_i - out_j) for i <= j: the Jacobian of cumsum(exp(x - m)) * exp(m - out).
+    m = _C.amax(input.detach(), [d], True) if input.ndim else input.detach()
+    s = _C.cumsum(_C.exp(input - m), d) * _C.exp(m - value)
+    return _surrogate(value, s)
+
+
+_REDUCE_NP = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """Reduces ``src`` into a copy of ``input`` at ``index`` along ``dim`` (as ``scatter_add`` does for
+    a sum) with ``reduce`` one of ``"sum"``, ``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``; with
+    ``include_self=False`` the original values of the scattered-to positions are left out."""
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise ValueError(f"[scatter_reduce] reduce must be sum, prod, mean, amax or amin, got {reduce!r}")
+    d = _dim(dim, input.ndim, "scatter_reduce")
+    for i in range(src.ndim):  # only the part of src that index covers takes part
+        if src.shape[i] != index.shape[i]:
+            src = src.narrow(i, 0, index.shape[i])
+    hits = _C.scatter_add(input.detach() * 0, d, index, src.detach() * 0 + 1)
+    hit = hits > 0
+    base = input if include_self else _C.where(hit, 0.0, input)
+    if reduce in ("sum", "mean"):
+        total = _C.scatter_add(base, d, index, src)
+        if reduce == "sum":
+            return total
+        count = hits + (1 if include_self else 0)
+        out = total / _C.where(count > 0, count, 1)
+        return out if input.dtype in (Dtype.FLOAT32, Dtype.FLOAT64) else out.to(input.dtype)
+    a = input.detach().numpy().copy()
+    if not include_self:
+        a[hit.numpy()] = {"prod": 1, "amax": -np.inf, "amin": np.inf}[reduce]
+    idx = list(np.indices(index.shape))
+    idx[d] = index.numpy()
+    _REDUCE_NP[reduce].at(a, tuple(idx), src.detach().numpy())
+    value = _const(a, input)
+    if not (_C.is_grad_enabled() and (input.requires_grad or src.requires_grad)):
+        return value
+    if reduce == "prod":
+        raise NotImplementedError("[scatter_reduce] the backward of reduce='prod' is not implemented")
+    # The gradient goes to the elements equal to the result, shared evenly among ties.
+    won_src = (src == value.gather(d, index)).to(input.dtype)
+    won_self = _C.where(hit, (input == value).to(input.dtype) * (1 if include_self else 0), 1.0)
+    count = _C.scatter_add(won_self, d, index, won_src)
+    s = _C.scatter_add(input * won_self, d, index, src * won_src) / count
+    return _surrogate(value, s)
+
+
+def _indices(row, col, offset, upper, dtype):
+    r, c = np.indices((row, col))
+    keep = (c - r >= offset) if upper else (c - r <= offset)
+    from ._factories import _dtype
+
+    return Tensor(np.stack([r[keep], c[keep]]).astype(np.int64)).to(_dtype(dtype, Dtype.INT64))
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None):
+    """The (2, N) row and column indices of the lower triangle of a ``row x col`` matrix."""
+    return _indices(row, col, offset, False, dtype)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+    """The (2, N) row and column indices of the upper triangle of a ``row x col`` matrix."""
+    return _indices(row, col, offset, True, dtype)
+
+
+FUNCTIONS = {
+    "t": t, "addmm": addmm, "baddbmm": baddbmm, "addcmul": addcmul, "addcdiv": addcdiv, "clamp_min": clamp_min,
+    "clamp_max": clamp_max, "nan_to_num": nan_to_num, "diff": diff, "index_copy": index_copy,
+    "index_fill": index_fill, "masked_scatter": masked_scatter, "cumprod": cumprod, "logcumsumexp": logcumsumexp,
+    "scatter_reduce": scatter_reduce,
+}

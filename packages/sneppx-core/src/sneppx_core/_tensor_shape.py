@@ -1,0 +1,310 @@
+"""PyTorch's shape, indexing and small linear-algebra Tensor functions, composed from core ops:
+tile, repeat_interleave, take_along_dim, rot90, diagonal, trace, unique, index_put, inverse, det,
+... ``FUNCTIONS`` maps names to functions; ``METHODS`` adds method-only names."""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+
+import numpy as np
+
+from . import _SNEPPX_c as _C
+from ._C_face import Dtype, Tensor
+
+_SIGNED = (Dtype.FLOAT32, Dtype.FLOAT64, Dtype.FLOAT16, Dtype.BFLOAT16, Dtype.INT32, Dtype.INT64)
+
+
+def _ints(a):
+    return Tensor(np.ascontiguousarray(np.asarray(a, dtype=np.int64)))
+
+
+def moveaxis(x, source, destination):
+    """Moves dims ``source`` (an int or a sequence) to positions ``destination``; the others keep
+    their order."""
+    src = [source] if isinstance(source, builtins.int) else list(source)
+    dst = [destination] if isinstance(destination, builtins.int) else list(destination)
+    if len(src) != len(dst):
+        raise ValueError(f"[movedim] source {source} and destination {destination} differ in length")
+    n = builtins.max(x.ndim, 1)
+    if any(not -n <= d < n for d in src + dst):
+        raise IndexError(f"[movedim] dims {source} -> {destination} out of range for {x.ndim} dims")
+    src, dst = [d % n for d in src], [d % n for d in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError(f"[movedim] repeated dim in source {source} or destination {destination}")
+    order = [None] * x.ndim
+    for s_, d_ in zip(src, dst):
+        order[d_] = s_
+    rest = iter(d for d in range(x.ndim) if d not in src)
+    return x.permute(*[o if o is not None else next(rest) for o in order])
+
+
+def tile(x, dims):
+    """Repeats ``x`` ``dims[i]`` times along each dim (missing leading dims count as 1)."""
+    dims = tuple(dims)
+    shape = (1,) * (len(dims) - x.ndim) + tuple(x.shape)
+    dims = (1,) * (len(shape) - len(dims)) + dims
+    return x.reshape(shape).repeat(*dims)
+
+
+def repeat_interleave(x, repeats, dim=None, *, output_size=None):
+    """Repeats each element (each slice along ``dim``) ``repeats`` times (an int or one count each)."""
+    if dim is None:
+        x, dim = x.reshape(-1), 0
+    n = x.shape[dim]
+    counts = np.broadcast_to(np.asarray(repeats.tolist() if isinstance(repeats, Tensor) else repeats), (n,))
+    if np.any(counts < 0):
+        raise ValueError(f"[repeat_interleave] repeats must be >= 0, got {counts.tolist()}")
+    return x.index_select(dim, _ints(np.repeat(np.arange(n), counts)))
+
+
+def take(x, index):
+    """Elements of the flattened ``x`` at ``index`` (the result has ``index``'s shape)."""
+    return x.reshape(-1).index_select(0, index.reshape(-1)).reshape(tuple(index.shape))
+
+
+def take_along_dim(x, indices, dim=None):
+    """``gather`` with broadcasting between ``x`` and ``indices`` (flattened when ``dim`` is None)."""
+    if dim is None:
+        return x.reshape(-1).gather(0, indices.reshape(-1))
+    shape = list(np.broadcast_shapes(tuple(x.shape), tuple(indices.shape)))
+    xs, ix = list(shape), list(shape)
+    xs[dim], ix[dim] = x.shape[dim], indices.shape[dim]
+    return x.broadcast_to(tuple(xs)).gather(dim, indices.broadcast_to(tuple(ix)))
+
+
+def tensor_split(x, indices_or_sections, dim=0):
+    """Splits into ``n`` nearly equal parts (the first ``size % n`` one longer) or at the given indices."""
+    size = x.shape[dim]
+    if isinstance(indices_or_sections, builtins.int):
+        n = indices_or_sections
+        if not 0 < n <= builtins.max(size, 1 << 16):
+            raise ValueError(f"[tensor_split] the number of sections must be in [1, {builtins.max(size, 1 << 16)}] "
+                             f"for a dim of size {size}, got {n}")
+        cuts = np.cumsum([size // n + (1 if i < size % n else 0) for i in range(n)])[:-1].tolist()
+    else:
+        cuts = list(indices_or_sections.tolist() if isinstance(indices_or_sections, Tensor) else indices_or_sections)
+    bounds = [0] + [builtins.min(builtins.max(c, 0), size) for c in cuts] + [size]
+    return tuple(x.narrow(dim, a, builtins.max(b - a, 0)) for a, b in itertools.pairwise(bounds))
+
+
+def fliplr(x):
+    """Reverses dim 1."""
+    return _C.flip(x, [1])
+
+
+def flipud(x):
+    """Reverses dim 0."""
+    return _C.flip(x, [0])
+
+
+def rot90(x, k=1, dims=(0, 1)):
+    """Rotates by 90 degrees ``k`` times in the plane of ``dims`` (from the first towards the second)."""
+    a, b = dims
+    k %= 4
+    if k == 1:
+        return _C.flip(x, [b]).transpose(a, b)
+    if k == 2:
+        return _C.flip(x, [a, b])
+    if k == 3:
+        return _C.flip(x.transpose(a, b), [b])
+    return x.clone()
+
+
+def diagonal(x, offset=0, dim1=0, dim2=1):
+    """The diagonal with ``offset`` of the matrices spanned by ``dim1`` and ``dim2``, as a last dim."""
+    y = moveaxis(x, [dim1, dim2], [-2, -1])
+    rows, cols = y.shape[-2], y.shape[-1]
+    i = np.arange(builtins.max(0, builtins.min(rows + builtins.min(offset, 0), cols - builtins.max(offset, 0))))
+    flat = (i - builtins.min(offset, 0)) * cols + i + builtins.max(offset, 0)
+    return y.reshape(tuple(y.shape[:-2]) + (rows * cols,)).index_select(y.ndim - 2, _ints(flat))
+
+
+def diag(x, diagonal=0):
+    """A 1-d ``x`` placed on a diagonal of a square matrix, or the diagonal of a 2-d ``x``."""
+    if x.ndim == 2:
+        return globals()["diagonal"](x, diagonal)
+    if x.ndim != 1:
+        raise ValueError(f"[diag] expects a 1-d or 2-d tensor, got shape {tuple(x.shape)}")
+    n = x.shape[0] + abs(diagonal)
+    r = np.arange(x.shape[0]) + builtins.max(-diagonal, 0)
+    c = np.arange(x.shape[0]) + builtins.max(diagonal, 0)
+    base = _C.index_add(x.detach().new_zeros(n * n), 0, _ints(r * n + c), x)
+    return base.reshape((n, n))
+
+
+def trace(x):
+    """Sum of the main diagonal of a matrix."""
+    return diagonal(x).sum()
+
+
+def inner(a, b):
+    """Sum over the last dims of ``a`` and ``b`` (a dot product for vectors)."""
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    return _C.matmul(a.reshape((-1, a.shape[-1])), b.reshape((-1, b.shape[-1])).transpose(0, 1)).reshape(
+        tuple(a.shape[:-1]) + tuple(b.shape[:-1]))
+
+
+def mv(mat, vec):
+    """Matrix-vector product."""
+    return _C.matmul(mat, vec)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat @ vec)``."""
+    out = _C.matmul(mat, vec) * alpha
+    return out if beta == 0 else out + input * beta
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """``beta * input + alpha * outer(vec1, vec2)``."""
+    out = _C.outer(vec1, vec2) * alpha
+    return out if beta == 0 else out + input * beta
+
+
+def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct elements (sorted), optionally with each element's position in them and counts."""
+    if dim is not None:
+        raise NotImplementedError("[unique] dim= is not implemented; unique over all elements only")
+    a = x.detach().numpy().reshape(-1)
+    vals, inv, counts = np.unique(a, return_inverse=True, return_counts=True)
+    out = [Tensor(vals).to(x.dtype)]
+    if return_inverse:
+        out.append(_ints(inv.reshape(tuple(x.shape))))
+    if return_counts:
+        out.append(_ints(counts))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique_consecutive(x, return_inverse=False, return_counts=False, dim=None):
+    """Collapses runs of equal consecutive elements (over the flattened tensor)."""
+    if dim is not None:
+        raise NotImplementedError("[unique_consecutive] dim= is not implemented")
+    a = x.detach().numpy().reshape(-1)
+    start = np.concatenate([[True], a[1:] != a[:-1]]) if a.size else np.zeros(0, bool)
+    out = [Tensor(a[start]).to(x.dtype)]
+    if return_inverse:
+        out.append(_ints((np.cumsum(start) - 1).reshape(tuple(x.shape))))
+    if return_counts:
+        out.append(_ints(np.diff(np.append(np.flatnonzero(start), a.size))))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def bincount(x, weights=None, minlength=0):
+    """Occurrences of each value of a 1-d non-negative int tensor (summed ``weights`` if given)."""
+    if x.ndim != 1 or x.dtype not in (Dtype.INT32, Dtype.INT64, Dtype.UINT8):
+        raise ValueError(f"[bincount] expects a 1-d integer tensor, got shape {tuple(x.shape)} and {x.dtype}")
+    w = None if weights is None else weights.detach().numpy()
+    out = np.bincount(x.numpy(), weights=w, minlength=minlength)
+    return Tensor(out) if weights is not None else _ints(out)
+
+
+def _flat_index(x, indices):
+    idx = [i if isinstance(i, Tensor) else _ints(i) for i in indices]
+    if len(idx) > x.ndim:
+        raise IndexError(f"[index_put] {len(idx)} index tensors for a tensor with {x.ndim} dims")
+    shape = np.broadcast_shapes(*[tuple(i.shape) for i in idx])
+    strides = np.cumprod((tuple(x.shape[1:len(idx)]) + (1,))[::-1])[::-1]
+    flat = builtins.sum(i.to(Dtype.INT64).broadcast_to(shape) * builtins.int(s) for i, s in zip(idx, strides))
+    return flat.reshape(-1), tuple(shape)
+
+
+def index_put(x, indices, values, accumulate=False):
+    """A copy of ``x`` with ``x[indices] = values`` (``+=`` with ``accumulate``, summing duplicates)."""
+    flat, shape = _flat_index(x, indices)
+    rest = tuple(x.shape[len(indices):])
+    base = x.reshape((-1,) + rest)
+    vals = values.broadcast_to(shape + rest).reshape((-1,) + rest) if isinstance(values, Tensor) else (
+        base.detach().new_full((flat.shape[0],) + rest, values))
+    if not accumulate:
+        hit = _C.index_add(base.detach().new_zeros(base.shape[0]), 0, flat, base.detach().new_ones(flat.shape[0]))
+        keep = (hit == 0).reshape((-1,) + (1,) * len(rest))
+        last = np.zeros(base.shape[0], np.int64)  # the last write to a position wins, as in sequential order
+        last[flat.numpy()] = np.arange(flat.shape[0])
+        picked = vals.index_select(0, _ints(last))
+        return _C.where(keep, base, picked).reshape(tuple(x.shape))
+    return _C.index_add(base, 0, flat, vals).reshape(tuple(x.shape))
+
+
+def _surrogate(value, s):
+    return value + (s - s.detach()) if s.requires_grad else value
+
+
+def inverse(x):
+    """Inverse of a square matrix (or a batch); d(A^-1) = -A^-1 dA A^-1."""
+    value = Tensor(np.linalg.inv(x.detach().numpy())).to(x.dtype)
+    return _surrogate(value, -(value @ x @ value))
+
+
+def det(x):
+    """Determinant of a square matrix (or a batch); d det = det tr(A^-1 dA)."""
+    a = x.detach().numpy()
+    value = Tensor(np.asarray(np.linalg.det(a))).to(x.dtype)
+    if not x.requires_grad:
+        return value
+    inv_t = Tensor(np.swapaxes(np.linalg.inv(a), -1, -2)).to(x.dtype)
+    return _surrogate(value, value * (inv_t * x).sum([-2, -1]))
+
+
+def slogdet(x):
+    """``(sign, log|det|)`` of a square matrix (or a batch)."""
+    a = x.detach().numpy()
+    sign, logabs = np.linalg.slogdet(a)
+    value = Tensor(np.asarray(logabs)).to(x.dtype)
+    if x.requires_grad:
+        inv_t = Tensor(np.swapaxes(np.linalg.inv(a), -1, -2)).to(x.dtype)
+        value = _surrogate(value, (inv_t * x).sum([-2, -1]))
+    return Tensor(np.asarray(sign)).to(x.dtype), value
+
+
+def logdet(x):
+    """``log(det(x))`` (NaN for a negative determinant)."""
+    sign, logabs = slogdet(x)
+    return logabs + _C.where(sign > 0, 0.0, _C.where(sign == 0, -builtins.float("inf"), logabs * 0 + builtins.float("nan")))
+
+
+FUNCTIONS = {name: fn for name, fn in dict(globals()).items()
+             if callable(fn) and not name.startswith("_") and fn.__module__ == __name__}
+def _alias(fn, name, doc):
+    def alias(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    alias.__name__, alias.__doc__ = name, doc
+    return alias
+
+
+FUNCTIONS.update(swapdims=_alias(_C.transpose, "swapdims", "Alias of ``transpose``."),
+                 ger=_alias(_C.outer, "ger", "Alias of ``outer``."),
+                 vdot=_alias(_C.dot, "vdot", "Dot product of 1-d tensors."))
+METHODS = {
+    "movedim": moveaxis,
+    "ravel": lambda self: self.reshape(-1),
+    "positive": lambda self: self,
+    "is_signed": lambda self: self.dtype in _SIGNED,
+    "is_complex": lambda self: False,
+    "is_inference": lambda self: False,
+    "is_pinned": lambda self, device=None: False,
+    "is_same_size": lambda self, other: tuple(self.shape) == tuple(other.shape),
+    "is_nonzero": lambda self: builtins.bool(self.item()),
+    "itemsize": property(lambda self: self.element_size(), doc="Bytes per element."),
+    "nbytes": property(lambda self: self.element_size() * self.numel(), doc="Bytes of the elements."),
+}
+METHOD_DOCS = {
+    "ravel": "The elements as a 1-d tensor.", "positive": "Returns self.", "is_signed": "True for signed dtypes.",
+    "is_complex": "False: no complex dtypes.", "is_inference": "False: no inference tensors.",
+    "is_pinned": "False: no pinned memory.", "is_same_size": "True if ``other`` has the same shape.",
+    "is_nonzero": "Truth value of a one-element tensor.",
+}
+
+
+def pin_memory(self, device=None):
+    """Page-locked copy for fast GPU transfers; like PyTorch, raises when no GPU is available."""
+    from . import cuda
+
+    if not cuda.is_available():
+        raise RuntimeError("[pin_memory] cannot pin memory: no accelerator is available")
+    return self
+
+
+METHODS["pin_memory"] = pin_memory

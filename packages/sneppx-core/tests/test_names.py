@@ -1,0 +1,267 @@
+"""The PyTorch names real programs use: extra Tensor methods, legacy types, devices, backends flags,
+``cuda``/``accelerator`` functions and ``save``/``load``."""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+
+import numpy as np
+import pytest
+
+import sneppx_core as sx
+
+RNG = np.random.default_rng(0)
+
+
+def _arr(*shape):
+    return RNG.standard_normal(shape)
+
+
+# name -> (function of (lib, *tensors), input shapes); the same code runs on sneppx_core and torch.
+CASES = {
+    "t": (lambda L, a: a.t(), [(3, 4)]),
+    "mH": (lambda L, a: a.mH * 1, [(2, 3, 4)]),
+    "view_as": (lambda L, a, b: a.view_as(b), [(3, 4), (2, 6)]),
+    "reshape_as": (lambda L, a, b: a.reshape_as(b), [(3, 4), (12,)]),
+    "addmm": (lambda L, c, a, b: L.addmm(c, a, b, beta=0.5, alpha=2.0), [(3, 5), (3, 4), (4, 5)]),
+    "addmm_bias": (lambda L, c, a, b: c.addmm(a, b), [(5,), (3, 4), (4, 5)]),
+    "baddbmm": (lambda L, c, a, b: L.baddbmm(c, a, b, alpha=0.5), [(2, 3, 5), (2, 3, 4), (2, 4, 5)]),
+    "addcmul": (lambda L, a, b, c: a.addcmul(b, c, value=0.3), [(3, 4), (3, 4), (4,)]),
+    "addcdiv": (lambda L, a, b, c: a.addcdiv(b, c.exp(), value=2), [(3, 4), (3, 4), (3, 4)]),
+    "clamp_min": (lambda L, a: a.clamp_min(0.1), [(3, 4)]),
+    "clamp_max": (lambda L, a: L.clamp_max(a, -0.1), [(3, 4)]),
+    "unfold": (lambda L, a: a.unfold(1, 3, 2), [(2, 7, 3)]),
+    "unfold_last": (lambda L, a: a.unfold(-1, 2, 1), [(3, 4)]),
+    "cumprod": (lambda L, a: L.cumprod(a, 1), [(3, 5)]),
+    "cumprod_dim0": (lambda L, a: a.cumprod(0), [(4, 2)]),
+    "logcumsumexp": (lambda L, a: L.logcumsumexp(a * 5, 1), [(3, 6)]),
+    "diff": (lambda L, a: a.diff(), [(3, 6)]),
+    "diff_n2_pre": (lambda L, a, p: L.diff(a, n=2, dim=0, prepend=p), [(4, 3), (1, 3)]),
+    "masked_scatter": (lambda L, a, s: a.masked_scatter(a > 0, s), [(3, 4), (20,)]),
+    "index_copy": (lambda L, a, s: a.index_copy(1, L.tensor([3, 0]), s), [(3, 4), (3, 2)]),
+    "index_fill": (lambda L, a: a.index_fill(0, L.tensor([1]), -2.0), [(3, 4)]),
+    "nan_to_num": (lambda L, a: L.nan_to_num(L.log(a), nan=0.5, neginf=-7.0), [(3, 4)]),
+    "scatter_sum": (lambda L, a, s: a.scatter_reduce(1, L.tensor([[0, 1, 0], [2, 2, 2]]), s, "sum"),
+                    [(2, 4), (2, 3)]),
+    "scatter_mean": (lambda L, a, s: a.scatter_reduce(1, L.tensor([[0, 1, 0], [2, 2, 2]]), s, "mean",
+                                                      include_self=False), [(2, 4), (2, 3)]),
+    "scatter_amax": (lambda L, a, s: a.scatter_reduce(0, L.tensor([[0, 1], [0, 0], [2, 1]]), s, "amax"),
+                     [(3, 2), (3, 2)]),
+    "scatter_amin": (lambda L, a, s: L.scatter_reduce(a, 0, L.tensor([[0, 1], [0, 0]]), s, "amin",
+                                                      include_self=False), [(3, 2), (2, 2)]),
+}
+
+
+def _run(lib, name, arrays, grad):
+    fn, _ = CASES[name]
+    ts = [lib.tensor(a, dtype=lib.float64, requires_grad=grad) for a in arrays]
+    out = fn(lib, *ts)
+    return ts, out
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_tensor_api_matches_torch(torch, name):
+    arrays = [_arr(*s) for s in CASES[name][1]]
+    ts, out = _run(sx, name, arrays, True)
+    tts, tout = _run(torch, name, arrays, True)
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-10, atol=1e-12)
+    w = _arr(*tout.shape)
+    (out * sx.tensor(w)).sum().backward()
+    (tout * torch.tensor(w)).sum().backward()
+    for a, b in zip(ts, tts):
+        if b.grad is None:
+            assert a.grad is None or not np.any(a.grad.numpy())
+        else:
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-8, atol=1e-10, err_msg=name)
+
+
+def _fd_grad(f, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        old = x[i]
+        x[i] = old + eps
+        hi = f(x)
+        x[i] = old - eps
+        lo = f(x)
+        x[i] = old
+        g[i] = (hi - lo) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("fn,ref", [
+    (lambda x: x.cumprod(1), lambda a: np.cumprod(a, 1)),
+    (lambda x: sx.logcumsumexp(x, 0), lambda a: np.logaddexp.accumulate(a, 0)),
+    (lambda x: x.unfold(0, 2, 1), lambda a: np.stack([a[:-1], a[1:]], -1)),
+    (lambda x: x.diff(dim=0), lambda a: np.diff(a, axis=0)),
+])
+def test_forward_and_backward_against_numpy(fn, ref):
+    a = _arr(4, 3)
+    x = sx.tensor(a, requires_grad=True)
+    out = fn(x)
+    np.testing.assert_allclose(out.detach().numpy(), ref(a), rtol=1e-12)
+    w = _arr(*out.shape)
+    (out * sx.tensor(w)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), _fd_grad(lambda v: (ref(v) * w).sum(), a.copy()), rtol=1e-6, atol=1e-7)
+
+
+def test_cumprod_gradient_through_zeros():
+    a = np.array([2.0, 0.0, 3.0, 4.0])
+    x = sx.tensor(a, requires_grad=True)
+    x.cumprod(0).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), _fd_grad(lambda v: np.cumprod(v).sum(), a.copy()), atol=1e-7)
+
+
+def test_inplace_forms_and_small_methods():
+    x = sx.tensor([[1.0, -2.0], [3.0, -4.0]])
+    x.clamp_min_(0.0)
+    assert x.tolist() == [[1.0, 0.0], [3.0, 0.0]]
+    x.clamp_max_(2.0)
+    assert x.tolist() == [[1.0, 0.0], [2.0, 0.0]]
+    x.index_add_(0, sx.tensor([1]), sx.tensor([[10.0, 10.0]]))
+    assert x.tolist() == [[1.0, 0.0], [12.0, 10.0]]
+    x.index_copy_(1, sx.tensor([0]), sx.tensor([[7.0], [8.0]]))
+    assert x.tolist() == [[7.0, 0.0], [8.0, 10.0]]
+    x.scatter_(1, sx.tensor([[1], [0]]), sx.tensor([[5.0], [6.0]]))
+    assert x.tolist() == [[7.0, 5.0], [6.0, 10.0]]
+    assert x.nelement() == 4 and x.ndimension() == 2 and x.get_device() == -1 and x.is_cpu
+    assert x.new_zeros(3).dtype == sx.float32 and x.new_full((2,), 3).tolist() == [3.0, 3.0]
+    assert sx.triu_indices(3, 4, 1).tolist() == np.stack(np.triu_indices(3, 1, 4)).tolist()
+    assert sx.tril_indices(4, 3, -1).tolist() == np.stack(np.tril_indices(4, -1, 3)).tolist()
+
+
+def test_bad_input_errors_name_the_op():
+    with pytest.raises(ValueError, match=r"\[t\].*\(2, 3, 4\)"):
+        sx.zeros(2, 3, 4).t()
+    with pytest.raises(ValueError, match=r"\[unfold\]"):
+        sx.zeros(3).unfold(0, 4, 1)
+    with pytest.raises(ValueError, match=r"\[masked_scatter\] mask selects 3"):
+        sx.zeros(3).masked_scatter(sx.ones(3, dtype=sx.bool_), sx.zeros(2))
+    with pytest.raises(ValueError, match=r"\[scatter_reduce\]"):
+        sx.zeros(3).scatter_reduce(0, sx.tensor([0]), sx.ones(1), "max")
+
+
+def test_legacy_types():
+    t = sx.LongTensor([1, 2])
+    assert t.dtype == sx.int64 and t.tolist() == [1, 2]
+    assert sx.FloatTensor(2, 3).shape == (2, 3) and sx.FloatTensor(2, 3).dtype == sx.float32
+    assert sx.BoolTensor([True, False]).dtype == sx.bool_
+    assert isinstance(sx.zeros(2), sx.FloatTensor) and not isinstance(sx.zeros(2), sx.LongTensor)
+    x = sx.tensor([1.7, -2.2])
+    assert x.type() == "sneppx.FloatTensor" and t.type() == "sneppx.LongTensor"
+    assert x.type(sx.LongTensor).tolist() == [1, -2]
+    assert x.type("torch.DoubleTensor").dtype == sx.float64 and x.type(sx.float16).dtype == sx.float16
+
+
+def test_device_object():
+    d = sx.device("cuda", 0)
+    assert d.type == "cuda" and d.index == 0 and d == sx.device("cuda:0") and d == "cuda:0"
+    assert sx.device("cpu").index is None and sx.zeros(1).device == sx.device("cpu") == "cpu"
+    assert isinstance(sx.zeros(1).device, sx.device)
+
+
+def test_cuda_functions_without_a_gpu():
+    sx.cuda.manual_seed(3)
+    sx.cuda.manual_seed_all(3)
+    sx.cuda.empty_cache()
+    assert sx.cuda.is_bf16_supported() is False and sx.cuda.is_initialized() is False
+    for fn in (sx.cuda.synchronize, sx.cuda.current_device, lambda: sx.cuda.set_device(0)):
+        with pytest.raises(RuntimeError, match=r"\[cuda\.\w+\] this build of sneppx-core has no CUDA"):
+            fn()
+    with pytest.raises(ValueError, match="expected a cuda device"):
+        sx.cuda.set_device("cpu")
+    assert sx.accelerator.is_available() is False and sx.accelerator.current_accelerator() is None
+
+
+def test_backends_flags():
+    b = sx.backends
+    assert (b.cudnn.benchmark, b.cudnn.deterministic, b.cudnn.enabled, b.cudnn.allow_tf32) == (False, False, True, True)
+    assert b.cuda.matmul.allow_tf32 is False and b.mps.is_available() is False and b.cudnn.is_available() is False
+    b.cudnn.benchmark = True
+    assert b.cudnn.benchmark is True
+    b.cudnn.benchmark = False
+    sx.set_float32_matmul_precision("high")
+    assert sx.get_float32_matmul_precision() == "high" and b.cuda.matmul.allow_tf32 is True
+    b.cuda.matmul.allow_tf32 = False
+    assert sx.get_float32_matmul_precision() == "highest"
+    with pytest.raises(ValueError, match="set_float32_matmul_precision"):
+        sx.set_float32_matmul_precision("fast")
+    sx.use_deterministic_algorithms(True, warn_only=True)
+    assert sx.are_deterministic_algorithms_enabled() and sx.is_deterministic_algorithms_warn_only_enabled()
+    sx.use_deterministic_algorithms(False)
+    assert not sx.are_deterministic_algorithms_enabled()
+
+
+def _checkpoint():
+    w = sx.randn(3, 4, requires_grad=True)
+    return {
+        "model": {"w": w, "half": sx.tensor([1.5, -2.25], dtype=sx.bfloat16), "ids": sx.tensor([1, 2])},
+        "optimizer": {"state": {0: {"step": sx.tensor(3.0), "exp_avg": sx.zeros(3, 4)}},
+                      "param_groups": [{"lr": 1e-3, "betas": (0.9, 0.999), "params": [0], "foused": None}]},
+        "step": 12, "loss": float("nan"), "name": "run-1", "flags": [True, False], "dtype": sx.float16,
+        "mask": sx.tensor([True, False]), "array": np.arange(3.0),
+    }
+
+
+def _same(a, b):
+    assert type(a) is type(b) or (isinstance(a, sx.Tensor) and isinstance(b, sx.Tensor))
+    if isinstance(a, dict):
+        assert list(a) == list(b)
+        for k in a:
+            _same(a[k], b[k])
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _same(x, y)
+    elif isinstance(a, sx.Tensor):
+        assert a.dtype == b.dtype and a.shape == b.shape and a.requires_grad == b.requires_grad
+        assert a.detach().float().tolist() == b.detach().float().tolist()
+    elif isinstance(a, np.ndarray):
+        np.testing.assert_array_equal(a, b)
+    elif isinstance(a, float) and math.isnan(a):
+        assert math.isnan(b)
+    else:
+        assert a == b
+
+
+def test_save_load_round_trip(tmp_path):
+    obj = _checkpoint()
+    path = tmp_path / "ckpt.pt"
+    sx.save(obj, path)
+    _same(obj, sx.load(path, map_location="cpu"))
+    buf = io.BytesIO()
+    sx.save(obj, buf)
+    buf.seek(0)
+    _same(obj, sx.load(buf))
+    assert [p.name for p in tmp_path.iterdir()] == ["ckpt.pt"]  # no temporary file left behind
+
+
+def test_save_writes_safetensors_readable_by_the_reference_reader(tmp_path):
+    safetensors = pytest.importorskip("safetensors.numpy")
+    x = sx.tensor([[1.0, 2.0], [3.0, 4.0]])
+    sx.save({"x": x, "n": 3}, tmp_path / "a.st")
+    loaded = safetensors.load_file(str(tmp_path / "a.st"))
+    np.testing.assert_array_equal(loaded["0"], x.numpy())
+
+
+def test_save_rejects_what_needs_pickle_and_keeps_the_old_file(tmp_path):
+    path = tmp_path / "ckpt"
+    sx.save({"a": 1}, path)
+    with pytest.raises(TypeError, match=r"\[save\] obj\['cfg'\]\['fn'\] is a builtins.function"):
+        sx.save({"cfg": {"fn": lambda: 1}}, path)
+    with pytest.raises(TypeError, match="key of type tuple"):
+        sx.save({(1, 2): 3}, path)
+    assert sx.load(path) == {"a": 1} and os.listdir(tmp_path) == ["ckpt"]
+    (tmp_path / "bad").write_bytes(b"\x00" * 20)
+    with pytest.raises(ValueError, match=r"\[load\] not a sneppx_core.save file"):
+        sx.load(tmp_path / "bad")
+
+
+def test_shared_tensors_are_stored_once():
+    x = sx.randn(100)
+    a, b = io.BytesIO(), io.BytesIO()
+    sx.save([x, x], a)
+    sx.save([x], b)
+    assert len(a.getvalue()) - len(b.getvalue()) < 100

@@ -1,0 +1,100 @@
+"""More ``torch.nn`` losses: HuberLoss, MarginRankingLoss, CosineEmbeddingLoss,
+TripletMarginLoss, PoissonNLLLoss and GaussianNLLLoss (maths in ``sneppx_core.functional``)."""
+
+from __future__ import annotations
+
+import sneppx_core.functional as F
+
+from .loss import _Loss
+
+
+class HuberLoss(_Loss):
+    """``0.5 (x - y)^2`` where ``|x - y| < delta``, else ``delta (|x - y| - 0.5 delta)``."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0):
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        """The loss of ``input`` against ``target`` (same shape)."""
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class MarginRankingLoss(_Loss):
+    """``max(0, -y (x1 - x2) + margin)`` for targets ``y`` of 1 or -1."""
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        """The loss for the pairs ``(input1, input2)`` ranked by ``target``."""
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """``1 - cos(x1, x2)`` for ``y = 1`` and ``max(0, cos(x1, x2) - margin)`` for ``y = -1``."""
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        """The loss of the pairs of rows of ``input1`` and ``input2``."""
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with the p-norm distance ``d`` (``swap``: the
+    negative distance is the smaller of ``d(a, n)`` and ``d(p, n)``)."""
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
+                 size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(reduction)
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor, positive, negative):
+        """The loss of the triplets (rows of ``anchor``, ``positive``, ``negative``)."""
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
+                                     swap=self.swap, reduction=self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    """Poisson negative log-likelihood: ``exp(x) - y x`` (``log_input``) or ``x - y log(x + eps)``,
+    plus Stirling's term with ``full``."""
+
+    def __init__(self, log_input: bool = True, full: bool = False, size_average=None, eps: float = 1e-8,
+                 reduce=None, reduction: str = "mean"):
+        super().__init__(reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input, target):
+        """The loss of predictions ``log_input`` against counts ``target``."""
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
+                                  reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """Gaussian negative log-likelihood ``(log(var) + (x - y)^2 / var) / 2`` (``var`` clamped to
+    at least ``eps``; ``full`` adds ``log(2 pi) / 2``)."""
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
+        super().__init__(reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input, target, var):
+        """The loss of means ``input`` with variances ``var`` against ``target``."""
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss (see ``sneppx_core.functional.ctc_loss``)."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        """The loss of ``log_probs`` (T, N, C) against ``targets`` with the given lengths."""
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=self.blank,
+                          reduction=self.reduction, zero_infinity=self.zero_infinity)
