@@ -94,3 +94,21 @@ def _build(config, weights, dtype, folder, defaults, cls=None):
     model.generation_defaults = defaults
     model.path = folder
     return model
+
+
+def load_tokenizer(folder):
+    """The tokenizer saved with a model: ``sneppx train``'s (as recorded in its ``run.json``) or a
+    Hugging Face ``tokenizer.json`` (``Tokenizer.from_pretrained``)."""
+    from .simple_tokenizer import SimpleTokenizer
+    from .tokenizer import Tokenizer
+
+    folder = os.fspath(folder)
+    if os.path.isfile(folder):
+        folder = os.path.dirname(folder) or "."
+    path = os.path.join(folder, "tokenizer.json")
+    run = read_json(os.path.join(folder, "run.json"))
+    if run.get("tokenizer") == "char":
+        return SimpleTokenizer.from_file(path)
+    if run.get("tokenizer") == "bpe":
+        return Tokenizer.from_file(path, vocab_size=run.get("vocab_size"))
+    return Tokenizer.from_pretrained(folder)
