@@ -18,10 +18,11 @@ from .generation import stream
 from .pretrained import load_model, load_tokenizer
 
 
-def stream_text(model, tok, prompt_ids, max_new_tokens, out=sys.stdout, **sampling) -> list:
+def stream_text(model, tok, prompt_ids, max_new_tokens, out=None, **sampling) -> list:
     """Generate up to ``max_new_tokens`` after ``prompt_ids`` and write the new text to ``out`` as it
     comes; returns the new ids. Past the model's context, generation goes on in chunks, each
-    conditioned on the most recent half window (a sliding context)."""
+    conditioned on the most recent half window (a sliding context). ``out`` defaults to stdout."""
+    out = sys.stdout if out is None else out
     window = int(getattr(model, "max_positions", None) or getattr(model, "max_seq_len", 1 << 30))
     chunk = max(1, min(max_new_tokens, window // 2))
     ids, new, shown = list(prompt_ids), [], ""

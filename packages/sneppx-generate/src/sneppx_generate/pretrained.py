@@ -60,8 +60,8 @@ def load_model(path, dtype=None):
 
     The safetensors files are memory-mapped; float32 weights computed in float32 share the mapped
     pages, others are converted tensor by tensor. Returns a model with ``model(ids, cache=None)``,
-    ``new_cache(batch, max_len)``, ``config`` (dict) and ``generation_defaults`` (eos/bos/pad ids
-    that ``generate`` uses when none are given). Unsupported ``model_type``: ValueError; a missing
+    ``new_cache(batch, max_len)``, ``config`` (dict), ``generation_defaults`` (eos/bos/pad ids
+    that ``generate`` uses when none are given) and ``weights_source`` (the mapped files). Unsupported ``model_type``: ValueError; a missing
     tensor: KeyError naming it.
     """
     path = os.fspath(path)
@@ -92,7 +92,7 @@ def _build(config, weights, dtype, folder, defaults, cls=None):
     cls = cls or model_class(config["model_type"])
     model = cls(config, weights, dtype)
     model.generation_defaults = defaults
-    model.path = folder
+    model.path, model.weights_source = folder, weights
     return model
 
 
