@@ -1,7 +1,7 @@
 """The ``sneppx`` command: ``train``, ``generate``, ``info`` and ``bench``.
 
     sneppx train [TEXT_FILE] --out DIR      train a small GPT (default corpus: stdlib docstrings)
-    sneppx generate DIR --prompt "..."      stream text from a trained model
+    sneppx generate DIR --prompt "..."      stream text from a trained model or a Hugging Face folder
     sneppx info                             versions, build options and devices
     sneppx bench                            the benchmark suite, side by side with PyTorch
 """
@@ -40,16 +40,6 @@ def _tokenizer(kind: str, vocab_size: int, text: str):
     tok = Tokenizer(vocab_size=vocab_size)
     tok.train([text])
     return tok
-
-
-def _load_tokenizer(out: pathlib.Path):
-    from sneppx_generate import SimpleTokenizer, Tokenizer
-
-    run = json.loads((out / RUN_FILE).read_text())
-    path = str(out / TOKENIZER_FILE)
-    if run["tokenizer"] == "char":
-        return SimpleTokenizer.from_file(path)
-    return Tokenizer.from_file(path, vocab_size=run["vocab_size"])
 
 
 def train(args) -> int:
@@ -102,40 +92,28 @@ def train(args) -> int:
 
 
 def generate(args) -> int:
-    """Streams a continuation of ``args.prompt`` from the model saved in ``args.dir``."""
-    from sneppx_generate import GenerationConfig, stream
-    from sneppx_nn import Transformer
+    """Streams a continuation of ``args.prompt`` from ``args.dir``: a ``sneppx train`` folder or a
+    Hugging Face model folder (both through sneppx-generate's ``load_model``)."""
+    from sneppx_generate import load_model, load_tokenizer
+    from sneppx_generate.cli import stream_text
 
     out = pathlib.Path(args.dir)
-    if not (out / MODEL_FILE).exists():
-        raise SystemExit(f"sneppx generate: {out} has no {MODEL_FILE}; run `sneppx train --out {out}` first")
-    model = Transformer.from_checkpoint(str(out / MODEL_FILE))
-    model.eval()
-    tok = _load_tokenizer(out)
+    if not (out / MODEL_FILE).exists() and not (out / "model.safetensors.index.json").exists():
+        raise SystemExit(f"sneppx generate: {out} has no {MODEL_FILE}; run `sneppx train --out {out}` first "
+                         "or pass a Hugging Face model folder")
+    try:
+        model = load_model(out)
+        tok = load_tokenizer(out)
+    except (OSError, ValueError, KeyError, NotImplementedError) as e:
+        raise SystemExit(f"sneppx generate: {e}")
     prompt = tok.encode(args.prompt)
     if not prompt:
         raise SystemExit("sneppx generate: the prompt encodes to no tokens")
-    # The model sees at most max_seq_len tokens: longer outputs are made in chunks, each
-    # conditioned on the most recent half window (a sliding context).
-    window = int(getattr(model, "max_seq_len", 1 << 30))
-    chunk = max(1, min(args.max_new_tokens, window // 2))
     sys.stdout.write(args.prompt)
-    ids, shown, made = list(prompt), args.prompt, 0
-    while made < args.max_new_tokens:
-        n = min(chunk, args.max_new_tokens - made)
-        context = ids[-(window - n):]
-        cfg = GenerationConfig(max_new_tokens=n, temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
-                               seed=args.seed + made)
-        before = made
-        for _, token in stream(model, [context], cfg):
-            ids.append(int(token))
-            made += 1
-            text = tok.decode(ids)
-            sys.stdout.write(text[len(shown):])
-            sys.stdout.flush()
-            shown = text
-        if made - before < n:  # the model ended the sequence
-            break
+    sampling = {"temperature": args.temperature, "top_k": args.top_k, "top_p": args.top_p, "seed": args.seed}
+    if args.temperature == 0:
+        sampling = {"do_sample": False, "seed": args.seed}
+    stream_text(model, tok, prompt, args.max_new_tokens, **sampling)
     sys.stdout.write("\n")
     return 0
 
@@ -191,7 +169,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("dir")
     g.add_argument("--prompt", default="The ")
     g.add_argument("--max-new-tokens", type=int, default=200)
-    g.add_argument("--temperature", type=float, default=0.8)
+    g.add_argument("--temperature", type=float, default=0.8, help="0 = greedy")
     g.add_argument("--top-k", type=int, default=0)
     g.add_argument("--top-p", type=float, default=0.95)
     g.add_argument("--seed", type=int, default=0)
