@@ -140,3 +140,19 @@ def test_command_line_streams_the_greedy_continuation(tmp_path, capsys):
 def test_command_line_reports_bad_folders(tmp_path):
     with pytest.raises(SystemExit, match="sneppx-generate: .*config.json"):
         cli.main([str(tmp_path), "--prompt", "x"])
+
+
+def test_command_line_chat_mode_applies_the_template(tmp_path, capsys):
+    pytest.importorskip("jinja2")
+    tok = Tokenizer(vocab_size=260)
+    tok.save(str(tmp_path / "tokenizer.json"))
+    template = "{% for m in messages %}[{{ m['role'] }}]{{ m['content'] }}{% endfor %}[assistant]"
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"chat_template": template}))
+    random_gpt2(tmp_path, vocab=260)
+    cli.main([str(tmp_path), "--chat", "--prompt", "Hi", "--max-new-tokens", "5", "--temperature", "0"])
+    ids = Tokenizer.from_pretrained(tmp_path).encode("[user]Hi[assistant]")
+    new = generate(load_model(tmp_path), ids, max_new_tokens=5)["sequences"][0][len(ids):]
+    assert capsys.readouterr().out == tok.decode(new) + "\n"
+    (tmp_path / "tokenizer_config.json").unlink()
+    with pytest.raises(SystemExit, match="no chat_template"):
+        cli.main([str(tmp_path), "--chat", "--prompt", "Hi"])

@@ -63,8 +63,7 @@ class Llama(CausalLM):
         self.embed_tokens = get("model.embed_tokens.weight")
         self.layers = [self._layer(get, f"model.layers.{i}.", bias, mlp_bias) for i in range(self.n_layers)]
         self.norm = get("model.norm.weight")
-        tied = cfg.get("tie_word_embeddings", False) or "lm_head.weight" not in weights
-        self.lm_head = self.embed_tokens if tied else get("lm_head.weight")
+        self.lm_head = self.embed_tokens if cfg.get("tie_word_embeddings", False) else get("lm_head.weight")
 
     def _layer(self, get, p: str, bias: bool, mlp_bias: bool) -> dict:
         w = {"ln1": get(p + "input_layernorm.weight"), "ln2": get(p + "post_attention_layernorm.weight")}
