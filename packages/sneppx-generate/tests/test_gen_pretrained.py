@@ -156,3 +156,18 @@ def test_command_line_chat_mode_applies_the_template(tmp_path, capsys):
     (tmp_path / "tokenizer_config.json").unlink()
     with pytest.raises(SystemExit, match="no chat_template"):
         cli.main([str(tmp_path), "--chat", "--prompt", "Hi"])
+
+
+def test_padded_batch_rows_match_rows_run_alone(tmp_path):
+    random_gpt2(tmp_path)
+    model = load_model(tmp_path)
+    prompts = [[3, 9, 27, 4, 8], [11], [5, 6, 7]]
+    alone = [generate(model, p, max_new_tokens=6)["sequences"][0] for p in prompts]
+    batch = generate(model, prompts, max_new_tokens=6)["sequences"]
+    assert batch == alone
+    ids = np.array([[0, 0, 4, 5], [1, 2, 3, 4]])
+    mask = sx.Tensor.from_numpy(np.array([[0, 0, 1, 1], [1, 1, 1, 1]]))
+    padded = model(sx.Tensor.from_numpy(ids), attention_mask=mask).numpy()
+    np.testing.assert_allclose(padded[0, 2:], _run(model, ids[:1, 2:]).numpy()[0], rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="attention_mask must have shape"):
+        model(sx.Tensor.from_numpy(ids), attention_mask=mask[:, 1:])

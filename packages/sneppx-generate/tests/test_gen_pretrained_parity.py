@@ -119,3 +119,20 @@ def test_generation_config_defaults_are_used(tmp_path):
     out = generate(load_model(tmp_path), prompt, max_new_tokens=10)
     assert out["num_generated"] == [1]
     assert generate(load_model(tmp_path), prompt, max_new_tokens=10, eos_token_id=VOCAB + 1)["num_generated"] == [10]
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama", "mistral", "qwen3"])
+def test_left_padded_batch_matches_transformers(family, tmp_path):
+    ref_model = tiny_hf_model(family, tmp_path)
+    rng = np.random.default_rng(5)
+    prompts = [rng.integers(3, VOCAB, n).tolist() for n in (9, 4, 14)]
+    width = max(len(p) for p in prompts)
+    ids = np.zeros((3, width), np.int64)
+    mask = np.zeros((3, width), np.int64)
+    for i, p in enumerate(prompts):
+        ids[i, width - len(p):], mask[i, width - len(p):] = p, 1
+    with torch.no_grad():
+        ref = ref_model.generate(torch.from_numpy(ids), attention_mask=torch.from_numpy(mask), do_sample=False,
+                                 max_new_tokens=24, min_new_tokens=24, pad_token_id=0).numpy()
+    ours = generate(load_model(tmp_path), prompts, GenerationConfig(max_new_tokens=24, min_new_tokens=24))
+    assert ours["output_ids"].numpy().tolist() == ref.tolist()

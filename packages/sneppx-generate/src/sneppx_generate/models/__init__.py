@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-from .base import CausalLM, KVCache
+from .base import CausalLM, KVCache, Step
 
 FAMILY_MODULES = {
     "gpt2": "gpt2",
@@ -30,4 +30,4 @@ def model_class(model_type: str):
     return module.FAMILIES[model_type]
 
 
-__all__ = ["CausalLM", "KVCache", "FAMILY_MODULES", "model_class"]
+__all__ = ["CausalLM", "KVCache", "Step", "FAMILY_MODULES", "model_class"]

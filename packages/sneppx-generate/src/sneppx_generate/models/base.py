@@ -91,32 +91,69 @@ def merge_heads(x):
     return x.transpose(1, 2).reshape((b, t, h * d))
 
 
-def attend(q, k, v, window=None):
-    """Causal attention of the T newest positions q (B, H, T, d) over all cached k, v (B, H_kv, S, d),
-    keys aligned to the end (query i sits at position S - T + i). ``window``: a query at p sees only
-    keys at positions > p - window (sliding-window attention), or all earlier keys when None."""
-    t, s = q.shape[2], k.shape[2]
-    gqa = k.shape[1] != q.shape[1]
-    if window is not None and s > window:
+class Step:
+    """What every layer of one forward call shares: the new tokens' positions and attention masks.
+
+    ``start``: tokens already cached; ``t``: new tokens. Without padding (``attention_mask`` None
+    or all ones) positions are ``start .. start + t - 1`` and attention is plainly causal. With
+    padding, ``positions`` (B, T) count only real tokens and ``keep`` (B, 1, 1, S) marks the real
+    keys, so a left-padded row computes what it would alone.
+    """
+
+    def __init__(self, start: int, t: int, attention_mask=None):
+        self.start, self.t, self.positions, self.keep = start, t, None, None
+        if attention_mask is not None and not bool(attention_mask.to(sx.bool_).all().item()):
+            keep = attention_mask.to(sx.bool_)
+            self.positions = (attention_mask.to(sx.int64).cumsum(-1) - 1).clamp(0, None)[:, start:start + t]
+            self.keep = keep.unsqueeze(1).unsqueeze(1)
+
+    def position_ids(self):
+        """(B, T) position ids with padding, else a 1-D range."""
+        if self.positions is not None:
+            return self.positions
+        return sx.arange(self.start, self.start + self.t)
+
+    def rope(self, cos, sin):
+        """The rows of the (max_len, d) rotary tables for the new tokens, broadcastable to (B, H, T, d)."""
+        if self.positions is None:
+            return cos[self.start:self.start + self.t], sin[self.start:self.start + self.t]
+        return cos[self.positions].unsqueeze(1), sin[self.positions].unsqueeze(1)
+
+    def attend(self, q, k, v, window=None):
+        """Causal attention of the new queries q (B, H, T, d) over all cached k, v (B, H_kv, S, d).
+
+        Query i sits at position S - T + i and sees keys j <= that position; with ``window``, only
+        keys within the last ``window`` positions (sliding-window attention); with padding, only
+        real keys (and itself, so no row is empty).
+        """
+        t, s = q.shape[2], k.shape[2]
+        gqa = k.shape[1] != q.shape[1]
+        sliding = window is not None and s > window
+        if self.keep is None and not sliding:
+            return F.scaled_dot_product_attention(q, k, v, is_causal=t > 1, enable_gqa=gqa)
         rows = sx.arange(t).unsqueeze(1) + (s - t)
         cols = sx.arange(s).unsqueeze(0)
-        allowed = (cols <= rows).logical_and(cols > rows - window)
+        allowed = cols <= rows
+        if sliding:
+            allowed = allowed.logical_and(cols > rows - window)
+        if self.keep is not None:
+            allowed = allowed.logical_and(self.keep).logical_or(cols == rows)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, enable_gqa=gqa)
-    return F.scaled_dot_product_attention(q, k, v, is_causal=t > 1, enable_gqa=gqa)
 
 
 class CausalLM:
     """Base of the loaded models: the generation protocol over a stack of layers.
 
     Subclasses set ``n_layers``, ``n_kv_heads``, ``head_dim``, ``max_positions`` and ``dtype`` and
-    implement ``embed(ids, start)``, ``layer(i, x, cache, start)`` and ``head(x)``.
-    ``model(ids, cache=None)`` returns float logits (B, T, V) of int ids (B, T); ``new_cache``
-    gives a :class:`KVCache` after which each call feeds only new tokens. Runs under ``no_grad``.
+    implement ``embed(ids, step)``, ``layer(i, x, cache, step)`` and ``head(x)`` (``step``: a
+    :class:`Step`). ``model(ids, cache=None, attention_mask=None)`` returns logits (B, T, V) of
+    int ids (B, T); ``new_cache`` gives a :class:`KVCache` after which each call feeds only new
+    tokens; ``attention_mask`` (B, cached + new tokens) of 1/0 marks padding. Runs under ``no_grad``.
     """
 
     model_type = "?"
     config: dict
-    generation_config: dict
+    generation_defaults: dict
     device = "cpu"
 
     def new_cache(self, batch_size: int, max_len: int) -> KVCache:
@@ -125,23 +162,29 @@ class CausalLM:
             raise ValueError(f"[{self.model_type}] max_len {max_len} exceeds the model's {self.max_positions} positions")
         return KVCache(self.n_layers, batch_size, self.n_kv_heads, self.head_dim, max_len, self.dtype)
 
-    def __call__(self, input_ids, cache=None):
+    def __call__(self, input_ids, cache=None, attention_mask=None):
+        """Same as ``forward``."""
+        return self.forward(input_ids, cache, attention_mask)
+
+    def forward(self, input_ids, cache=None, attention_mask=None):
         """Logits (B, T, V) for ``input_ids`` (B, T), after the ``cache.length`` cached tokens."""
         if not isinstance(input_ids, sx.Tensor) or input_ids.ndim != 2 or input_ids.dtype not in (sx.int64, sx.int32):
             shape = tuple(getattr(input_ids, "shape", ()))
             raise ValueError(f"[{self.model_type}] input_ids must be an int64 Tensor (B, T), got "
                              f"{type(input_ids).__name__} of shape {shape}")
-        start = 0 if cache is None else cache.length
-        t = input_ids.shape[1]
-        if cache is not None and input_ids.shape[0] != cache.batch_size:
-            raise ValueError(f"[{self.model_type}] batch size {input_ids.shape[0]} does not match the cache's "
-                             f"{cache.batch_size}")
+        (b, t), start = input_ids.shape, 0 if cache is None else cache.length
+        if cache is not None and b != cache.batch_size:
+            raise ValueError(f"[{self.model_type}] batch size {b} does not match the cache's {cache.batch_size}")
         if start + t > self.max_positions:
             raise ValueError(f"[{self.model_type}] {start + t} positions exceed the model's {self.max_positions}")
+        if attention_mask is not None and tuple(attention_mask.shape) != (b, start + t):
+            raise ValueError(f"[{self.model_type}] attention_mask must have shape {(b, start + t)} (cached + new "
+                             f"tokens), got {tuple(attention_mask.shape)}")
         with sx.no_grad():
-            x = self.embed(input_ids, start)
+            step = Step(start, t, attention_mask)
+            x = self.embed(input_ids, step)
             for i in range(self.n_layers):
-                x = self.layer(i, x, cache, start)
+                x = self.layer(i, x, cache, step)
             if cache is not None:
                 cache.length = start + t
             return self.head(x)

@@ -11,7 +11,7 @@ import functools
 
 import sneppx_core.functional as F
 
-from .base import CausalLM, attend, merge_heads, split_heads
+from .base import CausalLM, merge_heads, split_heads
 
 ACTIVATIONS = {"gelu_new": functools.partial(F.gelu, approximate="tanh"),
                "gelu_pytorch_tanh": functools.partial(F.gelu, approximate="tanh"),
@@ -50,11 +50,11 @@ class GPT2(CausalLM):
         untied = not cfg.get("tie_word_embeddings", True) and "lm_head.weight" in weights
         self.lm_head = weights.get("lm_head.weight", dtype) if untied else self.wte
 
-    def embed(self, ids, start):
+    def embed(self, ids, step):
         """Token plus learned position embeddings."""
-        return F.embedding(ids, self.wte) + self.wpe[start:start + ids.shape[1]]
+        return F.embedding(ids, self.wte) + F.embedding(step.position_ids(), self.wpe)
 
-    def layer(self, i, x, cache, start):
+    def layer(self, i, x, cache, step):
         """One GPT-2 block on x (B, T, C)."""
         w = self.blocks[i]
         h = F.layer_norm(x, self.d, w["ln_1.weight"], w["ln_1.bias"], self.eps)
@@ -62,7 +62,7 @@ class GPT2(CausalLM):
         q, k, v = (split_heads(a, self.n_heads, self.head_dim) for a in (q, k, v))
         if cache is not None:
             k, v = cache.update(i, k, v)
-        x = x + _conv1d(merge_heads(attend(q, k, v)), w["attn.c_proj.weight"], w["attn.c_proj.bias"])
+        x = x + _conv1d(merge_heads(step.attend(q, k, v)), w["attn.c_proj.weight"], w["attn.c_proj.bias"])
         h = F.layer_norm(x, self.d, w["ln_2.weight"], w["ln_2.bias"], self.eps)
         h = self.act(_conv1d(h, w["mlp.c_fc.weight"], w["mlp.c_fc.bias"]))
         return x + _conv1d(h, w["mlp.c_proj.weight"], w["mlp.c_proj.bias"])

@@ -11,7 +11,7 @@ import functools
 
 import sneppx_core.functional as F
 
-from .base import CausalLM, apply_rope, attend, merge_heads, rope_inv_freq, rope_tables, split_heads
+from .base import CausalLM, apply_rope, merge_heads, rope_inv_freq, rope_tables, split_heads
 
 ACTIVATIONS = {"silu": F.silu, "gelu": F.gelu, "gelu_pytorch_tanh": functools.partial(F.gelu, approximate="tanh"),
                "gelu_new": functools.partial(F.gelu, approximate="tanh"), "relu": F.relu}
@@ -78,13 +78,13 @@ class Llama(CausalLM):
             w["q_norm"], w["k_norm"] = get(p + "self_attn.q_norm.weight"), get(p + "self_attn.k_norm.weight")
         return w
 
-    def embed(self, ids, start):
+    def embed(self, ids, step):
         """Token embeddings (positions enter through the rotary tables)."""
         return F.embedding(ids, self.embed_tokens)
 
-    def layer(self, i, x, cache, start):
-        """One decoder layer on x (B, T, C) whose first token sits at position ``start``."""
-        w, t = self.layers[i], x.shape[1]
+    def layer(self, i, x, cache, step):
+        """One decoder layer on x (B, T, C) (``step``: positions and masks of the call)."""
+        w = self.layers[i]
         h = F.rms_norm(x, x.shape[-1], w["ln1"], self.eps)
         q = split_heads(F.linear(h, w["q"], w["q_b"]), self.n_heads, self.head_dim)
         k = split_heads(F.linear(h, w["k"], w["k_b"]), self.n_kv_heads, self.head_dim)
@@ -92,11 +92,11 @@ class Llama(CausalLM):
         if self.qk_norm:
             q = F.rms_norm(q, self.head_dim, w["q_norm"], self.eps)
             k = F.rms_norm(k, self.head_dim, w["k_norm"], self.eps)
-        cos, sin = self.cos[start:start + t], self.sin[start:start + t]
+        cos, sin = step.rope(self.cos, self.sin)
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         if cache is not None:
             k, v = cache.update(i, k, v)
-        x = x + F.linear(merge_heads(attend(q, k, v, self.windows[i])), w["o"], w["o_b"])
+        x = x + F.linear(merge_heads(step.attend(q, k, v, self.windows[i])), w["o"], w["o_b"])
         h = F.rms_norm(x, x.shape[-1], w["ln2"], self.eps)
         gated = self.act(F.linear(h, w["gate"], w["gate_b"])) * F.linear(h, w["up"], w["up_b"])
         return x + F.linear(gated, w["down"], w["down_b"])

@@ -11,7 +11,7 @@ import functools
 
 import sneppx_core.functional as F
 
-from .base import CausalLM, apply_rope, attend, merge_heads, rope_inv_freq, rope_tables, split_heads
+from .base import CausalLM, apply_rope, merge_heads, rope_inv_freq, rope_tables, split_heads
 
 ACTIVATIONS = {"gelu": F.gelu, "gelu_tanh": functools.partial(F.gelu, approximate="tanh"), "relu": F.relu,
                "silu": F.silu}
@@ -53,22 +53,22 @@ class SneppXTransformer(CausalLM):
             return F.rms_norm(x, self.d, wb[0], EPS)
         return F.layer_norm(x, self.d, wb[0], wb[1], EPS)
 
-    def embed(self, ids, start):
+    def embed(self, ids, step):
         """Token embeddings, plus the learned position table when the model has one."""
         x = F.embedding(ids, self.tok_emb)
-        return x if self.pos_emb is None else x + self.pos_emb[start:start + ids.shape[1]]
+        return x if self.pos_emb is None else x + F.embedding(step.position_ids(), self.pos_emb)
 
-    def layer(self, i, x, cache, start):
+    def layer(self, i, x, cache, step):
         """One pre-norm block on x (B, T, C)."""
-        w, t = self.blocks[i], x.shape[1]
+        w = self.blocks[i]
         q, k, v = F.linear(self._norm(x, w["norm1"]), *w["in_proj"]).chunk(3, -1)
         q, k, v = (split_heads(a, self.n_heads, self.head_dim) for a in (q, k, v))
         if self.positional == "rope":
-            cos, sin = self.cos[start:start + t], self.sin[start:start + t]
+            cos, sin = step.rope(self.cos, self.sin)
             q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         if cache is not None:
             k, v = cache.update(i, k, v)
-        x = x + F.linear(merge_heads(attend(q, k, v)), *w["out_proj"])
+        x = x + F.linear(merge_heads(step.attend(q, k, v)), *w["out_proj"])
         h = self.act(F.linear(self._norm(x, w["norm2"]), *w["linear1"]))
         return x + F.linear(h, *w["linear2"])
 
