@@ -74,7 +74,8 @@ def gpt2_reference(arrays, cfg, ids):
         s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d // h) + np.triu(np.full((t, t), -np.inf), 1)
         p_att = np.exp(s - s.max(-1, keepdims=True))
         o = (p_att / p_att.sum(-1, keepdims=True)) @ v
-        x = x + o.transpose(0, 2, 1, 3).reshape(ids.shape[0], t, d) @ a[p + "attn.c_proj.weight"] + a[p + "attn.c_proj.bias"]
+        o = o.transpose(0, 2, 1, 3).reshape(ids.shape[0], t, d)
+        x = x + o @ a[p + "attn.c_proj.weight"] + a[p + "attn.c_proj.bias"]
         m = gelu(ln(x, a[p + "ln_2.weight"], a[p + "ln_2.bias"]) @ a[p + "mlp.c_fc.weight"] + a[p + "mlp.c_fc.bias"])
         x = x + m @ a[p + "mlp.c_proj.weight"] + a[p + "mlp.c_proj.bias"]
     return ln(x, a["ln_f.weight"], a["ln_f.bias"]) @ a["wte.weight"].T

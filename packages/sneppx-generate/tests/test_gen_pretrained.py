@@ -27,7 +27,8 @@ def test_gpt2_matches_numpy_formulas_with_and_without_cache(tmp_path):
     model = load_model(tmp_path)
     assert _rel_err(_run(model, ids).numpy(), ref) <= 1e-5
     cache = model.new_cache(3, 20)
-    parts = [_run(model, ids[:, :4], cache).numpy()] + [_run(model, ids[:, j:j + 1], cache).numpy() for j in range(4, 11)]
+    parts = [_run(model, ids[:, :4], cache).numpy()]
+    parts += [_run(model, ids[:, j:j + 1], cache).numpy() for j in range(4, 11)]
     assert _rel_err(np.concatenate(parts, 1), ref) <= 1e-5
 
 
@@ -71,7 +72,8 @@ def test_errors_name_what_is_wrong(tmp_path):
         load_model(tmp_path)
     with pytest.raises(ValueError, match="dtype"):
         load_model(tmp_path, dtype="int8")
-    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {"a": "model-1-of-2.safetensors"}}))
+    index = {"weight_map": {"a": "model-1-of-2.safetensors"}}
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
     with pytest.raises(FileNotFoundError, match="model-1-of-2"):
         load_model(tmp_path)
 
@@ -100,7 +102,8 @@ def test_generation_config_json_supplies_eos_pad_and_bos(tmp_path):
     assert out["sequences"][0] == [5, 6, 7] + first[:first.index(eos) + 1]
     assert out["output_ids"].numpy()[1, 0] == 4  # left padding with the file's pad id
     assert generate(model, [[]], max_new_tokens=1)["sequences"][0][0] == 5  # empty prompt starts at BOS
-    assert generate(model, [5, 6, 7], GenerationConfig(max_new_tokens=3, eos_token_id=[e for e in range(60) if e not in first][0]))["num_generated"] == [3]
+    other = [e for e in range(60) if e not in first][0]
+    assert generate(model, [5, 6, 7], GenerationConfig(max_new_tokens=3, eos_token_id=other))["num_generated"] == [3]
 
 
 @pytest.mark.parametrize("kw", [

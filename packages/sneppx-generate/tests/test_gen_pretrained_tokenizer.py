@@ -37,10 +37,13 @@ def _metaspace():
 
 def _folder(tmp_path, hf_tok, with_config=True):
     bos = hf_tok.token_to_id("<s>")
-    hf_tok.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", bos)])
+    hf_tok.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A <s> $B",
+                                                          special_tokens=[("<s>", bos)])
     hf_tok.save(str(tmp_path / "tokenizer.json"))
     if with_config:
-        cfg = {"bos_token": "<s>", "eos_token": {"__type": "AddedToken", "content": "</s>", "lstrip": False, "normalized": False, "rstrip": False, "single_word": False, "special": True}, "chat_template": TEMPLATE}
+        eos = {"__type": "AddedToken", "content": "</s>", "lstrip": False, "normalized": False, "rstrip": False,
+               "single_word": False, "special": True}
+        cfg = {"bos_token": "<s>", "eos_token": eos, "chat_template": TEMPLATE}
         (tmp_path / "tokenizer_config.json").write_text(json.dumps(cfg))
     return HFTokenizer.from_file(str(tmp_path / "tokenizer.json"))
 

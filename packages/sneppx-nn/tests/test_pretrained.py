@@ -10,7 +10,6 @@ from safetensors.numpy import save_file
 import sneppx_nn as nn
 
 D, VOCAB, LAYERS, POS = 16, 37, 2, 24
-_CONV1D = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
 
 
 def _gpt2_folder(folder, shards=1, prefix=""):
@@ -49,7 +48,8 @@ def test_gpt2_weights_land_in_the_right_places(tmp_path, shards, prefix):
     assert (model.positional, model.tie_weights, model.blocks[0].activation) == ("learned", True, "gelu_tanh")
     state = model.state_dict()
     np.testing.assert_array_equal(state["tok_emb.weight"].numpy(), arrays["wte.weight"])
-    np.testing.assert_array_equal(state["blocks.1.self_attn.in_proj_weight"].numpy(), arrays["h.1.attn.c_attn.weight"].T)
+    in_proj = state["blocks.1.self_attn.in_proj_weight"].numpy()
+    np.testing.assert_array_equal(in_proj, arrays["h.1.attn.c_attn.weight"].T)
     np.testing.assert_array_equal(state["blocks.0.linear2.weight"].numpy(), arrays["h.0.mlp.c_proj.weight"].T)
     np.testing.assert_array_equal(state["blocks.0.norm2.bias"].numpy(), arrays["h.0.ln_2.bias"])
 

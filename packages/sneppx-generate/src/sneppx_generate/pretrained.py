@@ -61,8 +61,8 @@ def load_model(path, dtype=None):
     The safetensors files are memory-mapped; float32 weights computed in float32 share the mapped
     pages, others are converted tensor by tensor. Returns a model with ``model(ids, cache=None)``,
     ``new_cache(batch, max_len)``, ``config`` (dict), ``generation_defaults`` (eos/bos/pad ids
-    that ``generate`` uses when none are given) and ``weights_source`` (the mapped files). Unsupported ``model_type``: ValueError; a missing
-    tensor: KeyError naming it.
+    that ``generate`` uses when none are given) and ``weights_source`` (the mapped files).
+    Unsupported ``model_type``: ValueError; a missing tensor: KeyError naming it.
     """
     path = os.fspath(path)
     dt = compute_dtype(dtype)

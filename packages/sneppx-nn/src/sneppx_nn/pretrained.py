@@ -17,6 +17,13 @@ from . import checkpoint
 
 _GPT2_ACTIVATIONS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu",
                      "silu": "silu"}
+_GPT2_NAMES = [("norm1.weight", "ln_1.weight"), ("norm1.bias", "ln_1.bias"), ("norm2.weight", "ln_2.weight"),
+               ("norm2.bias", "ln_2.bias"), ("self_attn.in_proj_weight", "attn.c_attn.weight"),
+               ("self_attn.in_proj_bias", "attn.c_attn.bias"), ("self_attn.out_proj.weight", "attn.c_proj.weight"),
+               ("self_attn.out_proj.bias", "attn.c_proj.bias"), ("linear1.weight", "mlp.c_fc.weight"),
+               ("linear1.bias", "mlp.c_fc.bias"), ("linear2.weight", "mlp.c_proj.weight"),
+               ("linear2.bias", "mlp.c_proj.bias")]
+_CONV1D = {"attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight"}  # stored (in, out)
 _CANNOT = {
     "llama": "a gated (SwiGLU) MLP and grouped-query attention",
     "mistral": "a gated (SwiGLU) MLP, grouped-query and sliding-window attention",
@@ -59,7 +66,8 @@ def gpt2_arguments(config: dict) -> dict:
     if config.get("scale_attn_by_inverse_layer_idx") or not config.get("scale_attn_weights", True):
         raise ValueError("[from_pretrained] only GPT-2's standard 1/sqrt(head_dim) attention scale is supported")
     d = config["n_embd"]
-    return {"vocab_size": config["vocab_size"], "d_model": d, "n_heads": config["n_head"], "n_layers": config["n_layer"],
+    return {"vocab_size": config["vocab_size"], "d_model": d, "n_heads": config["n_head"],
+            "n_layers": config["n_layer"],
             "d_ff": config.get("n_inner") or 4 * d, "max_seq_len": config["n_positions"], "norm": "layernorm",
             "positional": "learned", "tie_weights": True, "activation": _GPT2_ACTIVATIONS[act], "bias": True}
 
@@ -78,14 +86,8 @@ def gpt2_state(config: dict, tensors: dict) -> dict:
              "norm_f.weight": get("ln_f.weight"), "norm_f.bias": get("ln_f.bias")}
     for i in range(config["n_layer"]):
         h, b = f"h.{i}.", f"blocks.{i}."
-        pairs = [("norm1.weight", "ln_1.weight", False), ("norm1.bias", "ln_1.bias", False),
-                 ("norm2.weight", "ln_2.weight", False), ("norm2.bias", "ln_2.bias", False),
-                 ("self_attn.in_proj_weight", "attn.c_attn.weight", True), ("self_attn.in_proj_bias", "attn.c_attn.bias", False),
-                 ("self_attn.out_proj.weight", "attn.c_proj.weight", True), ("self_attn.out_proj.bias", "attn.c_proj.bias", False),
-                 ("linear1.weight", "mlp.c_fc.weight", True), ("linear1.bias", "mlp.c_fc.bias", False),
-                 ("linear2.weight", "mlp.c_proj.weight", True), ("linear2.bias", "mlp.c_proj.bias", False)]
-        for ours, theirs, transpose in pairs:
-            state[b + ours] = get(h + theirs, transpose)
+        for ours, theirs in _GPT2_NAMES:
+            state[b + ours] = get(h + theirs, theirs in _CONV1D)
     return state
 
 

@@ -159,7 +159,8 @@ class CausalLM:
     def new_cache(self, batch_size: int, max_len: int) -> KVCache:
         """An empty cache for ``batch_size`` sequences of up to ``max_len`` tokens."""
         if max_len > self.max_positions:
-            raise ValueError(f"[{self.model_type}] max_len {max_len} exceeds the model's {self.max_positions} positions")
+            raise ValueError(f"[{self.model_type}] max_len {max_len} exceeds the model's "
+                             f"{self.max_positions} positions")
         return KVCache(self.n_layers, batch_size, self.n_kv_heads, self.head_dim, max_len, self.dtype)
 
     def __call__(self, input_ids, cache=None, attention_mask=None):

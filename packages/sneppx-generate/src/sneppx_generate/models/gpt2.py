@@ -37,7 +37,8 @@ class GPT2(CausalLM):
         if act not in ACTIVATIONS:
             raise NotImplementedError(f"[load_model] gpt2: activation_function {act!r} is not supported")
         if cfg.get("scale_attn_by_inverse_layer_idx") or not cfg.get("scale_attn_weights", True):
-            raise NotImplementedError("[load_model] gpt2: only the standard 1/sqrt(head_dim) attention scale is supported")
+            raise NotImplementedError("[load_model] gpt2: only the standard 1/sqrt(head_dim) attention scale "
+                                      "is supported")
         self.act = ACTIVATIONS[act]
         prefix = "transformer." if "transformer.wte.weight" in weights else ""
         get = lambda name: weights.get(prefix + name, dtype)  # noqa: E731
