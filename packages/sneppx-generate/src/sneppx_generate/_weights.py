@@ -73,8 +73,10 @@ class Weights:
     weights twice.
     """
 
-    def __init__(self, paths):
-        self.files = [SafetensorsFile(p) for p in paths]
+    def __init__(self, files):
+        """``files``: paths or already opened :class:`SafetensorsFile` objects (later files win on
+        duplicate names)."""
+        self.files = [f if isinstance(f, SafetensorsFile) else SafetensorsFile(f) for f in files]
         self.where = {}
         for f in self.files:
             for k in f.keys():

@@ -44,9 +44,7 @@ def _sneppx_file(path: str):
     raw = f.metadata.get("sneppx")
     if raw is None:
         return None
-    weights = Weights([])
-    weights.files, weights.where = [f], {k: f for k in f.keys()}
-    return _sneppx_config(json.loads(raw), path), weights
+    return _sneppx_config(json.loads(raw), path), Weights([f])
 
 
 def load_model(path, dtype=None):
