@@ -94,9 +94,11 @@ def tests(session: nox.Session):
 
 @nox.session(venv_backend="venv")
 def parity(session: nox.Session):
-    """The same tests against PyTorch 2.13 (CPU), installed with pip (which finds the CPU build)."""
+    """The same tests against PyTorch 2.13 (CPU), installed with pip (which finds the CPU build), and
+    the pretrained-model loaders against transformers (tiny random models made in the tests)."""
     install_all(session, TEST_DEPS)
     session.run("python", "-m", "pip", "install", "-q", "torch==2.13.0")
+    session.run("python", "-m", "pip", "install", "-q", "transformers>=5,<6", "jinja2>=3")
     run_suites(session, "parity")
 
 

@@ -9,6 +9,10 @@ milliseconds per generated token (lower is better) and ``ratio = sneppx / torch`
 ``bench_protocol_model`` times any model that follows the generation protocol, so a larger model
 (e.g. a ``Transformer``) can be passed in place of the tiny GPT.
 
+The pretrained-model rows (``bench_pretrained``: a GPT-2-shaped model saved with transformers,
+loaded by ``load_model``, against transformers' own ``generate``) are appended when transformers
+is installed.
+
 Run: ``python benchmarks/bench_generate.py [--quick]``.
 """
 
@@ -221,7 +225,9 @@ def run(quick: bool = False) -> list:
     except ImportError:
         torch_model = None
     rows = bench_protocol_model(SxTinyGPT(cfg, weights), cfg["vocab"], torch_model, quick=quick)
-    return rows + bench_nn_transformer(quick)
+    from bench_pretrained import run as run_pretrained
+
+    return rows + bench_nn_transformer(quick) + run_pretrained(quick)
 
 
 def bench_nn_transformer(quick: bool = False) -> list:

@@ -73,3 +73,36 @@ def test_user_errors_are_one_line(tmp_path, args, message):
     assert r.returncode != 0
     err = r.stderr.strip()
     assert err.startswith(message.format(tmp=tmp_path)) and len(err.splitlines()) == 1, r.stderr
+
+
+def _hf_gpt2_folder(folder):
+    """A random GPT-2 in the Hugging Face layout, with a byte-level tokenizer."""
+    import numpy as np
+    from safetensors.numpy import save_file
+    from sneppx_generate import Tokenizer
+
+    d, vocab, rng = 16, 260, np.random.default_rng(0)
+    r = lambda *s: (rng.normal(size=s) * 0.3).astype(np.float32)  # noqa: E731
+    arrays = {"wte.weight": r(vocab, d), "wpe.weight": r(64, d), "ln_f.weight": 1 + r(d), "ln_f.bias": r(d)}
+    for name, shape in [("ln_1.weight", (d,)), ("ln_1.bias", (d,)), ("ln_2.weight", (d,)), ("ln_2.bias", (d,)),
+                        ("attn.c_attn.weight", (d, 3 * d)), ("attn.c_attn.bias", (3 * d,)),
+                        ("attn.c_proj.weight", (d, d)), ("attn.c_proj.bias", (d,)), ("mlp.c_fc.weight", (d, 4 * d)),
+                        ("mlp.c_fc.bias", (4 * d,)), ("mlp.c_proj.weight", (4 * d, d)), ("mlp.c_proj.bias", (d,))]:
+        arrays["h.0." + name] = r(*shape)
+    folder.mkdir()
+    save_file(arrays, str(folder / "model.safetensors"))
+    (folder / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_embd": d, "n_head": 2, "n_layer": 1,
+                                                    "n_positions": 64, "vocab_size": vocab}))
+    Tokenizer(vocab_size=vocab).save(str(folder / "tokenizer.json"))
+
+
+def test_generate_reads_hugging_face_folders_like_sneppx_generate(tmp_path):
+    folder = tmp_path / "hf"
+    _hf_gpt2_folder(folder)
+    opts = ["--prompt", "Hi", "--max-new-tokens", "70", "--temperature", "0"]
+    g = sneppx("generate", str(folder), *opts)
+    assert g.returncode == 0, g.stderr
+    s = subprocess.run([sys.executable, "-m", "sneppx_generate.cli", str(folder), *opts], capture_output=True,
+                       text=True, timeout=600)
+    assert s.returncode == 0, s.stderr
+    assert g.stdout.startswith("Hi") and g.stdout == s.stdout

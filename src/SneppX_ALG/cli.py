@@ -1,7 +1,7 @@
 """The ``sneppx`` command: ``train``, ``generate``, ``plot``, ``info`` and ``bench``.
 
     sneppx train [TEXT_FILE] --out DIR      train a small GPT (default corpus: stdlib docstrings)
-    sneppx generate DIR --prompt "..."      stream text from a trained model
+    sneppx generate DIR --prompt "..."      stream text from a trained model or a Hugging Face folder
     sneppx plot DIR                         draw a run's loss and learning-rate curves to a PNG
     sneppx info                             versions, build options and devices
     sneppx bench                            the benchmark suite, side by side with PyTorch
@@ -43,16 +43,6 @@ def _tokenizer(kind: str, vocab_size: int, text: str):
     tok = Tokenizer(vocab_size=vocab_size)
     tok.train([text])
     return tok
-
-
-def _load_tokenizer(out: pathlib.Path):
-    from sneppx_generate import SimpleTokenizer, Tokenizer
-
-    run = json.loads((out / RUN_FILE).read_text())
-    path = str(out / TOKENIZER_FILE)
-    if run["tokenizer"] == "char":
-        return SimpleTokenizer.from_file(path)
-    return Tokenizer.from_file(path, vocab_size=run["vocab_size"])
 
 
 def train(args) -> int:
@@ -149,23 +139,44 @@ def _summary_paths(out: pathlib.Path, log_dir: str | None) -> None:
 
 
 def generate(args) -> int:
-    """Streams a continuation of each ``--prompt`` from the model saved in ``args.dir``."""
-    from sneppx_nn import Transformer
+    """Streams a continuation of each ``--prompt`` from ``args.dir``: a ``sneppx train`` folder or a
+    Hugging Face model folder (both through sneppx-generate's ``load_model``)."""
+    from sneppx_generate import load_model, load_tokenizer
 
     out = pathlib.Path(args.dir)
-    if not (out / MODEL_FILE).exists():
-        raise SystemExit(f"sneppx generate: {out} has no {MODEL_FILE}; run `sneppx train --out {out}` first")
+    hf = (out / "config.json").exists()
+    if not (out / MODEL_FILE).exists() and not (out / "model.safetensors.index.json").exists():
+        raise SystemExit(f"sneppx generate: {out} has no {MODEL_FILE}; run `sneppx train --out {out}` first "
+                         "or pass a Hugging Face model folder")
     if args.max_new_tokens < 1:
         raise SystemExit(f"sneppx generate: --max-new-tokens must be >= 1, got {args.max_new_tokens}")
-    model = Transformer.from_checkpoint(str(out / MODEL_FILE))
-    model.eval()
-    tok = _load_tokenizer(out)
+    try:
+        model = load_model(out)
+        tok = load_tokenizer(out) if hf else _load_tokenizer(out)
+    except (OSError, ValueError, KeyError, NotImplementedError) as e:
+        raise SystemExit(f"sneppx generate: {e}")
     prompts = args.prompt or ["The "]
     for i, text in enumerate(prompts):
         if len(prompts) > 1:
             sys.stdout.write(f"--- sample {i + 1} of {len(prompts)} ---\n")
-        _stream_one(model, tok, text, args, seed=args.seed + 1000 * i)
+        if hf:  # a pretrained model knows where a text ends: stop at its end-of-text token
+            _stream_pretrained(model, tok, text, args, seed=args.seed + 1000 * i)
+        else:
+            _stream_one(model, tok, text, args, seed=args.seed + 1000 * i)
     return 0
+
+
+def _stream_pretrained(model, tok, text: str, args, seed: int) -> None:
+    from sneppx_generate.cli import stream_text
+
+    prompt = tok.encode(text)
+    if not prompt:
+        raise SystemExit(f"sneppx generate: the prompt {text!r} encodes to no tokens")
+    sys.stdout.write(text)
+    sampling = {"temperature": args.temperature, "top_k": args.top_k, "top_p": args.top_p, "seed": seed}
+    if args.temperature == 0:
+        sampling = {"do_sample": False, "seed": seed}
+    stream_text(model, tok, prompt, args.max_new_tokens, **sampling)
 
 
 def _stream_one(model, tok, text: str, args, seed: int) -> None:
@@ -177,7 +188,7 @@ def _stream_one(model, tok, text: str, args, seed: int) -> None:
     eos = getattr(tok, "eos_token_id", None)
     # The model sees at most max_seq_len tokens: longer outputs are made in chunks, each
     # conditioned on the most recent half window (a sliding context).
-    window = int(getattr(model, "max_seq_len", 1 << 30))
+    window = int(getattr(model, "max_positions", None) or getattr(model, "max_seq_len", 1 << 30))
     chunk = max(1, min(args.max_new_tokens, window // 2))
     sys.stdout.write(text)
     ids, shown, made = list(prompt), text, 0
@@ -266,7 +277,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("dir")
     g.add_argument("--prompt", action="append", help="text to continue (repeat for several samples; default \"The \")")
     g.add_argument("--max-new-tokens", type=int, default=200)
-    g.add_argument("--temperature", type=float, default=0.8)
+    g.add_argument("--temperature", type=float, default=0.8, help="0 = greedy")
     g.add_argument("--top-k", type=int, default=0)
     g.add_argument("--top-p", type=float, default=0.95)
     g.add_argument("--seed", type=int, default=0)

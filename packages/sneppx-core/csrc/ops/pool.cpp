@@ -3,6 +3,7 @@
 // average: the adjoint kernel whose vjp is the forward), so higher-order gradients work. The norms are
 // compositions of public ops, so their gradients come from the tape.
 #include "ops/conv.h"
+#include "ops/unary_defs.h"
 #include "ops/nn_util.h"
 
 namespace sx::nn {

@@ -8,6 +8,9 @@ protocol (``model(input_ids, cache=None) -> logits``, optional ``new_cache``) ca
     ids = tok.encode("Hello, SneppX")
     result = generate(model, ids, generation_config=GenerationConfig(max_new_tokens=64, top_p=0.9))
     print(tok.decode(result["output_ids"].tolist()[0]))
+
+Pretrained models (Hugging Face folders of gpt2, llama, mistral, qwen2 and qwen3, and SneppX
+checkpoints) load with ``load_model(folder)`` and ``Tokenizer.from_pretrained(folder)``.
 """
 
 __version__ = "0.1.0"
@@ -27,6 +30,7 @@ from .processors import (  # noqa: E402
     process_logits,
     top_k_top_p_filtering,
 )
+from .pretrained import load_model, load_tokenizer  # noqa: E402
 from .simple_tokenizer import SimpleTokenizer  # noqa: E402
 from .tokenizer import Tokenizer  # noqa: E402
 
@@ -43,4 +47,6 @@ __all__ = [
     "top_k_top_p_filtering",
     "Tokenizer",
     "SimpleTokenizer",
+    "load_model",
+    "load_tokenizer",
 ]

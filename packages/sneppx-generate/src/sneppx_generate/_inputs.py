@@ -43,8 +43,10 @@ def _to_rows(x, name: str):
     raise TypeError(f"{_WHERE}: {name} must be a list, NumPy array or sneppx_core Tensor, got {type(x).__name__}")
 
 
-def _check_ids(rows: list) -> None:
+def _check_ids(rows: list, bos) -> None:
     for r, row in enumerate(rows):
+        if not row and bos is not None:
+            row.append(bos)
         if not row:
             raise ValueError(f"{_WHERE}: prompt {r} is empty; give at least one token (e.g. a BOS id)")
         for i in row:
@@ -70,12 +72,13 @@ def _apply_mask(rows: list, mask, shape: tuple) -> list:
     return out
 
 
-def prompts_from_inputs(input_ids, attention_mask=None) -> list:
+def prompts_from_inputs(input_ids, attention_mask=None, bos=None) -> list:
     """Prompts as a list of lists of ints, padding removed.
 
     ``input_ids`` may be a list of ints (one prompt), a list of lists (prompts of any lengths), a
     1-D/2-D integer NumPy array or Tensor. ``attention_mask`` (same shape, 1 = token, 0 = padding,
-    left or right padding) strips the padding.
+    left or right padding) strips the padding. An empty prompt becomes ``[bos]`` when ``bos`` is
+    an id, and raises ValueError otherwise.
     """
     rows, rect = _to_rows(input_ids, "input_ids")
     if attention_mask is not None:
@@ -83,5 +86,5 @@ def prompts_from_inputs(input_ids, attention_mask=None) -> list:
             raise ValueError(f"{_WHERE}: attention_mask needs rectangular input_ids; "
                              "a list of unequal lists needs no mask")
         rows = _apply_mask(rows, attention_mask, (len(rows), len(rows[0])))
-    _check_ids(rows)
+    _check_ids(rows, bos)
     return [[int(i) for i in r] for r in rows]

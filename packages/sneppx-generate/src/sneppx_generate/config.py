@@ -40,6 +40,7 @@ class GenerationConfig:
         eos_token_id: an id (or list of ids) that ends a sequence; None = never stop early.
         pad_token_id: id written after a finished sequence and used for left padding; None
             falls back to the (first) EOS id, then to 0.
+        bos_token_id: id an empty prompt starts from (None: empty prompts raise ValueError).
         min_new_tokens: EOS is forbidden until this many tokens were generated.
         stop_strings: a string or list of strings; a sequence stops once its generated text ends
             with one (needs ``generate(..., tokenizer=...)``).
@@ -49,6 +50,10 @@ class GenerationConfig:
             ``sneppx_core.manual_seed`` also makes sampling reproducible.
         output_scores: also return the processed logits of every step (``"scores"``).
         use_cache: use the model's ``new_cache`` when it has one.
+
+    ``generate`` fills ``eos_token_id``, ``pad_token_id`` and ``bos_token_id`` left at None from
+    the model's ``generation_defaults`` dict when it has one (``load_model`` reads them from
+    ``generation_config.json``).
     """
 
     max_new_tokens: int = 64
@@ -60,6 +65,7 @@ class GenerationConfig:
     repetition_penalty: float = 1.0
     eos_token_id: int | list | None = None
     pad_token_id: int | None = None
+    bos_token_id: int | None = None
     min_new_tokens: int = 0
     stop_strings: str | list | None = None
     num_return_sequences: int = 1
@@ -151,8 +157,9 @@ class GenerationConfig:
         ok = eos is None or (_is_int(eos) and eos >= 0) or (
             isinstance(eos, (list, tuple)) and len(eos) > 0 and all(_is_int(e) and e >= 0 for e in eos))
         _need(ok, "eos_token_id", eos, "None, an int >= 0 or a non-empty list of them")
-        _need(self.pad_token_id is None or (_is_int(self.pad_token_id) and self.pad_token_id >= 0),
-              "pad_token_id", self.pad_token_id, "None or an int >= 0")
+        for name in ("pad_token_id", "bos_token_id"):
+            v = getattr(self, name)
+            _need(v is None or (_is_int(v) and v >= 0), name, v, "None or an int >= 0")
         stops = self.stop_strings
         ok = stops is None or (isinstance(stops, str) and stops) or (
             isinstance(stops, (list, tuple)) and len(stops) > 0 and all(isinstance(s, str) and s for s in stops))

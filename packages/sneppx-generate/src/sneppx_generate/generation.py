@@ -141,13 +141,23 @@ class _Decoder:
         return nxt, active, scores
 
 
-def _resolve(generation_config, overrides) -> GenerationConfig:
+_DEFAULTED = ("eos_token_id", "pad_token_id", "bos_token_id")
+
+
+def _resolve(model, generation_config, overrides) -> GenerationConfig:
+    """The config of one call: ``generation_config`` with ``overrides``, and special-token ids left
+    at None taken from the model's ``generation_defaults`` (e.g. a loaded generation_config.json)."""
     if generation_config is None:
         generation_config = GenerationConfig()
     if not isinstance(generation_config, GenerationConfig):
         raise TypeError(f"generate: generation_config must be a GenerationConfig, got "
                         f"{type(generation_config).__name__}")
-    return generation_config.replace(**overrides)
+    cfg = generation_config.replace(**overrides)
+    defaults = getattr(model, "generation_defaults", None)
+    if isinstance(defaults, dict):
+        fill = {k: defaults[k] for k in _DEFAULTED if getattr(cfg, k) is None and defaults.get(k) is not None}
+        cfg = cfg.replace(**fill) if fill else cfg
+    return cfg
 
 
 def _seed(cfg: GenerationConfig) -> int:
@@ -162,7 +172,7 @@ def _plan(model, input_ids, attention_mask, cfg, tokenizer):
         raise TypeError(f"generate: model must be callable (the generation protocol), got {type(model).__name__}")
     if cfg.stop_strings is not None and (tokenizer is None or not callable(getattr(tokenizer, "decode", None))):
         raise ValueError("generate: stop_strings needs tokenizer= (an object with decode(ids) -> str)")
-    prompts = prompts_from_inputs(input_ids, attention_mask)
+    prompts = prompts_from_inputs(input_ids, attention_mask, cfg.bos_token_id)
     prompts = [p for p in prompts for _ in range(cfg.num_return_sequences)]
     pass_mask = _accepts(model, "attention_mask")
     if pass_mask or len({len(p) for p in prompts}) == 1:
@@ -196,7 +206,7 @@ def stream(model, input_ids, generation_config=None, attention_mask=None, tokeni
     run in separate groups (a model without ``attention_mask``), groups are streamed one after
     the other.
     """
-    cfg = _resolve(generation_config, overrides)
+    cfg = _resolve(model, generation_config, overrides)
     plan = _plan(model, input_ids, attention_mask, cfg, tokenizer)  # validate now, not at first next()
 
     def tokens():
@@ -236,7 +246,7 @@ def generate(model, input_ids, generation_config=None, streamer=None, attention_
     """
     if streamer is not None and not callable(streamer):
         raise TypeError(f"generate: streamer must be callable(sequence_index, token_id), got {type(streamer).__name__}")
-    cfg = _resolve(generation_config, overrides)
+    cfg = _resolve(model, generation_config, overrides)
     prompts, groups, pass_mask, rngs = _plan(model, input_ids, attention_mask, cfg, tokenizer)
     n = len(prompts)
     new = [[] for _ in range(n)]

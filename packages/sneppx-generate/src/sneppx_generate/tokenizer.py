@@ -8,6 +8,7 @@ import os
 from tokenizers import Tokenizer as _HFTokenizer
 from tokenizers import decoders, models, pre_tokenizers, trainers
 
+from . import chat
 from ._tokenizer_base import TokenizerBase, as_id_list, find_roles
 
 DEFAULT_SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
@@ -80,6 +81,7 @@ class Tokenizer(TokenizerBase):
         self.add_bos, self.add_eos = bool(add_bos), bool(add_eos)
         self._tok = _byte_level(special_tokens)
         self._byte_level = True
+        self._post, self.chat_template = False, None
         self._refresh()
 
     def _refresh(self) -> None:
@@ -95,6 +97,7 @@ class Tokenizer(TokenizerBase):
         pre = json.loads(hf_tok.to_str()).get("pre_tokenizer") or {}
         obj._byte_level = pre.get("type") == "ByteLevel"
         obj._target = 0
+        obj._post, obj.chat_template = False, None
         obj._refresh()
         if vocab_size is not None and vocab_size < obj.num_tokens:
             raise ValueError(f"Tokenizer.from_file: vocab_size={vocab_size} is smaller than the "
@@ -119,6 +122,54 @@ class Tokenizer(TokenizerBase):
         except Exception as exc:  # the library raises a bare Exception for malformed JSON
             raise ValueError(f"Tokenizer.from_file: {os.fspath(path)!r} is not a valid tokenizer.json: {exc}") from exc
         return cls._wrap(hf_tok, vocab_size, add_bos, add_eos)
+
+    @classmethod
+    def from_pretrained(cls, folder, vocab_size=None) -> "Tokenizer":
+        """Load the tokenizer of a Hugging Face model folder.
+
+        Reads ``tokenizer.json``; the special tokens (bos/eos/pad/unk) and the chat template come
+        from ``tokenizer_config.json`` (or ``chat_template.jinja``) when present. ``encode`` then
+        applies the file's post-processor (e.g. Llama's leading ``<s>``) as the ``tokenizers``
+        library does by default. ``vocab_size`` defaults to the model's ``config.json`` value
+        when that is larger than the tokenizer (ids beyond its tokens decode to nothing).
+        """
+        folder = os.fspath(folder)
+        path = os.path.join(folder, "tokenizer.json")
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"Tokenizer.from_pretrained: {folder!r} has no tokenizer.json")
+        obj = cls.from_file(path)
+        if vocab_size is None:
+            model_cfg = os.path.join(folder, "config.json")
+            if os.path.isfile(model_cfg):
+                with open(model_cfg, encoding="utf-8") as fh:
+                    vocab_size = json.load(fh).get("vocab_size")
+            vocab_size = vocab_size if isinstance(vocab_size, int) and vocab_size > obj.num_tokens else None
+        obj._target = vocab_size or 0
+        cfg = chat.read_tokenizer_config(folder)
+        for role, token in chat.special_tokens(cfg).items():
+            if obj._tok.token_to_id(token) is not None:
+                obj._roles[role] = obj._tok.token_to_id(token)
+        obj._post, obj.chat_template = True, cfg.get("chat_template")
+        return obj
+
+    def apply_chat_template(self, messages, add_generation_prompt: bool = True, tokenize: bool = False,
+                            template_name=None):
+        """Format a conversation with the tokenizer's chat template (needs Jinja2).
+
+        Args:
+            messages: list of {"role": ..., "content": ...} dicts.
+            add_generation_prompt: end with the prompt that opens the assistant's turn.
+            tokenize: return ids (the template's text encoded without adding special tokens)
+                instead of the text.
+            template_name: which template when the file names several.
+        """
+        if not self.chat_template:
+            raise ValueError("Tokenizer.apply_chat_template: this tokenizer has no chat_template")
+        template = chat.pick_template(self.chat_template, template_name)
+        names = {role: self._tok.id_to_token(i) for role, i in self._roles.items() if i is not None}
+        variables = {f"{role}_token": tok for role, tok in names.items()}
+        text = chat.render(template, messages, add_generation_prompt, variables)
+        return self.encode(text, add_special_tokens=False) if tokenize else text
 
     def save(self, path) -> None:
         """Write the tokenizer to ``path`` in the standard ``tokenizer.json`` format.
@@ -182,14 +233,17 @@ class Tokenizer(TokenizerBase):
             raise IndexError(f"Tokenizer.id_to_token: id {token_id!r} is outside [0, {self.num_tokens})")
         return self._tok.id_to_token(token_id)
 
-    def encode(self, text: str, add_bos=None, add_eos=None) -> list:
+    def encode(self, text: str, add_bos=None, add_eos=None, add_special_tokens=None) -> list:
         """Encode ``text`` to a list of ids, optionally with BOS first / EOS last.
 
         ``add_bos``/``add_eos`` default to the values given at construction (False).
+        ``add_special_tokens`` applies the file's post-processor; it defaults to True for
+        tokenizers from ``from_pretrained`` and False otherwise.
         """
         if not isinstance(text, str):
             raise TypeError(f"Tokenizer.encode: expected a str, got {type(text).__name__}")
-        ids = self._tok.encode(text, add_special_tokens=False).ids
+        post = self._post if add_special_tokens is None else bool(add_special_tokens)
+        ids = self._tok.encode(text, add_special_tokens=post).ids
         return self._with_specials(ids, add_bos, add_eos, "Tokenizer.encode")
 
     def encode_batch(self, texts, add_bos=None, add_eos=None) -> list:
@@ -197,7 +251,7 @@ class Tokenizer(TokenizerBase):
         texts = list(texts) if not isinstance(texts, str) else texts
         if isinstance(texts, str) or any(not isinstance(t, str) for t in texts):
             raise TypeError("Tokenizer.encode_batch: expected a list of strings")
-        encs = self._tok.encode_batch(texts, add_special_tokens=False)
+        encs = self._tok.encode_batch(texts, add_special_tokens=self._post)
         return [self._with_specials(e.ids, add_bos, add_eos, "Tokenizer.encode_batch") for e in encs]
 
     def decode(self, ids, skip_special_tokens: bool = True) -> str:

@@ -191,5 +191,19 @@ class Transformer(Module, record_config=True):
         x = self.norm_f(x)
         return F.linear(x, self.tok_emb.weight) if self.lm_head is None else self.lm_head(x)
 
+    @classmethod
+    def from_pretrained(cls, folder, dtype=None) -> "Transformer":
+        """A Transformer with the weights of a pretrained model folder, ready to fine-tune.
+
+        ``folder`` is a Hugging Face folder of a GPT-2 model (``config.json`` and safetensors
+        weights, sharded or not) or a folder/file written by ``save_checkpoint``. Families the
+        architecture cannot express (Llama, Mistral, Qwen: gated MLPs, grouped-query attention)
+        raise ValueError. ``dtype`` sets the parameters' dtype (float32 by default). A model
+        saved back with ``save_checkpoint`` loads in ``sneppx_generate.load_model``.
+        """
+        from .pretrained import from_pretrained
+
+        return from_pretrained(cls, folder, dtype)
+
     def extra_repr(self) -> str:
         return f"vocab_size={self.vocab_size}, max_seq_len={self.max_seq_len}, positional={self.positional!r}"

@@ -1,0 +1,120 @@
+"""Memory-mapped reading of safetensors files (single or sharded) into sneppx_core Tensors."""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import struct
+
+import numpy as np
+import sneppx_core as sx
+
+_NUMPY = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64, "I32": np.int32,
+          "U8": np.uint8, "BOOL": np.bool_, "BF16": np.uint16}
+_DTYPES = {"float32": sx.float32, "bfloat16": sx.bfloat16, "float16": sx.float16, "float64": sx.float64}
+
+
+def compute_dtype(dtype):
+    """The sneppx_core float dtype named by ``dtype`` (a Dtype, a name such as "bfloat16", or None = float32)."""
+    if dtype is None:
+        return sx.float32
+    if isinstance(dtype, str):
+        if dtype not in _DTYPES:
+            raise ValueError(f"[load_model] dtype must be one of {sorted(_DTYPES)}, got {dtype!r}")
+        return _DTYPES[dtype]
+    if dtype in _DTYPES.values():
+        return dtype
+    raise ValueError(f"[load_model] dtype must be a floating dtype such as sneppx_core.bfloat16, got {dtype!r}")
+
+
+class SafetensorsFile:
+    """One safetensors file mapped read-only into memory; ``array(name)`` is a zero-copy NumPy view."""
+
+    def __init__(self, path: str):
+        self.path = path
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+            if len(head) != 8:
+                raise ValueError(f"[load_model] {path} is not a safetensors file (too short)")
+            (n,) = struct.unpack("<Q", head)
+            size = os.fstat(fh.fileno()).st_size
+            if 8 + n > size:
+                raise ValueError(f"[load_model] {path} is not a safetensors file (bad header length {n})")
+            try:
+                self.header = json.loads(fh.read(n))
+            except ValueError as e:
+                raise ValueError(f"[load_model] {path} is not a safetensors file ({e})") from None
+            self._map = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+        self.base = 8 + n
+        self.metadata = self.header.pop("__metadata__", None) or {}
+
+    def keys(self):
+        """Names of the tensors in the file."""
+        return self.header.keys()
+
+    def array(self, name: str) -> tuple:
+        """(NumPy view of the stored bytes, safetensors dtype name) of tensor ``name``; BF16 comes as uint16 bits."""
+        entry = self.header[name]
+        kind = entry["dtype"]
+        if kind not in _NUMPY:
+            raise TypeError(f"[load_model] tensor {name!r} in {self.path} has dtype {kind}, which cannot be loaded")
+        start, end = entry["data_offsets"]
+        a = np.frombuffer(self._map, dtype=np.dtype(_NUMPY[kind]).newbyteorder("<"),
+                          count=(end - start) // np.dtype(_NUMPY[kind]).itemsize, offset=self.base + start)
+        return a.reshape(entry["shape"]), kind
+
+
+class Weights:
+    """The tensors of a checkpoint folder or file, read lazily from memory-mapped safetensors.
+
+    ``get(name, dtype)`` returns a Tensor in ``dtype``: float32 stored as float32 shares the mapped
+    file (no copy); other combinations convert one tensor at a time, so the model never holds the
+    weights twice.
+    """
+
+    def __init__(self, files):
+        """``files``: paths or already opened :class:`SafetensorsFile` objects (later files win on
+        duplicate names)."""
+        self.files = [f if isinstance(f, SafetensorsFile) else SafetensorsFile(f) for f in files]
+        self.where = {}
+        for f in self.files:
+            for k in f.keys():
+                self.where[k] = f
+
+    def __contains__(self, name) -> bool:
+        return name in self.where
+
+    def keys(self):
+        """All tensor names."""
+        return self.where.keys()
+
+    def get(self, name: str, dtype=sx.float32):
+        """Tensor ``name`` converted to ``dtype``; KeyError naming the tensor and the files when absent."""
+        if name not in self.where:
+            files = ", ".join(os.path.basename(f.path) for f in self.files)
+            raise KeyError(f"[load_model] tensor {name!r} is missing from {files}")
+        a, kind = self.where[name].array(name)
+        if kind == "BF16":
+            t = sx.Tensor.from_numpy((a.astype(np.uint32) << 16).view(np.float32))
+        else:
+            t = sx.Tensor.from_numpy(a)
+        return t if t.dtype == dtype else t.to(dtype)
+
+
+def safetensors_paths(folder: str) -> list:
+    """The safetensors files of a Hugging Face folder: ``model.safetensors`` or the shards listed in
+    ``model.safetensors.index.json``."""
+    index = os.path.join(folder, "model.safetensors.index.json")
+    if os.path.isfile(index):
+        with open(index, encoding="utf-8") as fh:
+            shards = sorted(set(json.load(fh)["weight_map"].values()))
+        paths = [os.path.join(folder, s) for s in shards]
+        missing = [p for p in paths if not os.path.isfile(p)]
+        if missing:
+            raise FileNotFoundError(f"[load_model] shards listed in {index} are missing: {missing}")
+        return paths
+    single = os.path.join(folder, "model.safetensors")
+    if os.path.isfile(single):
+        return [single]
+    raise FileNotFoundError(f"[load_model] {folder} has neither model.safetensors nor model.safetensors.index.json")
