@@ -152,7 +152,7 @@ def generate(args) -> int:
         raise SystemExit(f"sneppx generate: --max-new-tokens must be >= 1, got {args.max_new_tokens}")
     try:
         model = load_model(out)
-        tok = load_tokenizer(out) if hf else _load_tokenizer(out)
+        tok = load_tokenizer(out)
     except (OSError, ValueError, KeyError, NotImplementedError) as e:
         raise SystemExit(f"sneppx generate: {e}")
     prompts = args.prompt or ["The "]
