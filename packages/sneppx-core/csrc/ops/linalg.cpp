@@ -5,6 +5,10 @@
 
 namespace sx {
 
+namespace kern {
+SX_DEFINE_KERNEL(matmul);
+}  // namespace kern
+
 namespace {
 
 Tensor mm_forward(const Tensor& a, const Tensor& b) {

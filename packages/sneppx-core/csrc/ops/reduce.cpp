@@ -8,6 +8,12 @@
 
 namespace sx {
 
+namespace kern {
+SX_DEFINE_KERNEL(reduce);
+SX_DEFINE_KERNEL(arg_reduce);
+SX_DEFINE_KERNEL(cumsum);
+}  // namespace kern
+
 namespace {
 struct Layout {
   Tensor data;  // contiguous

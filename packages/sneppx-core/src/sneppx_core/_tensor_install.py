@@ -80,7 +80,7 @@ def _install(cls, functions, more_methods, more_docs, more_inplace):
                "floor_divide": _C.floor_divide, "remainder": _C.remainder, "atan2": _C.atan2}
     for name in ("greater", "greater_equal", "less", "less_equal", "not_equal", "index_put"):
         inplace[name] = functions[name]
-    inplace.update({name: functions[name] for name in more_inplace})
+    inplace.update({name: functions[name] for name in more_inplace if name in functions})
     for name, fn in inplace.items():
         methods[name + "_"] = _inplace(fn, name + "_")
     for name, fn in methods.items():

@@ -1,5 +1,5 @@
 """PyTorch's elementwise and reduction aliases and compositions (differentiable where PyTorch is):
-inverse trigonometric and hyperbolic functions, log10, exp2, hypot, logaddexp, xlogy, fmod, nansum,
+inverse hyperbolic functions, hypot, logaddexp, xlogy, fmod, nansum,
 median, cummax, ... ``FUNCTIONS`` maps names to functions; ``METHODS`` adds method-only names."""
 
 from __future__ import annotations
@@ -26,52 +26,6 @@ def _dims(x, dim):
     if dim is None:
         return list(range(x.ndim))
     return [dim] if isinstance(dim, builtins.int) else list(dim)
-
-
-def log10(x):
-    """Base-10 logarithm."""
-    return _C.log(_float(x)) * (1 / math.log(10))
-
-
-def exp2(x):
-    """``2 ** x``."""
-    return _C.exp(_float(x) * math.log(2))
-
-
-def sinh(x):
-    """Hyperbolic sine."""
-    x = _float(x)
-    return (_C.exp(x) - _C.exp(-x)) * 0.5
-
-
-def cosh(x):
-    """Hyperbolic cosine."""
-    x = _float(x)
-    return (_C.exp(x) + _C.exp(-x)) * 0.5
-
-
-def tan(x):
-    """Tangent."""
-    x = _float(x)
-    return _C.sin(x) / _C.cos(x)
-
-
-def atan(x):
-    """Inverse tangent."""
-    x = _float(x)
-    return _C.atan2(x, 1.0)
-
-
-def asin(x):
-    """Inverse sine (NaN outside [-1, 1])."""
-    x = _float(x)
-    return _C.atan2(x, _C.sqrt(1 - x * x))
-
-
-def acos(x):
-    """Inverse cosine (NaN outside [-1, 1])."""
-    x = _float(x)
-    return _C.atan2(_C.sqrt(1 - x * x), x)
 
 
 def asinh(x):
@@ -301,7 +255,7 @@ def _alias(fn, name, doc):
 FUNCTIONS = {name: fn for name, fn in dict(globals()).items()
              if callable(fn) and not name.startswith("_") and fn.__module__ == __name__
              and name not in ("ValuesIndices", "MinMax")}
-FUNCTIONS.update({"arcsin": asin, "arccos": acos, "arctan": atan, "arcsinh": asinh, "arccosh": acosh,
+FUNCTIONS.update({"arcsin": _C.asin, "arccos": _C.acos, "arctan": _C.atan, "arcsinh": asinh, "arccosh": acosh,
                   "arctanh": atanh})
 FUNCTIONS.update({name: _alias(fn, name, f"Alias of ``{target}``.") for name, (fn, target) in {
     "arctan2": (_C.atan2, "atan2"), "absolute": (_C.abs, "abs"), "negative": (_C.neg, "neg"),
@@ -309,7 +263,7 @@ FUNCTIONS.update({name: _alias(fn, name, f"Alias of ``{target}``.") for name, (f
     "subtract": (_C.sub, "sub"), "greater": (_C.gt, "gt"), "greater_equal": (_C.ge, "ge"), "less": (_C.lt, "lt"),
     "less_equal": (_C.le, "le"), "not_equal": (_C.ne, "ne"), "fix": (_C.trunc, "trunc"), "sgn": (_C.sign, "sign"),
 }.items()})
-INPLACE = ["log10", "exp2", "sinh", "cosh", "tan", "atan", "asin", "acos", "asinh", "acosh", "atanh", "erfc", "sinc",
+INPLACE = ["asinh", "acosh", "atanh", "erfc", "sinc",
            "logit", "hypot", "xlogy", "fmod", "frac", "deg2rad", "rad2deg", "arcsin", "arccos", "arctan", "arcsinh",
            "arccosh", "arctanh", "arctan2", "absolute", "negative", "multiply", "divide", "true_divide", "subtract",
            "fix", "sgn", "float_power"]
