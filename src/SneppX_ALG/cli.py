@@ -177,6 +177,7 @@ def _stream_pretrained(model, tok, text: str, args, seed: int) -> None:
     if args.temperature == 0:
         sampling = {"do_sample": False, "seed": seed}
     stream_text(model, tok, prompt, args.max_new_tokens, **sampling)
+    sys.stdout.write("\n")
 
 
 def _stream_one(model, tok, text: str, args, seed: int) -> None:
