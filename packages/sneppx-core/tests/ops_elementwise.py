@@ -35,6 +35,9 @@ _FLOAT_UNARY = [
     ("expm1", np.expm1, "normal"), ("sqrt", np.sqrt, "positive"), ("rsqrt", lambda a: 1 / np.sqrt(a), "positive"),
     ("sin", np.sin, "normal"), ("cos", np.cos, "normal"), ("tanh", np.tanh, "normal"),
     ("sigmoid", _sigmoid, "normal"), ("erf", _erf, "normal"), ("reciprocal", lambda a: 1 / a, "nonzero"),
+    ("exp2", np.exp2, "normal"), ("log10", np.log10, "positive"), ("tan", np.tan, "unit"), ("asin", np.arcsin, "unit"),
+    ("acos", np.arccos, "unit"), ("atan", np.arctan, "normal"), ("sinh", np.sinh, "normal"),
+    ("cosh", np.cosh, "normal"), ("log2", np.log2, "positive"),
 ]
 for _n, _r, _d in _FLOAT_UNARY:
     op(_n, (lambda n: lambda m, x: getattr(m, n)(x))(_n), _r, unary_cases(_d), dtypes=ALL, out=floating)
@@ -52,10 +55,41 @@ op("softplus", lambda m, x: (m.nn.functional if hasattr(m, "nn") else m).softplu
    [(X((3, 4)),), (X((5,)),)])
 op("softplus_beta", lambda m, x: (m.nn.functional if hasattr(m, "nn") else m).softplus(x, beta=2.0, threshold=3.0),
    lambda a: np.where(2 * a > 3, a, np.log1p(np.exp(2 * np.minimum(a, 1.5))) / 2), [(X((4, 5), "nonzero"),)])
+
+
+def _F(m):
+    """torch.nn.functional or sneppx_core.functional."""
+    return m.nn.functional if hasattr(m, "nn") else m.functional
+
+
+_SELU_A, _SELU_S = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+_ACTIVATIONS = [  # the activations of the formula sheet, through their functional entry points
+    ("leaky_relu", lambda a: np.where(a > 0, a, 0.01 * a), "nonzero"),
+    ("elu", lambda a: np.where(a > 0, a, np.expm1(a)), "normal"),
+    ("celu", lambda a: np.where(a > 0, a, np.expm1(a)), "normal"),
+    ("selu", lambda a: _SELU_S * np.where(a > 0, a, _SELU_A * np.expm1(a)), "normal"),
+    ("mish", lambda a: a * np.tanh(np.log1p(np.exp(a))), "normal"),
+    ("hardtanh", lambda a: np.clip(a, -1, 1), "normal"),
+    ("relu6", lambda a: np.clip(a, 0, 6), "normal"),
+    ("hardsigmoid", lambda a: np.clip(a / 6 + 0.5, 0, 1), "normal"),
+    ("hardswish", lambda a: a * np.clip(a + 3, 0, 6) / 6, "normal"),
+    ("logsigmoid", lambda a: -np.log1p(np.exp(-a)), "normal"),
+    ("softsign", lambda a: a / (1 + np.abs(a)), "nonzero"),
+]
+for _n, _r, _d in _ACTIVATIONS:
+    op("F." + _n, (lambda n: lambda m, x: getattr(_F(m), n)(x))(_n), _r, unary_cases(_d))
+op("leaky_relu_slope", lambda m, x: _F(m).leaky_relu(x, 0.2), lambda a: np.where(a > 0, a, 0.2 * a),
+   unary_cases("nonzero"))
+op("elu_alpha", lambda m, x: _F(m).elu(x, alpha=0.5), lambda a: np.where(a > 0, a, 0.5 * np.expm1(a)),
+   unary_cases("normal"))
+op("hardtanh_range", lambda m, x: _F(m).hardtanh(x, -0.5, 2.0), lambda a: np.clip(a, -0.5, 2.0),
+   unary_cases("normal"))
 op("sign", lambda m, x: m.sign(x), np.sign, unary_cases("small"), dtypes=NUMERIC, grad=False)
 op("floor", lambda m, x: m.floor(x), np.floor, unary_cases("halves"), dtypes=NUMERIC, grad=False)
 op("ceil", lambda m, x: m.ceil(x), np.ceil, unary_cases("halves"), dtypes=NUMERIC, grad=False)
 op("round", lambda m, x: m.round(x), np.round, unary_cases("halves"), dtypes=NUMERIC, grad=False)
+op("trunc", lambda m, x: m.trunc(x), np.trunc, unary_cases("halves"), dtypes=NUMERIC, grad=False)
+op("square", lambda m, x: m.square(x), np.square, unary_cases("normal"), dtypes=NUMERIC)
 op("logical_not", lambda m, x: m.logical_not(x), np.logical_not, unary_cases("small"), dtypes=ALL, out=boolean)
 op("isnan", lambda m, x: m.isnan(x), np.isnan, unary_cases("special"), dtypes=ALL, out=boolean)
 op("isinf", lambda m, x: m.isinf(x), np.isinf, unary_cases("special"), dtypes=ALL, out=boolean)

@@ -1,0 +1,91 @@
+"""The unary formula sheet: every op in it is tested, its entry points agree, and its fused
+gradients are differentiable once more (double backward against float64 finite differences)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import sneppx_core as sx
+import sneppx_core.functional as F
+from sneppx_core import _SNEPPX_c as _C
+from optable import OPS
+
+SHEET = _C._unary_ops()  # (name, kind, is_predicate, params, fused gradient order or -1)
+FUSED2 = [name for name, _k, _p, _params, order in SHEET if order == 2]
+# Points away from the kinks of the piecewise activations (0, +-1, +-3, 6).
+POINTS = np.array([-5.2, -2.4, -1.6, -0.7, -0.2, 0.3, 0.8, 1.7, 2.6, 4.1, 7.3])
+
+
+def test_every_sheet_op_has_an_op_table_entry():
+    names = {s.name.split(".")[-1] for s in OPS}
+    missing = [name for name, *_ in SHEET if name not in names]
+    assert not missing, f"formula-sheet ops without an op-table case: {missing}"
+
+
+@pytest.mark.parametrize("name", [n for n, kind, pred, *_ in SHEET if not pred])
+def test_entry_points_share_one_definition(name):
+    x = sx.tensor(POINTS, dtype=sx.float64)
+    y = getattr(sx, name)(x)
+    np.testing.assert_array_equal(getattr(x, name)().numpy(), y.numpy())
+    z = x.clone()
+    assert getattr(z, name + "_")() is z
+    np.testing.assert_array_equal(z.numpy(), y.numpy())
+    if name in F.ACTIVATIONS:
+        np.testing.assert_array_equal(getattr(F, name)(x).numpy(), y.numpy())
+        w = x.clone()
+        getattr(F, name)(w, inplace=True)
+        np.testing.assert_array_equal(w.numpy(), y.numpy())
+
+
+def _first_derivative(fn, x):
+    (g,) = sx.autograd.grad(fn(x).sum(), [x], create_graph=True)
+    return g
+
+
+@pytest.mark.parametrize("name", FUSED2 + ["gelu", "gelu_tanh"])
+def test_double_backward_matches_finite_differences(name):
+    fn = (lambda t: F.gelu(t, approximate="tanh")) if name == "gelu_tanh" else getattr(F if name in F.ACTIVATIONS or
+                                                                                      name == "gelu" else sx, name)
+    x = sx.tensor(POINTS, dtype=sx.float64, requires_grad=True)
+    g = _first_derivative(fn, x)
+    assert g.requires_grad, f"{name}: the first derivative is not differentiable"
+    (h,) = sx.autograd.grad(g.sum(), [x])
+    eps = 1e-6
+    up = _first_derivative(fn, sx.tensor(POINTS + eps, dtype=sx.float64, requires_grad=True)).detach().numpy()
+    down = _first_derivative(fn, sx.tensor(POINTS - eps, dtype=sx.float64, requires_grad=True)).detach().numpy()
+    np.testing.assert_allclose(h.numpy(), (up - down) / (2 * eps), rtol=1e-5, atol=1e-6)
+
+
+def test_gradient_of_the_gradient_wrt_the_upstream_gradient():
+    # d/dv of <v, f'(x) * u> is f'(x) * u: the fused backward is linear in its incoming gradient
+    x = sx.tensor(POINTS, dtype=sx.float64, requires_grad=True)
+    u = sx.tensor(np.linspace(-1, 1, POINTS.size), dtype=sx.float64, requires_grad=True)
+    (g,) = sx.autograd.grad(F.silu(x), [x], grad_outputs=[u], create_graph=True)
+    (gu,) = sx.autograd.grad(g.sum(), [u])
+    s = 1 / (1 + np.exp(-POINTS))
+    np.testing.assert_allclose(gu.numpy(), s * (1 + POINTS * (1 - s)), rtol=1e-12)
+
+
+def test_third_order_through_a_fused_gradient_is_a_clear_error():
+    x = sx.tensor([0.5], dtype=sx.float64, requires_grad=True)
+    (g1,) = sx.autograd.grad(F.gelu(x).sum(), [x], create_graph=True)
+    (g2,) = sx.autograd.grad(g1.sum(), [x], create_graph=True)
+    with pytest.raises(RuntimeError, match="gelu"):
+        sx.autograd.grad(g2.sum(), [x])
+
+
+def test_integer_inputs_follow_the_dtype_rule():
+    i = sx.tensor([-2, 0, 3])
+    assert sx.relu(i).dtype == sx.int64 and sx.hardtanh(i).dtype == sx.int64
+    assert sx.exp2(i).dtype == sx.float32 and F.hardswish(i).dtype == sx.float32
+    with pytest.raises(TypeError, match=r"\[neg\].*bool"):
+        sx.neg(sx.tensor([True]))
+
+
+def test_activation_parameters_by_keyword_and_position():
+    x = sx.tensor([-2.0, 1.0])
+    np.testing.assert_allclose(F.leaky_relu(x, negative_slope=0.5).numpy(), [-1.0, 1.0])
+    np.testing.assert_allclose(F.softplus(x, 2.0, 1.0).numpy(), F.softplus(x, beta=2.0, threshold=1.0).numpy())
+    with pytest.raises(TypeError, match="leaky_relu"):
+        F.leaky_relu(x, slope=0.5)
