@@ -41,41 +41,50 @@ void map2(const Tensor& out, const Tensor& g, const Tensor& x, F h) {
   });
 }
 
-void unary_cpu(UnaryOp op, const Tensor& out, const Tensor& x, double p0, double p1) {
-  visit_unary(op, [&]<typename D>() {
-    SX_DISPATCH_ALL(x->dtype, D::name, [&] {
-      using T = scalar_t;
-      using C = acc_t<T>;
-      if constexpr (D::rule == DRule::Float && !std::is_floating_point_v<C>) {
-        throw TypeError(msg("[", D::name, "] kernel called with ", dtype_name(x->dtype)));
-      } else {
-        C a = C(p0), b = C(p1);
-        if constexpr (D::rule == DRule::Bool)
-          map1<bool, T>(out, x, [a, b](C v) { return D::template f<C>(v, a, b); });
-        else
-          map1<T, T>(out, x, [a, b](C v) { return D::template f<C>(v, a, b); });
-      }
-    });
+// One function per definition (not inlined into the dispatcher), so that each gets the compiler's
+// full inlining budget and its loop vectorises.
+template <typename D>
+[[gnu::noinline]] void unary_def_cpu(const Tensor& out, const Tensor& x, double p0, double p1) {
+  SX_DISPATCH_ALL(x->dtype, D::name, [&] {
+    using T = scalar_t;
+    using C = acc_t<T>;
+    if constexpr (D::rule == DRule::Float && !std::is_floating_point_v<C>) {
+      throw TypeError(msg("[", D::name, "] kernel called with ", dtype_name(x->dtype)));
+    } else {
+      C a = C(p0), b = C(p1);
+      if constexpr (D::rule == DRule::Bool)
+        map1<bool, T>(out, x, [a, b](C v) { return D::template f<C>(v, a, b); });
+      else
+        map1<T, T>(out, x, [a, b](C v) { return D::template f<C>(v, a, b); });
+    }
   });
 }
 
+template <typename D>
+[[gnu::noinline]] void unary_grad_def_cpu(const Tensor& gx, const Tensor& g, const Tensor& x, double p0, double p1,
+                                          int order) {
+  if constexpr (kFusedGrad<D>) {
+    SX_DISPATCH_FLOAT(x->dtype, D::name, [&] {
+      using T = scalar_t;
+      using C = acc_t<T>;
+      C a = C(p0), b = C(p1);
+      if (order == 1) {
+        map2<T>(gx, g, x, [a, b](C v) { return D::template df<C>(v, a, b); });
+      } else if constexpr (kHasD2f<D>) {
+        map2<T>(gx, g, x, [a, b](C v) { return D::template d2f<C>(v, a, b); });
+      }
+    });
+  } else {
+    throw RuntimeError(msg("[", D::name, "] has no fused gradient kernel"));
+  }
+}
+
+void unary_cpu(UnaryOp op, const Tensor& out, const Tensor& x, double p0, double p1) {
+  visit_unary(op, [&]<typename D>() { unary_def_cpu<D>(out, x, p0, p1); });
+}
+
 void unary_grad_cpu(UnaryOp op, const Tensor& gx, const Tensor& g, const Tensor& x, double p0, double p1, int order) {
-  visit_unary(op, [&]<typename D>() {
-    if constexpr (kFusedGrad<D>) {
-      SX_DISPATCH_FLOAT(x->dtype, D::name, [&] {
-        using T = scalar_t;
-        using C = acc_t<T>;
-        C a = C(p0), b = C(p1);
-        if (order == 1) {
-          map2<T>(gx, g, x, [a, b](C v) { return D::template df<C>(v, a, b); });
-        } else if constexpr (kHasD2f<D>) {
-          map2<T>(gx, g, x, [a, b](C v) { return D::template d2f<C>(v, a, b); });
-        }
-      });
-    } else {
-      throw RuntimeError(msg("[", D::name, "] has no fused gradient kernel"));
-    }
-  });
+  visit_unary(op, [&]<typename D>() { unary_grad_def_cpu<D>(gx, g, x, p0, p1, order); });
 }
 
 }  // namespace

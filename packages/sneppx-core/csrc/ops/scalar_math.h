@@ -3,16 +3,29 @@
 // and integer types forward to <cmath>. A device backend compiles the sheets against its own versions.
 #pragma once
 #include <cmath>
+#include <type_traits>
 
 #include "cpu/nn_math.h"
 
 namespace sx::sm {
 
-using cpu::serf;
-using cpu::sexp;
-using cpu::slog;
-using cpu::slog1p;
-using cpu::stanh;
+// float: the vectorisable versions; other types: <cmath>.
+template <typename T> inline T sexp(T x) {
+  if constexpr (std::is_same_v<T, float>) return cpu::vexp(x);
+  else return std::exp(x);
+}
+template <typename T> inline T stanh(T x) {
+  if constexpr (std::is_same_v<T, float>) return cpu::vtanh(x);
+  else return std::tanh(x);
+}
+template <typename T> inline T serf(T x) {
+  if constexpr (std::is_same_v<T, float>) return cpu::verf(x);
+  else return std::erf(x);
+}
+template <typename T> inline T slog1p(T x) {
+  if constexpr (std::is_same_v<T, float>) return cpu::vlog1p(x);
+  else return std::log1p(x);
+}
 
 template <typename T> inline T sigmoid(T x) { return T(1) / (T(1) + sexp<T>(-x)); }
 // log(1 + exp(z)) without overflow.

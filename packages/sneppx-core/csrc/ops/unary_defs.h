@@ -34,7 +34,7 @@ namespace sx {
   X(Exp) X(Exp2) X(Expm1) X(Log) X(Log2) X(Log10) X(Log1p) X(Sqrt) X(Rsqrt) X(Reciprocal)                 \
   X(Sin) X(Cos) X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Erf)                                     \
   X(Tanh) X(Sigmoid) X(Relu) X(Gelu) X(GeluTanh) X(Silu) X(LeakyRelu) X(Elu) X(Celu) X(Selu)             \
-  X(Softplus) X(Mish) X(Hardtanh) X(Hardsigmoid) X(Hardswish) X(Relu6) X(LogSigmoid) X(Softsign)
+  X(Softplus) X(Mish) X(Hardtanh) X(Hardsigmoid) X(Hardswish) X(Relu6) X(LogSigmoid) X(Softsign) X(PowScalar)
 
 enum class UnaryOp : uint8_t {
 #define SX_ENUM_ENTRY(D) D,
@@ -432,6 +432,23 @@ struct Softsign : Base {  // x / (1 + |x|)
   template <typename C> static C d2f(C x, C, C) {
     C d = C(1) + (x < C(0) ? -x : x);
     return (x < C(0) ? C(2) : C(-2)) / (d * d * d);
+  }
+};
+
+// ---- x ** c for a floating x and a number c (the common exponents without a call to pow)
+struct PowScalar : Base {
+  static constexpr const char* name = "pow";
+  static constexpr DRule rule = DRule::Same;
+  static constexpr Api api = Api::Internal;  // reached through pow(tensor, number)
+  template <typename C> static C f(C x, C c, C) {
+    if (c == C(2)) return x * x;
+    if (c == C(3)) return x * x * x;
+    if (c == C(1)) return x;
+    if (c == C(-1)) return C(1) / x;
+    return std::pow(x, c);
+  }
+  static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double c, double) {
+    return mul(mul(g, pow(x, Scalar(c - 1))), Scalar(c));
   }
 };
 
