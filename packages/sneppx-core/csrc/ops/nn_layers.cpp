@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include "core/parallel.h"
+#include "ops/blas.h"
 #include "ops/nn_util.h"
 
 namespace sx::nn {
@@ -12,16 +13,14 @@ namespace {
 template <typename T>
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T beta,
           T* C, int64_t ldc) {
-  auto a = ta ? CblasTrans : CblasNoTrans, b = tb ? CblasTrans : CblasNoTrans;
-  if constexpr (std::is_same_v<T, float>)
-    scipy_cblas_sgemm(CblasRowMajor, a, b, int(M), int(N), int(K), 1.0f, A, int(lda), B, int(ldb), beta, C, int(ldc));
-  else
-    scipy_cblas_dgemm(CblasRowMajor, a, b, int(M), int(N), int(K), 1.0, A, int(lda), B, int(ldb), beta, C, int(ldc));
+  blas_gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);  // splits sizes past BLAS's 32-bit ints
 }
 
-// Column sums of a row-major (M, N) matrix as ones^T @ g.
+// Column sums of a row-major (M, N) matrix as ones^T @ g; sizes past BLAS's ints go through the
+// splitting GEMM instead.
 template <typename T> void col_sums(const T* g, int64_t M, int64_t N, T* out) {
   std::vector<T> ones(size_t(std::max<int64_t>(M, 1)), T(1));
+  if (M > blas_int_limit() || N > blas_int_limit()) return blas_gemm(true, false, 1, N, M, ones.data(), 1, g, N, T(0), out, N);
   if constexpr (std::is_same_v<T, float>)
     scipy_cblas_sgemv(CblasRowMajor, CblasTrans, int(M), int(N), 1.0f, g, int(N), ones.data(), 1, 0.0f, out, 1);
   else

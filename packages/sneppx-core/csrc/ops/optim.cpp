@@ -1,5 +1,6 @@
 // Fused optimizer steps: validate the tensor lists, split every tensor into ranges, run the update
 // loops of cpu/optim_kernels.cpp over all ranges at once on the thread pool, bump versions.
+#include <string_view>
 #include <cmath>
 
 #include "core/parallel.h"
@@ -42,6 +43,7 @@ void check_lists(const char* op, const TensorList& params, std::initializer_list
     SX_CHECK(p->device().type == DeviceType::CPU, RuntimeError, "[", op, "] params[", i, "] is on ",
              p->device().str(), "; fused steps run on cpu");
     SX_CHECK(p->is_contiguous(), ValueError, "[", op, "] params[", i, "] must be contiguous");
+    p->check_writable(op);  // the step writes params in place
   }
   for (auto& [name, list] : others) {
     SX_CHECK(list->size() == params.size(), ValueError, "[", op, "] ", name, " has ", list->size(),
@@ -56,6 +58,7 @@ void check_lists(const char* op, const TensorList& params, std::initializer_list
       SX_CHECK(t->device().type == DeviceType::CPU, RuntimeError, "[", op, "] ", name, "[", i, "] is on ",
                t->device().str(), "; fused steps run on cpu");
       SX_CHECK(t->is_contiguous(), ValueError, "[", op, "] ", name, "[", i, "] must be contiguous");
+      if (std::string_view(name) != "grads") t->check_writable(op);  // state buffers are updated too
     }
   }
 }

@@ -1,4 +1,6 @@
 // Shape ops. Views share storage with their input; the vjp of each view undoes its geometry.
+#include <limits>
+
 #include "cpu/kernels.h"
 #include "ops/common.h"
 
@@ -13,7 +15,11 @@ Shape infer_shape(const IntList& shape, int64_t numel, const char* op, const Sha
       SX_CHECK(infer < 0, ValueError, "[", op, "] only one dimension can be -1, got ", shape_str(shape));
       infer = int64_t(i);
     } else {
-      SX_CHECK(out[i] >= 0, ValueError, "[", op, "] invalid shape ", shape_str(shape));
+      SX_CHECK(out[i] >= 0, ValueError, "[", op, "] invalid shape ", shape_str(shape), " for input of shape ",
+               shape_str(from));
+      // A product past int64 cannot equal numel: report it instead of wrapping around.
+      SX_CHECK(out[i] == 0 || known <= std::numeric_limits<int64_t>::max() / out[i], ValueError, "[", op, "] shape ",
+               shape_str(shape), " is invalid for input of shape ", shape_str(from), " (", numel, " elements)");
       known *= out[i];
     }
   }
@@ -136,9 +142,12 @@ Tensor expand(const Tensor& x, const IntList& shape) {
       SX_CHECK(i >= off, ValueError, "[expand] -1 is not allowed in a new leading dimension");
       s[i] = have;
     }
+    SX_CHECK(s[i] >= 0, ValueError, "[expand] size ", s[i], " at dim ", i, " is negative (only -1, keep the size, is "
+             "allowed): shape ", shape_str(x->shape), " to ", shape_str(shape));
     SX_CHECK(have == s[i] || have == 1, ValueError, "[expand] the expanded size ", s[i], " must match the existing size ",
              have, " at dim ", i, " (shape ", shape_str(x->shape), " to ", shape_str(shape), ")");
   }
+  view_numel(s, "expand");
   if (s == x->shape) return x;
   Tensor v = expand_view(x, s);
   Shape old = x->shape;
@@ -336,7 +345,7 @@ Tensor roll(const Tensor& x, const IntList& shifts, const IntList& dims) {
     if (s == 0) continue;
     r = cat({narrow(r, d, n - s, s), narrow(r, d, 0, n - s)}, d);
   }
-  return r;
+  return r == x ? clone(x) : r;  // like PyTorch, roll always returns new memory, even for a zero shift
 }
 
 Tensor repeat(const Tensor& x, const IntList& reps) {
@@ -351,7 +360,8 @@ Tensor repeat(const Tensor& x, const IntList& reps) {
     exp_shape.push_back(reps[i]), exp_shape.push_back(s);
     final_shape.push_back(reps[i] * s);
   }
-  return reshape(contiguous(expand(reshape(x, unsq), exp_shape)), final_shape);
+  // clone, not contiguous: with every repeat 1 the expand is x itself, and repeat must still copy.
+  return reshape(clone(expand(reshape(x, unsq), exp_shape)), final_shape);
 }
 
 }  // namespace sx
