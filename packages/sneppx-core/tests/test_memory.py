@@ -98,13 +98,9 @@ def test_empty_cache_returns_large_blocks():
     assert _run(code) < 4 * 2**20
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a hook closure that captures its own tensor forms a cycle through C++ (TensorImpl -> hooks -> "
-    "Python function -> Tensor wrapper -> TensorImpl) that Python's GC cannot see: the Tensor type has no "
-    "tp_traverse/tp_clear over the hooks it holds",
-)
 def test_hook_capturing_its_tensor_is_collected():
+    # The cycle wrapper -> TensorImpl -> grad_fn -> hook -> function -> wrapper runs through C++; the
+    # Tensor type's tp_traverse/tp_clear show the hooks to the cycle collector.
     code = PRELUDE + textwrap.dedent(
         """
         base = settle()

@@ -183,10 +183,10 @@ Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start, std::op
   int64_t n = x->shape[d];
   auto clampi = [n](int64_t v) { return v < 0 ? std::max<int64_t>(v + n, 0) : std::min(v, n); };
   int64_t b = start ? clampi(*start) : 0, e = stop ? clampi(*stop) : n;
-  int64_t len = e > b ? (e - b + step - 1) / step : 0;
+  int64_t len = e > b ? 1 + (e - b - 1) / step : 0;  // no overflow for steps near 2**63
   Shape s = x->shape, st = x->strides;
   s[d] = len;
-  st[d] *= step;
+  if (len > 1) st[d] *= step;  // a huge step with one element left must not overflow the stride
   Shape old = x->shape;
   return view_op("SliceBackward", x, s, st, x->offset + b * x->strides[d],
                  [old, d, b, step](const Tensor& g) { return TensorList{slice_backward(g, old, d, b, step)}; });
@@ -214,7 +214,7 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
 Tensor slice_backward(const Tensor& g, const Shape& shape, int64_t dim, int64_t start, int64_t step) {
   Tensor out = zeros(shape, g->dtype, g->device());
   Shape st = out->strides;
-  st[dim] *= step;
+  if (g->shape[dim] > 1) st[dim] *= step;
   Tensor dst = make_view(out, g->shape, st, start * out->strides[dim]);
   cpu::copy(dst, g);
   return record("SliceScatterBackward", {g}, out, [dim, start, step, n = g->shape[dim]](const Tensor& gg) {
