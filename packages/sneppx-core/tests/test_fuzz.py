@@ -150,7 +150,11 @@ DRIVER = textwrap.dedent(
             got = t[key]
         except CLEAN:
             return
-        if want is not None and np.asarray(want).size < 10_000:
+        # NumPy treats ints as advanced indices when arrays are present (x[0, :, True]); PyTorch,
+        # the contract here, keeps them basic: compare only where the two agree by construction.
+        items = idx if isinstance(key, tuple) else (key,)
+        mixed = any(isinstance(i, int) for i in items) and any(isinstance(i, (np.ndarray, list)) for i in items)
+        if want is not None and not mixed and np.asarray(want).size < 10_000:
             expect_same(got, want)
 
     @SETTINGS

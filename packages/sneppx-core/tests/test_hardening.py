@@ -187,6 +187,15 @@ def test_mask_rank_checked_for_get_and_set():
     np.testing.assert_array_equal(x[[[True, False, True], [False, True, False]]].numpy(), ref[good])
 
 
+@pytest.mark.parametrize(
+    "key", [(Ellipsis, True), (Ellipsis, np.array(True)), (True,), (0, True, Ellipsis), (np.array(False), 1)]
+)
+def test_zero_dim_bool_index_consumes_no_dim(key):
+    a = np.arange(12.0).reshape(3, 2, 2)
+    got = S.tensor(a)[key]
+    np.testing.assert_array_equal(got.numpy(), a[key])
+
+
 @pytest.mark.parametrize("idx", [2**63, -(2**63) - 1, 10**30])
 def test_huge_int_index_is_index_error(idx):
     x = S.arange(3)

@@ -80,7 +80,7 @@ Parsed parse(const Tensor& x, py::handle idx) {
   bool seen_ellipsis = false;
   for (auto& it : items) {
     if (it.kind == Item::NewAxis || it.kind == Item::Dots) continue;
-    if (it.kind == Item::Array && it.t->dtype == DType::Bool) consumed += std::max<int64_t>(it.t->dim(), 1);
+    if (it.kind == Item::Array && it.t->dtype == DType::Bool) consumed += it.t->dim();  // x[True] consumes none
     else consumed += 1;
   }
   SX_CHECK(consumed <= x->dim(), IndexError, "[index] too many indices for a tensor of ", x->dim(), " dims (got ",
