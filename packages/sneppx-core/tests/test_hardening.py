@@ -428,3 +428,37 @@ def test_pool_exception_becomes_python_error_and_pool_survives():
         print("OK")
     """
     assert_ok(run_py(code))
+
+
+# ---- 12. kernels that run with the GIL released stay correct under Python threads --------------------
+
+
+def test_matmul_and_copy_from_threads_with_hooks():
+    code = """
+        import threading
+        import numpy as np
+        import sneppx_core as S
+        rng = np.random.default_rng(0)
+        a, b = rng.standard_normal((64, 48)), rng.standard_normal((48, 32))
+        want = a @ b
+        errors = []
+        def work(seed):
+            w = S.tensor(b, requires_grad=True)
+            seen = []
+            w.register_hook(lambda g: seen.append(1))  # a Python hook called from C++ in this thread
+            for _ in range(50):
+                out = S.tensor(a) @ w
+                dst = S.zeros(64, 32, dtype=S.float64)
+                dst.copy_(out.detach())
+                if not np.allclose(dst.numpy(), want):
+                    errors.append(seed)
+                out.sum().backward()
+            if len(seen) != 50:
+                errors.append(("hooks", len(seen)))
+        ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        [t.start() for t in ts]
+        [t.join() for t in ts]
+        assert not errors, errors
+        print("OK")
+    """
+    assert_ok(run_py(code))
