@@ -158,17 +158,18 @@ Tensor randint(int64_t low, int64_t high, const Shape& s, DType dt, Generator* g
 
 Tensor randperm(int64_t n, DType dt, Generator* g) {
   SX_CHECK(n >= 0, ValueError, "[randperm] n must be non-negative, got ", n);
+  // Shuffle in the output itself: the tensor allocator reports an impossible n as MemoryError
+  // (a std::vector of n would throw bad_alloc, or abort under AddressSanitizer).
+  Tensor t = empty({n}, DType::Int64);
+  int64_t* perm = t->data<int64_t>();
   Generator* gen = gen_or_default(g);
   uint64_t base = gen->reserve(uint64_t(std::max<int64_t>(n, 1)));
-  std::vector<int64_t> perm(static_cast<size_t>(n));
-  std::iota(perm.begin(), perm.end(), 0);
+  std::iota(perm, perm + n, int64_t(0));
   for (int64_t i = n - 1; i > 0; --i) {  // Fisher-Yates
     auto r = philox(gen->seed, base + uint64_t(i));
     int64_t j = int64_t(((uint64_t(r[0]) << 32) | r[1]) % uint64_t(i + 1));
-    std::swap(perm[size_t(i)], perm[size_t(j)]);
+    std::swap(perm[i], perm[j]);
   }
-  Tensor t = empty({n}, DType::Int64);
-  std::copy(perm.begin(), perm.end(), t->data<int64_t>());
   return cast_nograd(t, dt);
 }
 
