@@ -136,13 +136,54 @@ def bench(session: nox.Session):
 
 @nox.session
 def sanitize(session: nox.Session):
-    """Core built with AddressSanitizer and UBSan, running core's tests."""
-    env = {"CMAKE_ARGS": "-DSNEPPX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug"}
+    """Core built with AddressSanitizer and UBSan, running core's tests.
+
+    python does not link libstdc++, so a preloaded libasan finds no __cxa_throw to intercept and the
+    first C++ exception kills the process: libstdc++ is preloaded beside it. Huge-allocation tests
+    need malloc to fail with NULL (allocator_may_return_null). Reports go to files under
+    .nox/sanitize-logs (pytest's capture would swallow a dying process's stderr); errors among them
+    are printed at the end and fail the session; pytest runs with --capture=sys so that a report a test process
+    writes to its stderr also reaches the terminal.
+    """
+    env = {"CMAKE_ARGS": "-DSNEPPX_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo"}
     wheel = core_wheel(session, env=env, tag="asan")
     session.install(str(wheel), *TEST_DEPS)
-    asan = session.run("gcc", "-print-file-name=libasan.so", silent=True, external=True).strip()
-    session.run("pytest", "-q", "-x", "-m", "not parity", str(CORE / "tests"),
-                env={"LD_PRELOAD": asan, "ASAN_OPTIONS": "detect_leaks=0"})
+    gcc = lambda name: session.run("gcc", f"-print-file-name={name}", silent=True, external=True).strip()
+    preload = f"{gcc('libasan.so')}:{gcc('libstdc++.so.6')}"
+    logs = ROOT / ".nox" / "sanitize-logs"
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir(parents=True)
+    common = f"log_path={logs}/report:print_stacktrace=1"
+    env = {
+        "LD_PRELOAD": preload,
+        "ASAN_OPTIONS": f"{common}:detect_leaks=0:allocator_may_return_null=1:handle_segv=1",
+        "UBSAN_OPTIONS": f"{common}:halt_on_error=0",
+        "PYTHONFAULTHANDLER": "1",
+    }
+    try:
+        session.run("pytest", "-q", "-x", "--capture=sys", "-m", "not parity", "-p", "no:cacheprovider",
+                    str(CORE / "tests"), *session.posargs, env=env)
+    finally:
+        errors = 0
+        for r in sorted(logs.glob("report*")):
+            text = r.read_text(errors="replace")
+            # "failed to allocate" warnings are expected (huge-allocation tests); errors are not.
+            if "ERROR: AddressSanitizer" in text or "runtime error:" in text or "ERROR: LeakSanitizer" in text:
+                errors += 1
+                session.log(f"==== {r.name}\n{text}")
+        session.log(f"sanitizer logs in {logs}")
+    if errors:
+        session.error(f"{errors} sanitizer report(s) above")
+
+
+@nox.session
+def fuzz(session: nox.Session):
+    """Property-based fuzzing of ops, indexing and in-place writes (random shapes, strides, dtypes
+    and bad values); every batch runs in a subprocess, so a crash fails the test that found it.
+    Bounded by SNEPPX_FUZZ_SECONDS per property (default 20; a few minutes in all)."""
+    session.install(str(core_wheel(session)), *TEST_DEPS)
+    env = {"SNEPPX_FUZZ": "1", "SNEPPX_FUZZ_SECONDS": os.environ.get("SNEPPX_FUZZ_SECONDS", "20")}
+    session.run("pytest", "-q", "-m", "fuzz", str(CORE / "tests" / "test_fuzz.py"), *session.posargs, env=env)
 
 
 @nox.session

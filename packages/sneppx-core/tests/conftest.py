@@ -27,6 +27,7 @@ except ImportError:  # hypothesis is a test dependency; property tests skip with
 def pytest_configure(config):
     config.addinivalue_line("markers", "parity: compares sneppx_core with PyTorch (skipped when torch is missing)")
     config.addinivalue_line("markers", "slow: long-running test (memory and fuzz loops)")
+    config.addinivalue_line("markers", "fuzz: Hypothesis fuzzing in subprocesses (nox -s fuzz gives it minutes)")
 
 
 @pytest.fixture

@@ -13,7 +13,11 @@ import textwrap
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc/self/statm (Linux)")
+pytestmark = [
+    pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc/self/statm (Linux)"),
+    # AddressSanitizer keeps freed memory in quarantine and maps shadow memory: RSS says nothing there.
+    pytest.mark.skipif("libasan" in os.environ.get("LD_PRELOAD", ""), reason="resident size is meaningless under ASan"),
+]
 
 PRELUDE = textwrap.dedent(
     """
@@ -98,13 +102,9 @@ def test_empty_cache_returns_large_blocks():
     assert _run(code) < 4 * 2**20
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a hook closure that captures its own tensor forms a cycle through C++ (TensorImpl -> hooks -> "
-    "Python function -> Tensor wrapper -> TensorImpl) that Python's GC cannot see: the Tensor type has no "
-    "tp_traverse/tp_clear over the hooks it holds",
-)
 def test_hook_capturing_its_tensor_is_collected():
+    # The cycle wrapper -> TensorImpl -> grad_fn -> hook -> function -> wrapper runs through C++; the
+    # Tensor type's tp_traverse/tp_clear show the hooks to the cycle collector.
     code = PRELUDE + textwrap.dedent(
         """
         base = settle()

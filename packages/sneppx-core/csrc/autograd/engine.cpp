@@ -1,5 +1,7 @@
 // Reverse-mode engine: counts dependencies from the roots, then runs nodes in an order where a
 // node runs only after every node that feeds it a gradient (highest sequence number first).
+#include <atomic>
+#include <mutex>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -11,8 +13,61 @@ namespace sx {
 
 namespace {
 thread_local bool g_grad_enabled = true;
-uint64_t g_next_seq = 0;
+std::atomic<uint64_t> g_next_seq{0};
+
+// Graph teardown without recursion. Destroying a node drops its input nodes and, through the saved
+// tensors of its closure, their producers: done by plain destructors, a chain of 300,000 ops nests
+// 300,000 destructor frames and overflows the C stack. Instead a dying node moves what it owns into
+// this per-thread list, and only the outermost destructor frees the list's entries, in a loop; the
+// nodes they free in turn add to the list instead of recursing.
+struct Graveyard {
+  std::vector<std::shared_ptr<Node>> nodes;
+  std::vector<BackwardFn> fns;
+  bool draining = false;
+  ~Graveyard() { alive = false; }
+  static thread_local bool alive;  // false once this thread's list is gone (thread exit)
+};
+thread_local bool Graveyard::alive = true;
+thread_local Graveyard g_grave;
+
+void drain() {
+  Graveyard& gy = g_grave;
+  if (gy.draining) return;
+  gy.draining = true;
+  while (!gy.nodes.empty() || !gy.fns.empty()) {
+    if (!gy.fns.empty()) {
+      BackwardFn f = std::move(gy.fns.back());
+      gy.fns.pop_back();
+    } else {
+      std::shared_ptr<Node> n = std::move(gy.nodes.back());
+      gy.nodes.pop_back();
+    }
+  }
+  gy.draining = false;
+}
 }  // namespace
+
+Node::~Node() {
+  if (!Graveyard::alive) return;  // thread exit: members are destroyed the plain way
+  for (auto& n : next)
+    if (n) g_grave.nodes.push_back(std::move(n));
+  drain();
+}
+
+FnNode::~FnNode() {
+  if (fn && Graveyard::alive) g_grave.fns.push_back(std::move(fn));  // ~Node empties the list
+}
+
+void FnNode::release() {
+  if (!fn) return;
+  if (!Graveyard::alive) {
+    fn = nullptr;
+    return;
+  }
+  g_grave.fns.push_back(std::move(fn));
+  fn = nullptr;
+  drain();
+}
 
 bool grad_mode::enabled() { return g_grad_enabled; }
 void grad_mode::set(bool on) { g_grad_enabled = on; }
@@ -37,7 +92,8 @@ TensorList AccumulateGrad::apply(const Tensor& g) {
   Tensor v = var.lock();
   if (!v) return {};
   Tensor grad = g;
-  for (auto& h : v->hooks) {
+  std::vector<GradHook> hooks = v->hooks;  // a copy: a hook may register or remove hooks
+  for (auto& h : hooks) {
     Tensor r = h(grad);
     if (r) grad = r;
   }
@@ -52,7 +108,8 @@ TensorList AccumulateGrad::apply(const Tensor& g) {
   } else {
     assign_inplace(v->grad, add(v->grad, grad), "backward");
   }
-  for (auto& h : v->post_acc_hooks) h(v);
+  std::vector<PostAccHook> post = v->post_acc_hooks;
+  for (auto& h : post) h(v);
   return {};
 }
 
@@ -66,6 +123,9 @@ bool needs_grad(std::initializer_list<const Tensor*> inputs) {
 std::shared_ptr<Node> grad_edge(const Tensor& t) {
   if (!t || !t->requires_grad) return nullptr;
   if (t->grad_fn) return t->grad_fn;
+  // Two threads (running ops with the GIL released) may ask for the same leaf's accumulator.
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
   if (auto existing = t->grad_accumulator.lock()) return existing;
   auto acc = std::make_shared<AccumulateGrad>();
   acc->var = t;
@@ -146,7 +206,8 @@ TensorList run_backward(const TensorList& roots, const TensorList& grads, bool k
     }
     TensorList in_grads;
     if (g) {  // a node reached only by paths without gradient still releases its inputs' deps
-      for (auto& h : node->pre_hooks) {
+      std::vector<GradHook> hooks = node->pre_hooks;
+      for (auto& h : hooks) {
         Tensor r = h(g);
         if (r) g = r;
       }

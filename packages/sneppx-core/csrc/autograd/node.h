@@ -15,7 +15,12 @@ struct Node {
   uint64_t seq = 0;                         // creation order: later nodes run first
   std::vector<GradHook> pre_hooks;          // hooks of the non-leaf output tensor
   std::weak_ptr<TensorImpl> retained;       // output that asked for retain_grad()
-  virtual ~Node() = default;
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  // Hands the input nodes to a per-thread list that the outermost destructor empties in a loop, so
+  // that freeing a graph of any depth uses constant stack (see engine.cpp).
+  virtual ~Node();
   // Maps the gradient of the output to gradients of the inputs (nullptr = no gradient).
   virtual TensorList apply(const Tensor& grad_out) = 0;
   virtual std::string name() const = 0;
@@ -29,9 +34,10 @@ struct FnNode : Node {
   const char* nm;
   BackwardFn fn;
   FnNode(const char* n, BackwardFn f) : nm(n), fn(std::move(f)) {}
+  ~FnNode() override;  // the closure's saved tensors are freed iteratively too
   TensorList apply(const Tensor& g) override;
   std::string name() const override { return nm; }
-  void release() override { fn = nullptr; }
+  void release() override;
 };
 
 // Sink for leaves: adds the incoming gradient to `.grad`.

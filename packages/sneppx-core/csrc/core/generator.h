@@ -2,19 +2,24 @@
 // (seed, offset + i), so results do not depend on the number of threads.
 #pragma once
 #include <array>
+#include <atomic>
 #include <cstdint>
 
 namespace sx {
 
 struct Generator {
   uint64_t seed = 67280421310721ull;
-  uint64_t offset = 0;  // counter position, advanced by every draw
-  // Reserves n counters (each gives 4 x 32 random bits) and returns the first.
-  uint64_t reserve(uint64_t n) {
-    uint64_t o = offset;
-    offset += n;
-    return o;
+  // Counter position, advanced by every draw; atomic because draws may run with the GIL released.
+  std::atomic<uint64_t> offset{0};
+  Generator() = default;
+  Generator(const Generator& o) : seed(o.seed), offset(o.offset.load()) {}
+  Generator& operator=(const Generator& o) {
+    seed = o.seed;
+    offset.store(o.offset.load());
+    return *this;
   }
+  // Reserves n counters (each gives 4 x 32 random bits) and returns the first.
+  uint64_t reserve(uint64_t n) { return offset.fetch_add(n); }
 };
 
 Generator& default_generator();

@@ -1,6 +1,8 @@
 #include "core/parallel.h"
 
 #include <atomic>
+#include <exception>
+#include <memory>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -13,6 +15,19 @@ extern "C" void scipy_openblas_set_num_threads(int);
 namespace sx {
 namespace {
 
+// One parallel_for call. Workers hold it by shared_ptr and take chunks only from its own counter, so
+// a worker that wakes late (after the job finished and a new one started) sees an exhausted counter
+// and never runs a chunk of a job it does not belong to.
+struct Job {
+  const std::function<void(int64_t, int64_t)>* fn;
+  int64_t n, chunks;
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> finished{0};
+  std::mutex err_mu;
+  std::exception_ptr err;  // the first exception of any chunk, rethrown on the calling thread
+  Job(const std::function<void(int64_t, int64_t)>* f, int64_t n_, int64_t c) : fn(f), n(n_), chunks(c) {}
+};
+
 // Workers sleep on a condition variable between jobs; a job is split into one chunk per thread.
 class Pool {
  public:
@@ -23,54 +38,44 @@ class Pool {
   void resize(int n) {
     stop();
     quit_ = false;
-    for (int i = 1; i < n; ++i) workers_.emplace_back([this, i] { loop(i); });
+    for (int i = 1; i < n; ++i) workers_.emplace_back([this] { loop(); });
   }
 
   void run(int64_t n, int64_t chunks, const std::function<void(int64_t, int64_t)>& fn) {
+    auto job = std::make_shared<Job>(&fn, n, chunks);
     {
       std::lock_guard<std::mutex> g(mu_);
-      fn_ = &fn;
-      n_ = n;
-      chunks_ = chunks;
-      next_.store(1);
-      pending_.store(int(chunks) - 1);
+      job_ = job;
       ++generation_;
     }
     cv_.notify_all();
-    do_chunk(0);
-    for (int64_t c; (c = next_.fetch_add(1)) < chunks_;) {
-      do_chunk(c);
-      pending_.fetch_sub(1);
+    work(*job);
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      done_cv_.wait(lk, [&] { return job->finished.load() == job->chunks; });
+      if (job_ == job) job_.reset();
     }
-    std::unique_lock<std::mutex> lk(mu_);
-    done_cv_.wait(lk, [this] { return pending_.load() == 0; });
-    fn_ = nullptr;
+    if (job->err) std::rethrow_exception(job->err);
   }
 
  private:
-  void do_chunk(int64_t c) {
-    int64_t per = (n_ + chunks_ - 1) / chunks_;
-    int64_t b = c * per, e = std::min(n_, b + per);
-    if (b < e) (*fn_)(b, e);
-  }
-  void loop(int) {
-    uint64_t seen = 0;
-    for (;;) {
-      {
-        std::unique_lock<std::mutex> lk(mu_);
-        cv_.wait(lk, [&] { return quit_ || generation_ != seen; });
-        if (quit_) return;
-        seen = generation_;
+  void work(Job& j) {
+    for (int64_t c; (c = j.next.fetch_add(1)) < j.chunks;) {
+      int64_t per = (j.n + j.chunks - 1) / j.chunks;
+      int64_t b = c * per, e = std::min(j.n, b + per);
+      try {
+        if (b < e) (*j.fn)(b, e);
+      } catch (...) {  // an exception must not escape a worker thread (std::terminate)
+        std::lock_guard<std::mutex> g(j.err_mu);
+        if (!j.err) j.err = std::current_exception();
       }
-      for (int64_t c; (c = next_.fetch_add(1)) < chunks_;) {
-        do_chunk(c);
-        if (pending_.fetch_sub(1) == 1) {
-          std::lock_guard<std::mutex> g(mu_);
-          done_cv_.notify_all();
-        }
+      if (j.finished.fetch_add(1) + 1 == j.chunks) {
+        std::lock_guard<std::mutex> g(mu_);
+        done_cv_.notify_all();
       }
     }
   }
+  void loop();
   void stop() {
     {
       std::lock_guard<std::mutex> g(mu_);
@@ -84,10 +89,7 @@ class Pool {
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable cv_, done_cv_;
-  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
-  int64_t n_ = 0, chunks_ = 0;
-  std::atomic<int64_t> next_{0};
-  std::atomic<int> pending_{0};
+  std::shared_ptr<Job> job_;  // the current job; guarded by mu_
   uint64_t generation_ = 0;
   bool quit_ = false;
 };
@@ -107,6 +109,22 @@ int& num_threads() {
 }
 thread_local bool in_parallel = false;
 std::mutex run_mu;  // one parallel job at a time
+
+void Pool::loop() {
+  in_parallel = true;  // nested parallel_for calls inside a chunk run inline
+  uint64_t seen = 0;
+  for (;;) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      cv_.wait(lk, [&] { return quit_ || generation_ != seen; });
+      if (quit_) return;
+      seen = generation_;
+      job = job_;
+    }
+    if (job) work(*job);
+  }
+}
 
 }  // namespace
 

@@ -1,6 +1,9 @@
 #include "core/storage.h"
 
 #include <cstdlib>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <map>
 #include <mutex>
 #include <vector>
@@ -87,6 +90,10 @@ size_t cpu_empty_cache() {
   for (auto& kv : c.free_blocks) std::free(kv.second);
   c.free_blocks.clear();
   c.cached = 0;
+#ifdef __GLIBC__
+  // Small tensors live in malloc's heap; freed ones stay mapped until the heap is trimmed.
+  malloc_trim(0);
+#endif
   return released;
 }
 

@@ -13,7 +13,11 @@ struct Storage {
   size_t nbytes = 0;
   Device device;
   // Bumped by every in-place write; autograd compares it with the value seen at save time.
-  uint32_t version = 0;
+  // Atomic because kernels may run with the GIL released.
+  std::atomic<uint32_t> version{0};
+  // Memory we must not write: a read-only NumPy array (np.frombuffer(bytes), mmap_mode="r") or a
+  // DLPack tensor flagged read-only. In-place writes check it first (TensorImpl::check_writable).
+  bool read_only = false;
   // Keeps foreign memory (a NumPy array, a DLPack capsule) alive; empty for our own blocks.
   std::shared_ptr<void> owner;
 

@@ -35,6 +35,28 @@ int64_t shape_numel(const Shape& shape, const char* op) {
   return n;
 }
 
+int64_t view_numel(const Shape& shape, const char* op) {
+  int64_t n = 1;
+  bool zero = false;
+  for (auto s : shape) {
+    SX_CHECK(s >= 0, ValueError, "[", op, "] negative dimension in shape ", shape_str(shape));
+    zero = zero || s == 0;
+  }
+  if (zero) return 0;
+  for (auto s : shape) {
+    SX_CHECK(n <= std::numeric_limits<int64_t>::max() / s, ValueError, "[", op, "] shape ", shape_str(shape),
+             " has more than 2**63 - 1 elements");
+    n *= s;
+  }
+  return n;
+}
+
+void TensorImpl::check_writable(const char* op) const {
+  SX_CHECK(!storage->read_only, RuntimeError, "[", op, "] the ", dtype_name(dtype), " ", shape_str(shape),
+           " tensor is read-only: it shares memory with a read-only NumPy array or DLPack tensor; write into a "
+           "clone() instead (or pass a writeable array)");
+}
+
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
   int64_t n = std::max<int64_t>(ndim, 1);
   SX_CHECK(dim >= -n && dim < n, IndexError, "[", op, "] dim ", dim, " is out of range for a tensor of ",
@@ -53,6 +75,7 @@ Tensor empty(const Shape& shape, DType dtype, Device device) {
 }
 
 Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset) {
+  view_numel(shape, "view");  // a view's element count must be representable (expand(2**32, 2**32))
   auto t = std::make_shared<TensorImpl>();
   t->storage = base->storage;
   t->shape = std::move(shape);

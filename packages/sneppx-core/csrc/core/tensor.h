@@ -44,12 +44,17 @@ struct TensorImpl {
   bool is_contiguous() const;
   char* raw() const { return static_cast<char*>(storage->data) + offset * int64_t(itemsize(dtype)); }
   template <typename T> T* data() const { return reinterpret_cast<T*>(raw()); }
-  uint32_t version() const { return storage->version; }
-  void bump_version() { ++storage->version; }
+  uint32_t version() const { return storage->version.load(std::memory_order_relaxed); }
+  void bump_version() { storage->version.fetch_add(1, std::memory_order_relaxed); }
+  // Throws before an in-place write into memory that belongs to a read-only producer.
+  void check_writable(const char* op) const;
 };
 
 Shape contiguous_strides(const Shape& shape);
 int64_t shape_numel(const Shape& shape, const char* op);  // checks for overflow and negatives
+// Element count of a view's shape: every size >= 0 and the product fits in int64 (views may exceed
+// what could be allocated, e.g. expand, but never wrap around).
+int64_t view_numel(const Shape& shape, const char* op);
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
 
 // Uninitialised tensor of the given shape.

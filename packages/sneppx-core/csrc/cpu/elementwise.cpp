@@ -93,13 +93,19 @@ template <typename C> C vmin(C a, C b) {
   return a < b ? a : b;
 }
 
+// Integer add/sub/mul wrap around (two's complement) rather than overflow, which is undefined.
+template <typename C, typename F> C wrapping(C x, C y, F f) {
+  if constexpr (std::is_integral_v<C>) return C(f(std::make_unsigned_t<C>(x), std::make_unsigned_t<C>(y)));
+  else return f(x, y);
+}
+
 template <typename T>
 void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
   using C = acc_t<T>;
   switch (op) {
-    case BinaryOp::Add: return run2<T, T>(out, a, b, [](C x, C y) { return x + y; });
-    case BinaryOp::Sub: return run2<T, T>(out, a, b, [](C x, C y) { return x - y; });
-    case BinaryOp::Mul: return run2<T, T>(out, a, b, [](C x, C y) { return x * y; });
+    case BinaryOp::Add: return run2<T, T>(out, a, b, [](C x, C y) { return wrapping(x, y, std::plus<>{}); });
+    case BinaryOp::Sub: return run2<T, T>(out, a, b, [](C x, C y) { return wrapping(x, y, std::minus<>{}); });
+    case BinaryOp::Mul: return run2<T, T>(out, a, b, [](C x, C y) { return wrapping(x, y, std::multiplies<>{}); });
     case BinaryOp::Div: return run2<T, T>(out, a, b, [](C x, C y) { return x / y; });
     case BinaryOp::FloorDiv: return run2<T, T>(out, a, b, [](C x, C y) { return floordiv(x, y); });
     case BinaryOp::Rem: return run2<T, T>(out, a, b, [](C x, C y) { return pymod(x, y); });

@@ -1,11 +1,28 @@
-// Matrix products on the CPU: float32/float64 through BLAS, other dtypes with a plain loop.
+// Matrix products on the CPU: float32/float64 through BLAS (sizes past its 32-bit ints split into
+// blocks), other dtypes with a plain loop.
 #include <cblas.h>
 
+#include <atomic>
+#include <limits>
+
 #include "core/parallel.h"
+#include "cpu/blas.h"
 #include "cpu/kernels.h"
 #include "ops/common.h"
 
-namespace sx::cpu {
+namespace sx {
+
+namespace {
+std::atomic<int64_t> g_blas_limit{std::numeric_limits<int>::max()};
+}  // namespace
+
+int64_t blas_int_limit() { return g_blas_limit.load(std::memory_order_relaxed); }
+void set_blas_int_limit(int64_t n) {
+  SX_CHECK(n >= 1 && n <= std::numeric_limits<int>::max(), ValueError, "[set_blas_int_limit] limit ", n,
+           " must be in [1, 2**31 - 1]");
+  g_blas_limit.store(n);
+}
+
 namespace {
 
 // How a 2-D matrix view can be handed to BLAS without a copy: leading dim and transpose flag.
@@ -27,17 +44,53 @@ bool blas_layout(const Shape& st, int64_t rows, int64_t cols, bool& trans, int64
 }
 
 template <typename T>
-void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb,
-          T* C, int64_t ldc) {
-  if constexpr (std::is_same_v<T, float>) {
-    scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(M), int(N),
-                      int(K), 1.0f, A, int(lda), B, int(ldb), 0.0f, C, int(ldc));
-  } else if constexpr (std::is_same_v<T, double>) {
-    scipy_cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(M), int(N),
-                      int(K), 1.0, A, int(lda), B, int(ldb), 0.0, C, int(ldc));
-  }
+void gemm_call(bool ta, bool tb, int M, int N, int K, const T* A, int lda, const T* B, int ldb, T beta, T* C, int ldc) {
+  if constexpr (std::is_same_v<T, float>)
+    scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, A,
+                      lda, B, ldb, beta, C, ldc);
+  else
+    scipy_cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0, A,
+                      lda, B, ldb, beta, C, ldc);
 }
 
+// C = op(A) @ op(B), row-major. BLAS takes 32-bit ints: sizes past 2**31 - 1 (or the lower block limit
+// that tests set) are split into blocks, K blocks accumulating with beta = 1; a leading dimension past
+// 2**31 - 1 cannot be expressed and raises.
+template <typename T>
+void gemm_blocks(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb,
+                 T beta, T* C, int64_t ldc) {
+  const int64_t lim = blas_int_limit(), imax = std::numeric_limits<int>::max();
+  SX_CHECK(lda <= imax && ldb <= imax && ldc <= imax, RuntimeError, "[matmul] a row of ", std::max({lda, ldb, ldc}),
+           " elements exceeds the 2**31 - 1 that BLAS's 32-bit leading dimensions can hold (shapes (", M, ", ", K,
+           ") and (", K, ", ", N, "))");
+  for (int64_t i0 = 0; i0 < M; i0 += lim)
+    for (int64_t j0 = 0; j0 < N; j0 += lim)
+      for (int64_t k0 = 0; k0 < K; k0 += lim) {
+        int64_t m = std::min(lim, M - i0), n = std::min(lim, N - j0), k = std::min(lim, K - k0);
+        const T* a = ta ? A + k0 * lda + i0 : A + i0 * lda + k0;
+        const T* b = tb ? B + j0 * ldb + k0 : B + k0 * ldb + j0;
+        gemm_call<T>(ta, tb, int(m), int(n), int(k), a, int(lda), b, int(ldb), k0 == 0 ? beta : T(1), C + i0 * ldc + j0,
+                     int(ldc));
+      }
+}
+
+template <typename T>
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb,
+          T* C, int64_t ldc) {
+  gemm_blocks<T>(ta, tb, M, N, K, A, lda, B, ldb, T(0), C, ldc);
+}
+}  // namespace
+
+void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
+               int64_t ldb, float beta, float* C, int64_t ldc) {
+  gemm_blocks<float>(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
+void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double* A, int64_t lda, const double* B,
+               int64_t ldb, double beta, double* C, int64_t ldc) {
+  gemm_blocks<double>(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
+
+namespace {
 // out[b] = a[b] @ b[b] for operands already broadcast to (batch..., m, k) and (batch..., k, n).
 void batched_mm(const Tensor& a, const Tensor& b, const Tensor& out) {
   int64_t nd = a->dim(), M = a->shape[nd - 2], K = a->shape[nd - 1], N = b->shape[nd - 1];
@@ -58,9 +111,11 @@ void batched_mm(const Tensor& a, const Tensor& b, const Tensor& out) {
     int64_t lda, ldb;
     Shape sa{a->strides[nd - 2], a->strides[nd - 1]}, sb{b->strides[nd - 2], b->strides[nd - 1]};
     Tensor ac = a, bc = b;
-    if (!blas_layout(sa, M, K, ta, lda)) { ac = clone_nograd(a); sa = {K, 1}; blas_layout(sa, M, K, ta, lda); }
-    if (!blas_layout(sb, K, N, tb, ldb)) { bc = clone_nograd(b); sb = {N, 1}; blas_layout(sb, K, N, tb, ldb); }
-    if (K == 0) { fill(out, Scalar(0.0)); return; }
+    // A view whose row stride BLAS cannot hold in an int is copied to a packed layout first.
+    const int64_t imax = std::numeric_limits<int>::max();
+    if (!blas_layout(sa, M, K, ta, lda) || lda > imax) { ac = clone_nograd(a); sa = {K, 1}; blas_layout(sa, M, K, ta, lda); }
+    if (!blas_layout(sb, K, N, tb, ldb) || ldb > imax) { bc = clone_nograd(b); sb = {N, 1}; blas_layout(sb, K, N, tb, ldb); }
+    if (K == 0) { cpu::fill(out, Scalar(0.0)); return; }
     for (int64_t bi = 0; bi < batch; ++bi) {
       SX_DISPATCH_FLOAT(dt, "matmul", [&] {
         if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>)
@@ -89,9 +144,10 @@ void batched_mm(const Tensor& a, const Tensor& b, const Tensor& out) {
     }
   });
 }
-
 }  // namespace
 
+namespace cpu {
 SX_REGISTER_KERNEL(kern::matmul, CPU, &batched_mm);
+}  // namespace cpu
 
-}  // namespace sx::cpu
+}  // namespace sx

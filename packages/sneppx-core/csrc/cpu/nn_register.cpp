@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "cpu/blas.h"
 #include "cpu/kernels.h"
 #include "cpu/nn_kernels.h"
 
@@ -22,26 +23,23 @@ namespace {
 
 template <typename T> T* ptr(const Tensor& t) { return t ? t->data<T>() : nullptr; }
 
-// C (M x N) = alpha * op(A) @ op(B) + beta * C, row-major.
+// C (M x N) = op(A) @ op(B) + beta * C, row-major (sizes past BLAS's 32-bit ints split).
 template <typename T>
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T beta,
           T* C, int64_t ldc) {
-  auto a = ta ? CblasTrans : CblasNoTrans, b = tb ? CblasTrans : CblasNoTrans;
-  if constexpr (std::is_same_v<T, float>)
-    scipy_cblas_sgemm(CblasRowMajor, a, b, int(M), int(N), int(K), 1.0f, A, int(lda), B, int(ldb), beta, C, int(ldc));
-  else
-    scipy_cblas_dgemm(CblasRowMajor, a, b, int(M), int(N), int(K), 1.0, A, int(lda), B, int(ldb), beta, C, int(ldc));
+  blas_gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
 }
 
-// Column sums of a row-major (M, N) matrix as ones^T @ g.
+// Column sums of a row-major (M, N) matrix as ones^T @ g; sizes past BLAS's ints go through the
+// splitting GEMM instead.
 template <typename T> void col_sums(const T* g, int64_t M, int64_t N, T* out) {
   std::vector<T> ones(size_t(std::max<int64_t>(M, 1)), T(1));
+  if (M > blas_int_limit() || N > blas_int_limit()) return blas_gemm(true, false, 1, N, M, ones.data(), 1, g, N, T(0), out, N);
   if constexpr (std::is_same_v<T, float>)
     scipy_cblas_sgemv(CblasRowMajor, CblasTrans, int(M), int(N), 1.0f, g, int(N), ones.data(), 1, 0.0f, out, 1);
   else
     scipy_cblas_dgemv(CblasRowMajor, CblasTrans, int(M), int(N), 1.0, g, int(N), ones.data(), 1, 0.0, out, 1);
 }
-
 
 void softmax_fwd_cpu(const Tensor& x, const Tensor& y, int64_t outer, int64_t n, int64_t inner, bool log) {
   SX_F32_F64(x->dtype, "softmax", [&] { softmax_fwd<scalar_t>(ptr<scalar_t>(x), ptr<scalar_t>(y), outer, n, inner, log); });

@@ -111,6 +111,7 @@ void rebase_view_write(const Tensor& x, const Tensor& value, const char* op) {
 }  // namespace
 
 void assign_inplace(const Tensor& x, const Tensor& value, const char* op) {
+  x->check_writable(op);
   bool track = grad_mode::enabled() && (x->requires_grad || value->requires_grad);
   if (track) {
     SX_CHECK(!(x->is_leaf() && x->requires_grad && !x->view_base), RuntimeError, "[", op,

@@ -10,6 +10,32 @@
 
 namespace sx {
 
+namespace {
+// PyTorch refuses a Python number that the tensor's dtype cannot hold (int32 fill_(2**40) used to
+// store zeros); NaN and infinities are fine for floating dtypes, any value is fine for bool.
+void check_scalar_fits(const Scalar& v, DType dt, const char* op) {
+  if (dt == DType::Bool || dt == DType::Float64 || v.kind == Scalar::Bool) return;
+  double x = v.kind == Scalar::Float ? v.d : double(v.i);
+  bool ok = true;
+  if (is_floating(dt)) {
+    double hi = dt == DType::Float16 ? 65504.0 : dt == DType::BFloat16 ? 3.3895313892515355e38 : 3.4028234663852886e38;
+    ok = !std::isfinite(x) || std::fabs(x) <= hi;
+  } else if (v.kind == Scalar::Float) {  // truncates toward zero, like the cast
+    double lo = dt == DType::UInt8 ? 0.0 : dt == DType::Int32 ? -2147483648.0 : -9223372036854775808.0;
+    double hi = dt == DType::UInt8 ? 256.0 : dt == DType::Int32 ? 2147483648.0 : 9223372036854775808.0;
+    ok = std::isfinite(x) && x > lo - 1 && x < hi;
+  } else if (dt == DType::UInt8) {
+    ok = v.i >= 0 && v.i <= 255;
+  } else if (dt == DType::Int32) {
+    ok = v.i >= INT32_MIN && v.i <= INT32_MAX;
+  }
+  if (!ok) {
+    std::string shown = v.kind == Scalar::Float ? msg(v.d) : msg(v.i);
+    throw RuntimeError(msg("[", op, "] value ", shown, " cannot be converted to ", dtype_name(dt), " without overflow"));
+  }
+}
+}  // namespace
+
 Generator& default_generator() {
   static Generator g;
   return g;
@@ -33,6 +59,8 @@ Tensor ones_like(const Tensor& t) { return ones(t->shape, t->dtype, t->device())
 void fill_(const Tensor& t, const Scalar& v) {
   SX_CHECK(!(grad_mode::enabled() && t->requires_grad && t->is_leaf()), RuntimeError,
            "[fill_] a leaf tensor that requires grad is being used in an in-place operation");
+  t->check_writable("fill_");
+  check_scalar_fits(v, t->dtype, "fill_");
   kern::fill(t->device())(t, v);
   t->bump_version();
 }
@@ -77,7 +105,7 @@ Tensor eye(int64_t n, int64_t m, DType dt) {
 
 // Fills t (contiguous) with f(bits0, bits1, bits2, bits3 of counter base+i/.., index).
 template <typename F>
-static void fill_random(const Tensor& t, Generator* g, F f) {
+static uint64_t fill_random(const Tensor& t, Generator* g, F f) {
   Generator* gen = gen_or_default(g);
   int64_t n = t->numel();
   uint64_t base = gen->reserve(uint64_t(n));
@@ -88,6 +116,7 @@ static void fill_random(const Tensor& t, Generator* g, F f) {
       for (int64_t i = b; i < e; ++i) p[i] = scalar_t(acc_t<scalar_t>(f(philox(seed, base + uint64_t(i)))));
     });
   });
+  return base;  // the first counter of this draw
 }
 
 Tensor rand(const Shape& s, DType dt, Generator* g) {
@@ -111,19 +140,18 @@ Tensor randn(const Shape& s, DType dt, Generator* g) {
 
 Tensor randint(int64_t low, int64_t high, const Shape& s, DType dt, Generator* g) {
   SX_CHECK(high > low, ValueError, "[randint] expected low < high, got low=", low, " high=", high);
-  uint64_t range = uint64_t(high - low);
+  uint64_t range = uint64_t(high) - uint64_t(low);  // no signed overflow for the widest ranges
   Tensor t = empty(s, dt);
-  fill_random(t, g, [=](const std::array<uint32_t, 4>& r) {
+  uint64_t base = fill_random(t, g, [=](const std::array<uint32_t, 4>& r) {
     uint64_t bits = (uint64_t(r[0]) << 32) | r[1];
     return double(low + int64_t(bits % range));
   });
   if (dt == DType::Int64) {  // exact for ranges beyond 2^53
     Generator* gen = gen_or_default(g);
-    uint64_t base = gen->offset - uint64_t(t->numel());
     auto* p = t->data<int64_t>();
     for (int64_t i = 0; i < t->numel(); ++i) {
       auto r = philox(gen->seed, base + uint64_t(i));
-      p[i] = low + int64_t(((uint64_t(r[0]) << 32) | r[1]) % range);
+      p[i] = int64_t(uint64_t(low) + ((uint64_t(r[0]) << 32) | r[1]) % range);
     }
   }
   return t;
@@ -131,17 +159,18 @@ Tensor randint(int64_t low, int64_t high, const Shape& s, DType dt, Generator* g
 
 Tensor randperm(int64_t n, DType dt, Generator* g) {
   SX_CHECK(n >= 0, ValueError, "[randperm] n must be non-negative, got ", n);
+  // Shuffle in the output itself: the tensor allocator reports an impossible n as MemoryError
+  // (a std::vector of n would throw bad_alloc, or abort under AddressSanitizer).
+  Tensor t = empty({n}, DType::Int64);
+  int64_t* perm = t->data<int64_t>();
   Generator* gen = gen_or_default(g);
   uint64_t base = gen->reserve(uint64_t(std::max<int64_t>(n, 1)));
-  std::vector<int64_t> perm(static_cast<size_t>(n));
-  std::iota(perm.begin(), perm.end(), 0);
+  std::iota(perm, perm + n, int64_t(0));
   for (int64_t i = n - 1; i > 0; --i) {  // Fisher-Yates
     auto r = philox(gen->seed, base + uint64_t(i));
     int64_t j = int64_t(((uint64_t(r[0]) << 32) | r[1]) % uint64_t(i + 1));
-    std::swap(perm[size_t(i)], perm[size_t(j)]);
+    std::swap(perm[i], perm[j]);
   }
-  Tensor t = empty({n}, DType::Int64);
-  std::copy(perm.begin(), perm.end(), t->data<int64_t>());
   return cast_nograd(t, dt);
 }
 

@@ -1,5 +1,6 @@
 // Fused optimizer steps: validate the tensor lists, run the device's step kernel over all of them at
 // once, bump versions.
+#include <string_view>
 #include <cmath>
 
 #include "ops/nn_util.h"
@@ -29,6 +30,7 @@ void check_lists(const char* op, const TensorList& params, std::initializer_list
     SX_CHECK(p->device() == params[0]->device(), RuntimeError, "[", op, "] params[", i, "] is on ",
              p->device().str(), " but params[0] is on ", params[0]->device().str());
     SX_CHECK(p->is_contiguous(), ValueError, "[", op, "] params[", i, "] must be contiguous");
+    p->check_writable(op);  // the step writes params in place
   }
   for (auto& [name, list] : others) {
     SX_CHECK(list->size() == params.size(), ValueError, "[", op, "] ", name, " has ", list->size(),
@@ -43,6 +45,7 @@ void check_lists(const char* op, const TensorList& params, std::initializer_list
       SX_CHECK(t->device() == params[i]->device(), RuntimeError, "[", op, "] ", name, "[", i, "] is on ",
                t->device().str(), " but params[", i, "] is on ", params[i]->device().str());
       SX_CHECK(t->is_contiguous(), ValueError, "[", op, "] ", name, "[", i, "] must be contiguous");
+      if (std::string_view(name) != "grads") t->check_writable(op);  // state buffers are updated too
     }
   }
 }

@@ -1,4 +1,6 @@
 // Shape ops. Views share storage with their input; the vjp of each view undoes its geometry.
+#include <limits>
+
 #include "ops/kernels.h"
 #include "ops/common.h"
 
@@ -13,7 +15,11 @@ Shape infer_shape(const IntList& shape, int64_t numel, const char* op, const Sha
       SX_CHECK(infer < 0, ValueError, "[", op, "] only one dimension can be -1, got ", shape_str(shape));
       infer = int64_t(i);
     } else {
-      SX_CHECK(out[i] >= 0, ValueError, "[", op, "] invalid shape ", shape_str(shape));
+      SX_CHECK(out[i] >= 0, ValueError, "[", op, "] invalid shape ", shape_str(shape), " for input of shape ",
+               shape_str(from));
+      // A product past int64 cannot equal numel: report it instead of wrapping around.
+      SX_CHECK(out[i] == 0 || known <= std::numeric_limits<int64_t>::max() / out[i], ValueError, "[", op, "] shape ",
+               shape_str(shape), " is invalid for input of shape ", shape_str(from), " (", numel, " elements)");
       known *= out[i];
     }
   }
@@ -136,9 +142,12 @@ Tensor expand(const Tensor& x, const IntList& shape) {
       SX_CHECK(i >= off, ValueError, "[expand] -1 is not allowed in a new leading dimension");
       s[i] = have;
     }
+    SX_CHECK(s[i] >= 0, ValueError, "[expand] size ", s[i], " at dim ", i, " is negative (only -1, keep the size, is "
+             "allowed): shape ", shape_str(x->shape), " to ", shape_str(shape));
     SX_CHECK(have == s[i] || have == 1, ValueError, "[expand] the expanded size ", s[i], " must match the existing size ",
              have, " at dim ", i, " (shape ", shape_str(x->shape), " to ", shape_str(shape), ")");
   }
+  view_numel(s, "expand");
   if (s == x->shape) return x;
   Tensor v = expand_view(x, s);
   Shape old = x->shape;
@@ -174,10 +183,10 @@ Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start, std::op
   int64_t n = x->shape[d];
   auto clampi = [n](int64_t v) { return v < 0 ? std::max<int64_t>(v + n, 0) : std::min(v, n); };
   int64_t b = start ? clampi(*start) : 0, e = stop ? clampi(*stop) : n;
-  int64_t len = e > b ? (e - b + step - 1) / step : 0;
+  int64_t len = e > b ? 1 + (e - b - 1) / step : 0;  // no overflow for steps near 2**63
   Shape s = x->shape, st = x->strides;
   s[d] = len;
-  st[d] *= step;
+  if (len > 1) st[d] *= step;  // a huge step with one element left must not overflow the stride
   Shape old = x->shape;
   return view_op("SliceBackward", x, s, st, x->offset + b * x->strides[d],
                  [old, d, b, step](const Tensor& g) { return TensorList{slice_backward(g, old, d, b, step)}; });
@@ -205,7 +214,7 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
 Tensor slice_backward(const Tensor& g, const Shape& shape, int64_t dim, int64_t start, int64_t step) {
   Tensor out = zeros(shape, g->dtype, g->device());
   Shape st = out->strides;
-  st[dim] *= step;
+  if (g->shape[dim] > 1) st[dim] *= step;
   Tensor dst = make_view(out, g->shape, st, start * out->strides[dim]);
   kern::copy(dst->device())(dst, g);
   return record("SliceScatterBackward", {g}, out, [dim, start, step, n = g->shape[dim]](const Tensor& gg) {
@@ -336,7 +345,7 @@ Tensor roll(const Tensor& x, const IntList& shifts, const IntList& dims) {
     if (s == 0) continue;
     r = cat({narrow(r, d, n - s, s), narrow(r, d, 0, n - s)}, d);
   }
-  return r;
+  return r == x ? clone(x) : r;  // like PyTorch, roll always returns new memory, even for a zero shift
 }
 
 Tensor repeat(const Tensor& x, const IntList& reps) {
@@ -351,7 +360,8 @@ Tensor repeat(const Tensor& x, const IntList& reps) {
     exp_shape.push_back(reps[i]), exp_shape.push_back(s);
     final_shape.push_back(reps[i] * s);
   }
-  return reshape(contiguous(expand(reshape(x, unsq), exp_shape)), final_shape);
+  // clone, not contiguous: with every repeat 1 the expand is x itself, and repeat must still copy.
+  return reshape(clone(expand(reshape(x, unsq), exp_shape)), final_shape);
 }
 
 }  // namespace sx

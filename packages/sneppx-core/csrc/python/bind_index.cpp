@@ -21,57 +21,93 @@ bool is_bool_seq(py::handle h) {
   return true;
 }
 
-Parsed parse(const Tensor& x, py::handle idx) {
-  std::vector<py::handle> items;
-  py::tuple tup;
-  if (py::isinstance<py::tuple>(idx)) {
-    tup = py::reinterpret_borrow<py::tuple>(idx);
-    for (auto it : tup) items.push_back(it);
-  } else {
-    items.push_back(idx);
+// One element of an index after conversion: None, Ellipsis, an int, a slice or a tensor.
+struct Item {
+  enum Kind { NewAxis, Dots, Int, Slice, Array } kind;
+  py::ssize_t start = 0, stop = 0, step = 1;
+  Tensor t;
+  py::handle h;  // the int itself (borrowed from the index, which outlives parsing)
+};
+
+// An int index as int64; anything past int64 cannot be in range of any dim.
+int64_t index_int(py::handle h, int64_t size, int64_t dim) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  if (overflow || (v == -1 && PyErr_Occurred())) {
+    PyErr_Clear();
+    throw IndexError(msg("[index] index ", std::string(py::str(h)), " is out of bounds for dimension ", dim,
+                         " with size ", size));
   }
-  std::vector<py::object> keep;  // owns converted index objects
+  return int64_t(v);
+}
+
+Item convert(py::handle it) {
+  Item r{Item::Array};
+  if (it.is_none()) {
+    r.kind = Item::NewAxis;
+  } else if (it.ptr() == Py_Ellipsis) {
+    r.kind = Item::Dots;
+  } else if (PyLong_Check(it.ptr()) && !PyBool_Check(it.ptr())) {
+    r.kind = Item::Int;
+    r.h = it;
+  } else if (PySlice_Check(it.ptr())) {
+    r.kind = Item::Slice;
+    // Clamps bounds past the int64 range (x[10**30:]) as Python's own sequences do.
+    if (PySlice_Unpack(it.ptr(), &r.start, &r.stop, &r.step) < 0) throw py::error_already_set();  // TypeError
+    SX_CHECK(r.step > 0, ValueError, "[index] slice step must be positive, got ", int64_t(r.step), "; use flip()");
+  } else if (is_tensor(it)) {
+    r.t = it.cast<Tensor>();
+  } else if (is_bool_seq(it)) {
+    r.t = from_data(it, DType::Bool);
+  } else if (py::isinstance<py::list>(it) || py::isinstance<py::tuple>(it) || py::isinstance<py::array>(it) ||
+             py::hasattr(it, "__index__")) {
+    r.t = from_data(it, std::nullopt);  // may be a bool array of any rank (NumPy masks, nested lists)
+  } else {
+    throw IndexError(msg("[index] unsupported index type ", std::string(py::str(py::type::of(it).attr("__name__")))));
+  }
+  return r;
+}
+
+Parsed parse(const Tensor& x, py::handle idx) {
+  std::vector<Item> items;
+  if (py::isinstance<py::tuple>(idx)) {
+    for (auto it : py::reinterpret_borrow<py::tuple>(idx)) items.push_back(convert(it));
+  } else {
+    items.push_back(convert(idx));
+  }
+  // Every index is converted before counting, so a mask's rank is known whatever form it came in.
   int64_t consumed = 0;
   bool seen_ellipsis = false;
-  for (auto it : items) {
-    if (it.is_none() || it.ptr() == Py_Ellipsis) continue;
-    if (is_tensor(it) && it.cast<Tensor>()->dtype == DType::Bool) consumed += std::max<int64_t>(it.cast<Tensor>()->dim(), 1);
+  for (auto& it : items) {
+    if (it.kind == Item::NewAxis || it.kind == Item::Dots) continue;
+    if (it.kind == Item::Array && it.t->dtype == DType::Bool) consumed += it.t->dim();  // x[True] consumes none
     else consumed += 1;
   }
-  SX_CHECK(consumed <= x->dim(), IndexError, "[index] too many indices for a tensor of ", x->dim(), " dims (got ", consumed, ")");
+  SX_CHECK(consumed <= x->dim(), IndexError, "[index] too many indices for a tensor of ", x->dim(), " dims (got ",
+           consumed, ") with shape ", shape_str(x->shape));
   Parsed p;
   p.view = x;
   int64_t dim = 0;
-  for (auto it : items) {
-    if (it.is_none()) {
+  for (auto& it : items) {
+    if (it.kind == Item::NewAxis) {
       p.view = unsqueeze(p.view, dim++);
-    } else if (it.ptr() == Py_Ellipsis) {
+    } else if (it.kind == Item::Dots) {
       SX_CHECK(!seen_ellipsis, IndexError, "[index] an index can only have a single ellipsis");
       seen_ellipsis = true;
       dim += x->dim() - consumed;
-    } else if (PyLong_Check(it.ptr()) && !PyBool_Check(it.ptr())) {
-      p.view = select(p.view, dim, it.cast<int64_t>());
-    } else if (PySlice_Check(it.ptr())) {
-      py::slice sl = py::reinterpret_borrow<py::slice>(it);
-      auto get = [](py::object o) -> std::optional<int64_t> {
-        if (o.is_none()) return std::nullopt;
-        return py::int_(o).cast<int64_t>();
-      };
-      std::optional<int64_t> step = get(sl.attr("step"));
-      SX_CHECK(!step || *step > 0, ValueError, "[index] slice step must be positive, got ", *step, "; use flip()");
-      p.view = slice(p.view, dim, get(sl.attr("start")), get(sl.attr("stop")), step ? *step : 1);
+    } else if (it.kind == Item::Int) {
+      SX_CHECK(dim < p.view->dim(), IndexError, "[index] too many indices for a tensor of shape ", shape_str(x->shape));
+      p.view = select(p.view, dim, index_int(it.h, p.view->shape[dim], dim));
+    } else if (it.kind == Item::Slice) {
+      SX_CHECK(dim < p.view->dim(), IndexError, "[index] too many indices for a tensor of shape ", shape_str(x->shape));
+      p.view = slice(p.view, dim, int64_t(it.start), int64_t(it.stop), int64_t(it.step));
       ++dim;
     } else {
-      Tensor t;
-      if (is_tensor(it)) t = it.cast<Tensor>();
-      else if (is_bool_seq(it)) t = from_data(it, DType::Bool);
-      else if (py::isinstance<py::list>(it) || py::isinstance<py::tuple>(it) || py::isinstance<py::array>(it) ||
-               py::hasattr(it, "__index__"))
-        t = from_data(it, std::nullopt);
-      else
-        throw IndexError(msg("[index] unsupported index type ", std::string(py::str(py::type::of(it).attr("__name__")))));
+      Tensor t = it.t;
       if (t->dtype == DType::Bool) {
         int64_t k = std::max<int64_t>(t->dim(), 1);
+        SX_CHECK(dim + t->dim() <= p.view->dim(), IndexError, "[index] boolean mask of shape ", shape_str(t->shape),
+                 " has more dims than remain at dim ", dim, " of a tensor of shape ", shape_str(x->shape));
         for (int64_t i = 0; i < t->dim(); ++i)
           SX_CHECK(t->shape[i] == p.view->shape[dim + i], IndexError, "[index] boolean mask of shape ", shape_str(t->shape),
                    " does not match the indexed shape at dim ", dim + i, " (size ", p.view->shape[dim + i], ")");
@@ -87,6 +123,7 @@ Parsed parse(const Tensor& x, py::handle idx) {
         dim += k;
       } else {
         SX_CHECK(!is_floating(t->dtype), IndexError, "[index] tensors used as indices must be integer or bool, got ", describe(t));
+        SX_CHECK(dim < p.view->dim(), IndexError, "[index] too many indices for a tensor of shape ", shape_str(x->shape));
         p.dims.push_back(dim++);
         p.indices.push_back(t);
       }

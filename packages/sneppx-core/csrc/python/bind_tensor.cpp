@@ -12,6 +12,8 @@ using namespace py_conv;
 namespace {
 
 Tensor binop(BinaryOp op, const Tensor& a, py::handle b, bool reverse) {
+  // tensor ** number takes the same path as x ** number (one fused pass for the common exponents)
+  if (op == BinaryOp::Pow && !reverse && !is_tensor(b)) return pow(a, to_scalar(b, "pow"));
   Tensor bt = operand(b, a, "binary");
   return reverse ? binary(op, bt, a) : binary(op, a, bt);
 }
@@ -127,9 +129,12 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
                       "[numpy] can't call numpy() on a tensor that requires grad; use tensor.detach().numpy()");
              return to_numpy(t);
            }, py::arg("force") = false)
-      .def("__array__", [](const Tensor& t, py::object dtype, py::object) {
+      .def("__array__", [](const Tensor& t, py::object dtype, py::object copy) {
              py::array a = to_numpy(detach(t->dtype == DType::BFloat16 ? cast_nograd(t, DType::Float32) : t));
-             return dtype.is_none() ? py::object(a) : a.attr("astype")(dtype);
+             // NumPy 2 passes copy=True for np.array(t, copy=True): the result must not alias t.
+             bool want_copy = !copy.is_none() && copy.cast<bool>();
+             if (!dtype.is_none()) return a.attr("astype")(dtype, py::arg("copy") = want_copy);
+             return want_copy ? a.attr("copy")() : py::object(a);
            }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
       .def_static("from_numpy", [](py::array a) { return from_numpy(a); }, "Wraps a NumPy array without copying.")
       .def("__dlpack__", [](const Tensor& t, py::handle stream, py::handle max_version, py::handle dl_device,
@@ -167,10 +172,7 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
       .def_property_readonly("retains_grad", [](const Tensor& t) { return t->grad_fn && t->grad_fn->retained.lock() == t; })
       .def("_register_hook", [](const Tensor& t, py::function fn) {
         SX_CHECK(t->requires_grad, RuntimeError, "[register_hook] cannot register a hook on a tensor that does not require grad");
-        GradHook h = [fn](const Tensor& g) -> Tensor {
-          py::object r = fn(g);
-          return r.is_none() ? nullptr : r.cast<Tensor>();
-        };
+        GradHook h = PyGradHook{py_ref(fn)};
         auto& list = t->grad_fn ? t->grad_fn->pre_hooks : t->hooks;
         list.push_back(h);
         return list.size() - 1;
@@ -182,7 +184,7 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
       .def("_register_post_acc_hook", [](const Tensor& t, py::function fn) {
         SX_CHECK(t->is_leaf() && t->requires_grad, RuntimeError,
                  "[register_post_accumulate_grad_hook] only leaf tensors that require grad take this hook");
-        t->post_acc_hooks.push_back([fn](const Tensor& v) { fn(v); });
+        t->post_acc_hooks.push_back(PyPostAccHook{py_ref(fn)});
         return t->post_acc_hooks.size() - 1;
       })
       .def("_remove_post_acc_hook", [](const Tensor& t, size_t i) {
@@ -227,8 +229,12 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
        if (is_tensor(b)) return pow(a, b.cast<Tensor>());
        return pow(a, to_scalar(b, "pow"));
      }, py::is_operator())
-      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::is_operator())
-      .def("__rmatmul__", [](const Tensor& a, const Tensor& b) { return matmul(b, a); }, py::is_operator())
+      // Heavy kernels run with the GIL released: they touch no Python state (hooks and foreign owners
+      // take the GIL themselves) and version counters, generators and accumulators are thread-safe.
+      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::is_operator(),
+           py::call_guard<py::gil_scoped_release>())
+      .def("__rmatmul__", [](const Tensor& a, const Tensor& b) { return matmul(b, a); }, py::is_operator(),
+           py::call_guard<py::gil_scoped_release>())
       .def("__neg__", [](const Tensor& a) { return neg(a); })
       .def("__pos__", [](const Tensor& a) { return a; })
       .def("__abs__", [](const Tensor& a) { return unary(UnaryOp::Abs, a); })
@@ -246,7 +252,8 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
       .def("mul_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Mul, a, b); })
       .def("div_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Div, a, b); })
       .def("pow_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Pow, a, b); })
-      .def("copy_", [](const Tensor& a, const Tensor& b) { copy_(a, b); return a; })
+      .def("copy_", [](const Tensor& a, const Tensor& b) { copy_(a, b); return a; },
+           py::call_guard<py::gil_scoped_release>())
       .def("fill_", [](const Tensor& a, py::handle v) { fill_(a, to_scalar(v, "fill_")); return a; })
       .def("zero_", [](const Tensor& a) { fill_(a, Scalar(int64_t(0))); return a; })
       .def("uniform_", [](const Tensor& a, double lo, double hi, py::handle g) { uniform_(a, lo, hi, opt_generator(g)); return a; },

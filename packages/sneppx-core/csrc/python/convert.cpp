@@ -166,6 +166,7 @@ Tensor from_numpy(py::array a) {
   });
   auto t = std::make_shared<TensorImpl>();
   t->storage = Storage::wrap(const_cast<void*>(a.data()), size_t(a.nbytes()), Device{}, owner);
+  t->storage->read_only = !a.writeable();  // np.frombuffer(bytes), np.load(mmap_mode="r"), broadcast views
   t->shape = shape;
   t->strides = strides;
   t->dtype = dt;
@@ -179,7 +180,10 @@ py::array to_numpy(const Tensor& t) {
   for (auto s : t->strides) strides.push_back(py::ssize_t(s * int64_t(itemsize(t->dtype))));
   auto* keep = new std::shared_ptr<Storage>(t->storage);
   py::capsule base(keep, [](void* p) { delete static_cast<std::shared_ptr<Storage>*>(p); });
-  return py::array(py::dtype(np_char(t->dtype)), shape, strides, t->raw(), base);
+  py::array a(py::dtype(np_char(t->dtype)), shape, strides, t->raw(), base);
+  // Memory that was read-only when it came in stays read-only on the way out.
+  if (t->storage->read_only) a.attr("flags").attr("writeable") = false;
+  return a;
 }
 
 Tensor from_data(py::handle data, std::optional<DType> dtype) {
@@ -215,6 +219,30 @@ Tensor from_data(py::handle data, std::optional<DType> dtype) {
   Tensor out = empty(shared->shape, target);
   cpu::copy(out, shared);
   return out;
+}
+
+PyRef py_ref(py::object o) {
+  return PyRef(new py::object(std::move(o)), [](py::object* p) {
+    py::gil_scoped_acquire gil;
+    delete p;
+  });
+}
+
+Tensor PyGradHook::operator()(const Tensor& g) const {
+  py::gil_scoped_acquire gil;
+  py::object r = (*fn)(g);
+  if (r.is_none()) return nullptr;
+  SX_CHECK(is_tensor(r), TypeError, "[hook] a gradient hook must return a Tensor or None, got ",
+           std::string(py::str(py::type::of(r).attr("__name__"))));
+  Tensor t = r.cast<Tensor>();
+  SX_CHECK(t->shape == g->shape, RuntimeError, "[hook] the hook changed the gradient's shape from ",
+           shape_str(g->shape), " to ", shape_str(t->shape));
+  return t;
+}
+
+void PyPostAccHook::operator()(const Tensor& leaf) const {
+  py::gil_scoped_acquire gil;
+  (*fn)(leaf);
 }
 
 py::object tolist(const Tensor& t) {

@@ -25,6 +25,23 @@ class type_caster<std::shared_ptr<sx::TensorImpl>>
 
 namespace sx::py_conv {
 
+// The Python callable of a gradient hook. A named type rather than a lambda so that the Tensor type's
+// tp_traverse/tp_clear (module.cpp) can find, through std::function::target, the callables a tensor
+// owns and show them to Python's cycle collector: a hook that captures its own tensor is a cycle
+// through C++ that the GC could not otherwise see.
+// The callable is held through a shared holder that takes the GIL to let go of it, since a graph
+// may be freed inside a kernel that runs with the GIL released.
+using PyRef = std::shared_ptr<py::object>;
+PyRef py_ref(py::object o);
+struct PyGradHook {
+  PyRef fn;
+  Tensor operator()(const Tensor& g) const;  // None keeps the gradient; anything else must be a Tensor
+};
+struct PyPostAccHook {
+  PyRef fn;
+  void operator()(const Tensor& leaf) const;
+};
+
 DType parse_dtype(py::handle h);                 // Dtype, "float32", numpy dtype or None -> error
 std::optional<DType> opt_dtype(py::handle h);    // None -> nullopt
 Device parse_device(py::handle h);               // "cpu", "cuda:0", Device, None -> cpu

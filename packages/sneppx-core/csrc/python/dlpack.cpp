@@ -88,15 +88,16 @@ void fill_dl(DLTensor& d, Ctx* ctx) {
 }
 
 // Wraps the producer's DLTensor (kept alive by owner) as a tensor sharing its memory.
-Tensor wrap_dl(const DLTensor& d, std::shared_ptr<void> owner) {
+Tensor wrap_dl(const DLTensor& d, std::shared_ptr<void> owner, bool read_only) {
   SX_CHECK(d.device.device_type == 1, RuntimeError, "[from_dlpack] only CPU tensors can be imported in this build");
   DType dt = from_dl(d.dtype);
+  SX_CHECK(d.ndim >= 0 && (d.ndim == 0 || d.shape), ValueError, "[from_dlpack] invalid DLTensor with ", d.ndim, " dims");
   Shape shape(d.shape, d.shape + d.ndim);
   Shape strides = d.strides ? Shape(d.strides, d.strides + d.ndim) : contiguous_strides(shape);
   auto t = std::make_shared<TensorImpl>();
-  int64_t n = 1;
-  for (auto s : shape) n *= s;
+  int64_t n = view_numel(shape, "from_dlpack");
   t->storage = Storage::wrap(static_cast<char*>(d.data) + d.byte_offset, size_t(n) * itemsize(dt), Device{}, owner);
+  t->storage->read_only = read_only;
   t->shape = shape;
   t->strides = strides;
   t->dtype = dt;
@@ -112,7 +113,8 @@ py::capsule to_dlpack(const Tensor& t, bool versioned) {
     m->version = {1, 0};
     m->manager_ctx = ctx;
     m->deleter = delete_versioned;
-    m->flags = 0;  // writable and not a copy: the consumer shares this tensor's memory
+    // Not a copy: the consumer shares this tensor's memory, writable unless ours is read-only.
+    m->flags = t->storage->read_only ? kDLFlagReadOnly : 0;
     fill_dl(m->dl_tensor, ctx);
     return py::capsule(m, "dltensor_versioned", [](PyObject* cap) {
       if (PyCapsule_IsValid(cap, "dltensor_versioned")) {  // never consumed: free it here
@@ -155,7 +157,7 @@ Tensor from_dlpack(py::object obj) {
     });
     SX_CHECK(m->version.major == 1, TypeError, "[from_dlpack] unsupported DLPack version ", m->version.major, ".",
              m->version.minor);
-    return wrap_dl(m->dl_tensor, owner);
+    return wrap_dl(m->dl_tensor, owner, (m->flags & kDLFlagReadOnly) != 0);
   }
   SX_CHECK(PyCapsule_IsValid(c, "dltensor"), TypeError, "[from_dlpack] expected an object with __dlpack__ or a DLPack capsule");
   auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, "dltensor"));
@@ -165,7 +167,7 @@ Tensor from_dlpack(py::object obj) {
     auto* mt = static_cast<DLManagedTensor*>(p);
     if (mt->deleter) mt->deleter(mt);
   });
-  return wrap_dl(m->dl_tensor, owner);
+  return wrap_dl(m->dl_tensor, owner, false);  // unversioned DLPack has no read-only flag
 }
 
 }  // namespace sx

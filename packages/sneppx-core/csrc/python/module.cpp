@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/parallel.h"
+#include "cpu/blas.h"
 
 namespace sx {
 bool cuda_available();
@@ -39,6 +40,65 @@ uint64_t parse_seed(py::handle h, const char* op) {
     throw ValueError(msg("[", op, "] seed ", std::string(py::str(h)), " is out of range [-2**63, 2**64)"));
   }
   return uint64_t(u);
+}
+
+// Cycle collection for tensors: a hook that captures its own tensor (x.register_hook(lambda g, x=x: g))
+// is a cycle wrapper -> TensorImpl -> hook -> function -> wrapper. Only when the wrapper is the sole
+// owner of the TensorImpl (and the tensor the sole owner of its grad_fn) does it own those hooks, so
+// only then are they reported to the GC and dropped by tp_clear; pybind11's own slots handle __dict__.
+traverseproc g_base_traverse = nullptr;
+inquiry g_base_clear = nullptr;
+
+Tensor* owned_tensor(PyObject* self) {
+  auto* inst = reinterpret_cast<py::detail::instance*>(self);
+  auto vh = inst->get_value_and_holder(nullptr, false);
+  if (!vh || !vh.holder_constructed()) return nullptr;
+  Tensor& t = vh.holder<Tensor>();
+  return t && t.use_count() == 1 ? &t : nullptr;
+}
+
+// Only callables held once are reported: a copy elsewhere (a hook list being run) is not ours alone.
+template <typename F>
+void each_hook_object(const Tensor& t, F f) {
+  for (auto& h : t->hooks)
+    if (auto* p = h.target<py_conv::PyGradHook>(); p && p->fn.use_count() == 1) f(*p->fn);
+  for (auto& h : t->post_acc_hooks)
+    if (auto* p = h.target<py_conv::PyPostAccHook>(); p && p->fn.use_count() == 1) f(*p->fn);
+  if (t->grad_fn && t->grad_fn.use_count() == 1)
+    for (auto& h : t->grad_fn->pre_hooks)
+      if (auto* p = h.target<py_conv::PyGradHook>(); p && p->fn.use_count() == 1) f(*p->fn);
+}
+
+int tensor_traverse(PyObject* self, visitproc visit, void* arg) {
+  if (Tensor* t = owned_tensor(self)) {
+    int err = 0;
+    each_hook_object(*t, [&](const py::object& o) {
+      if (!err && o) err = visit(o.ptr(), arg);
+    });
+    if (err) return err;
+  }
+  return g_base_traverse ? g_base_traverse(self, visit, arg) : 0;
+}
+
+int tensor_clear(PyObject* self) {
+  if (Tensor* t = owned_tensor(self)) {
+    // Move the hooks out first: dropping a callable may run arbitrary code that touches the tensor.
+    std::vector<GradHook> hooks, pre;
+    std::vector<PostAccHook> post;
+    hooks.swap((*t)->hooks);
+    post.swap((*t)->post_acc_hooks);
+    if ((*t)->grad_fn && (*t)->grad_fn.use_count() == 1) pre.swap((*t)->grad_fn->pre_hooks);
+  }
+  return g_base_clear ? g_base_clear(self) : 0;
+}
+
+void setup_tensor_type(PyHeapTypeObject* heap) {
+  auto* type = &heap->ht_type;
+  type->tp_flags |= Py_TPFLAGS_HAVE_GC;
+  g_base_traverse = type->tp_traverse;
+  g_base_clear = type->tp_clear;
+  type->tp_traverse = tensor_traverse;
+  type->tp_clear = tensor_clear;
 }
 }  // namespace
 
@@ -116,7 +176,7 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
         return &g;
       }, py::return_value_policy::reference)
       .def("initial_seed", [](const Generator& g) { return g.seed; })
-      .def("get_state", [](const Generator& g) { return py::make_tuple(g.seed, g.offset); })
+      .def("get_state", [](const Generator& g) { return py::make_tuple(g.seed, g.offset.load()); })
       .def("set_state", [](Generator& g, py::tuple s) {
         SX_CHECK(s.size() == 2, ValueError, "[set_state] expected the (seed, offset) tuple of get_state()");
         g.seed = parse_seed(s[0], "set_state");
@@ -142,6 +202,18 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
   m.def("cuda_is_available", &cuda_available);
   m.def("cuda_device_count", &cuda_device_count);
   m.def("from_dlpack", &from_dlpack);
+  m.def("_parallel_raise", [](const std::string& kind) {
+    // Throws from every chunk but the first (which the calling thread runs), so a worker throws: the
+    // error must come back here as a Python exception rather than terminate the process.
+    parallel_for(int64_t(1) << 20, 1, [&](int64_t b, int64_t) {
+      if (b == 0) return;
+      if (kind == "bad_alloc") throw std::bad_alloc();
+      throw ValueError("[parallel_for] error raised inside a chunk");
+    });
+  }, "Test hook: raises inside a parallel region ('bad_alloc' or 'value').");
+  m.def("_blas_int_limit", &blas_int_limit);
+  m.def("_set_blas_int_limit", &set_blas_int_limit,
+        "Lowers the size at which GEMMs are split into several BLAS calls (tests exercise the split with it).");
 #ifdef SNEPPX_WITH_CUDA
   m.attr("_HAS_CUDA") = true;
 #else
@@ -151,7 +223,7 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
   m.attr("__version__") = SNEPPX_VERSION_INFO;
 #endif
 
-  auto cls = py::class_<TensorImpl, Tensor>(m, "Tensor", py::dynamic_attr(),
+  auto cls = py::class_<TensorImpl, Tensor>(m, "Tensor", py::dynamic_attr(), py::custom_type_setup(setup_tensor_type),
                                            "An n-dimensional array with autograd, PyTorch style.");
   bind_tensor(m, cls);
   bind_ops(m, cls);
