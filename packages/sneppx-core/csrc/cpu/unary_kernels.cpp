@@ -6,6 +6,18 @@
 namespace sx::cpu {
 namespace {
 
+// The contiguous inner loops, compiled on their own so that each vectorises like a plain loop.
+template <typename O, typename T, typename F>
+[[gnu::noinline]] void map1_contig(O* __restrict o, const T* __restrict a, int64_t n, F f) {
+  using C = acc_t<T>;
+  for (int64_t i = 0; i < n; ++i) o[i] = O(f(C(a[i])));
+}
+template <typename T, typename F>
+[[gnu::noinline]] void map2_contig(T* __restrict o, const T* __restrict g, const T* __restrict x, int64_t n, F h) {
+  using C = acc_t<T>;
+  for (int64_t i = 0; i < n; ++i) o[i] = T(C(g[i]) * h(C(x[i])));
+}
+
 // o[i] = f(x[i]) over two operands of one shape.
 template <typename O, typename T, typename F>
 void map1(const Tensor& out, const Tensor& x, F f) {
@@ -13,7 +25,9 @@ void map1(const Tensor& out, const Tensor& x, F f) {
   for_each<2>(out->shape, {out.get(), x.get()}, [&](char** p, const int64_t* s, int64_t n) {
     O* o = reinterpret_cast<O*>(p[0]);
     const T* a = reinterpret_cast<const T*>(p[1]);
-    if (s[0] == int64_t(sizeof(O)) && s[1] == int64_t(sizeof(T))) {
+    if (s[0] == int64_t(sizeof(O)) && s[1] == int64_t(sizeof(T)) && static_cast<const void*>(o) != a) {
+      map1_contig<O, T>(o, a, n, f);
+    } else if (s[0] == int64_t(sizeof(O)) && s[1] == int64_t(sizeof(T))) {
       for (int64_t i = 0; i < n; ++i) o[i] = O(f(C(a[i])));
     } else {
       for (int64_t i = 0; i < n; ++i)
@@ -31,7 +45,9 @@ void map2(const Tensor& out, const Tensor& g, const Tensor& x, F h) {
     T* o = reinterpret_cast<T*>(p[0]);
     const T* gp = reinterpret_cast<const T*>(p[1]);
     const T* xp = reinterpret_cast<const T*>(p[2]);
-    if (s[0] == st && s[1] == st && s[2] == st) {
+    if (s[0] == st && s[1] == st && s[2] == st && o != gp && o != xp) {
+      map2_contig<T>(o, gp, xp, n, h);
+    } else if (s[0] == st && s[1] == st && s[2] == st) {
       for (int64_t i = 0; i < n; ++i) o[i] = T(C(gp[i]) * h(C(xp[i])));
     } else {
       for (int64_t i = 0; i < n; ++i)
