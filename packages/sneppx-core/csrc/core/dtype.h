@@ -148,4 +148,13 @@ inline DType promote_types(DType a, DType b) {
     default: throw ::sx::TypeError(std::string("[") + NAME + "] expected a floating dtype, got " + ::sx::dtype_name(DT)); \
   }
 
+// Calls the lambda with scalar_t = float or double.
+#define SX_DISPATCH_F32_F64(DT, NAME, ...)                                                                 \
+  switch (DT) {                                                                                            \
+    SX_DISPATCH_CASE(Float32, float, __VA_ARGS__)                                                          \
+    SX_DISPATCH_CASE(Float64, double, __VA_ARGS__)                                                         \
+    default:                                                                                               \
+      throw ::sx::TypeError(std::string("[") + NAME + "] expected float32 or float64, got " + ::sx::dtype_name(DT)); \
+  }
+
 }  // namespace sx

@@ -13,14 +13,6 @@
 namespace sx::cpu {
 namespace {
 
-#define SX_F32_F64(DT, NAME, ...)                                                                          \
-  switch (DT) {                                                                                            \
-    SX_DISPATCH_CASE(Float32, float, __VA_ARGS__)                                                          \
-    SX_DISPATCH_CASE(Float64, double, __VA_ARGS__)                                                         \
-    default:                                                                                               \
-      throw ::sx::TypeError(std::string("[") + NAME + "] expected float32 or float64, got " + dtype_name(DT)); \
-  }
-
 template <typename T> T* ptr(const Tensor& t) { return t ? t->data<T>() : nullptr; }
 
 // C (M x N) = op(A) @ op(B) + beta * C, row-major (sizes past BLAS's 32-bit ints split).
@@ -42,25 +34,25 @@ template <typename T> void col_sums(const T* g, int64_t M, int64_t N, T* out) {
 }
 
 void softmax_fwd_cpu(const Tensor& x, const Tensor& y, int64_t outer, int64_t n, int64_t inner, bool log) {
-  SX_F32_F64(x->dtype, "softmax", [&] { softmax_fwd<scalar_t>(ptr<scalar_t>(x), ptr<scalar_t>(y), outer, n, inner, log); });
+  SX_DISPATCH_F32_F64(x->dtype, "softmax", [&] { softmax_fwd<scalar_t>(ptr<scalar_t>(x), ptr<scalar_t>(y), outer, n, inner, log); });
 }
 void softmax_bwd_cpu(const Tensor& g, const Tensor& y, const Tensor& gx, int64_t outer, int64_t n, int64_t inner,
                      bool log) {
-  SX_F32_F64(y->dtype, "softmax", [&] {
+  SX_DISPATCH_F32_F64(y->dtype, "softmax", [&] {
     using T = scalar_t;
     softmax_bwd<T>(ptr<T>(g), ptr<T>(y), ptr<T>(gx), outer, n, inner, log);
   });
 }
 void norm_fwd_cpu(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
                   const Tensor& rstd, int64_t M, int64_t N, double eps, bool rms) {
-  SX_F32_F64(x->dtype, "layer_norm", [&] {
+  SX_DISPATCH_F32_F64(x->dtype, "layer_norm", [&] {
     using T = scalar_t;
     norm_fwd<T>(ptr<T>(x), ptr<T>(w), ptr<T>(b), ptr<T>(y), ptr<T>(mean), ptr<T>(rstd), M, N, eps, rms);
   });
 }
 void norm_bwd_cpu(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& mean, const Tensor& rstd,
                   const Tensor& gx, const Tensor& gw, const Tensor& gb, int64_t M, int64_t N, bool rms) {
-  SX_F32_F64(x->dtype, "layer_norm", [&] {
+  SX_DISPATCH_F32_F64(x->dtype, "layer_norm", [&] {
     using T = scalar_t;
     norm_bwd<T>(ptr<T>(g), ptr<T>(x), ptr<T>(w), ptr<T>(mean), ptr<T>(rstd), ptr<T>(gx), ptr<T>(gw), ptr<T>(gb), M, N,
                 rms);
@@ -68,34 +60,34 @@ void norm_bwd_cpu(const Tensor& g, const Tensor& x, const Tensor& w, const Tenso
 }
 void gate_fwd_cpu(nn::Gate k, const Tensor& a, int64_t a_off, const Tensor& b, int64_t b_off, const Tensor& y,
                   int64_t outer, int64_t len, int64_t in_stride) {
-  SX_F32_F64(y->dtype, "glu", [&] {
+  SX_DISPATCH_F32_F64(y->dtype, "glu", [&] {
     using T = scalar_t;
     gate_fwd<T>(k, ptr<T>(a) + a_off, ptr<T>(b) + b_off, ptr<T>(y), outer, len, in_stride);
   });
 }
 void gate_bwd_cpu(nn::Gate k, const Tensor& g, const Tensor& a, int64_t a_off, const Tensor& b, int64_t b_off,
                   const Tensor& ga, const Tensor& gb, int64_t outer, int64_t len, int64_t in_stride) {
-  SX_F32_F64(g->dtype, "glu", [&] {
+  SX_DISPATCH_F32_F64(g->dtype, "glu", [&] {
     using T = scalar_t;
     gate_bwd<T>(k, ptr<T>(g), ptr<T>(a) + a_off, ptr<T>(b) + b_off, ptr<T>(ga), ptr<T>(gb), outer, len, in_stride);
   });
 }
 void ploss_fwd_cpu(nn::PLoss k, const Tensor& x, const Tensor& t, const Tensor& w, const Tensor& out, double beta) {
-  SX_F32_F64(x->dtype, "loss", [&] {
+  SX_DISPATCH_F32_F64(x->dtype, "loss", [&] {
     using T = scalar_t;
     ploss_fwd<T>(k, ptr<T>(x), ptr<T>(t), ptr<T>(w), ptr<T>(out), x->numel(), beta);
   });
 }
 void ploss_bwd_cpu(nn::PLoss k, const Tensor& g, const Tensor& x, const Tensor& t, const Tensor& w, const Tensor& gx,
                    const Tensor& gt, const Tensor& gw, double beta) {
-  SX_F32_F64(x->dtype, "loss", [&] {
+  SX_DISPATCH_F32_F64(x->dtype, "loss", [&] {
     using T = scalar_t;
     ploss_bwd<T>(k, ptr<T>(g), ptr<T>(x), ptr<T>(t), ptr<T>(w), ptr<T>(gx), ptr<T>(gt), ptr<T>(gw), x->numel(), beta);
   });
 }
 void linear_fwd_cpu(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out, int64_t M, int64_t N,
                     int64_t K) {
-  SX_F32_F64(x->dtype, "linear", [&] {
+  SX_DISPATCH_F32_F64(x->dtype, "linear", [&] {
     using T = scalar_t;
     T* o = out->data<T>();
     if (b) {
@@ -112,7 +104,7 @@ void linear_fwd_cpu(const Tensor& x, const Tensor& w, const Tensor& b, const Ten
 }
 void linear_bwd_cpu(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& gx, const Tensor& gw,
                     const Tensor& gb, int64_t M, int64_t N, int64_t K) {
-  SX_F32_F64(g->dtype, "linear", [&] {
+  SX_DISPATCH_F32_F64(g->dtype, "linear", [&] {
     using T = scalar_t;
     const T* gp = g->data<T>();
     if (gx) {
@@ -134,14 +126,14 @@ void embedding_fwd_cpu(const Tensor& ids, const Tensor& w, const Tensor& out) {
   embedding_fwd(ids->data<int64_t>(), ids->numel(), w->raw(), row_bytes, out->raw());
 }
 void embedding_bwd_cpu(const Tensor& ids, const Tensor& g, const Tensor& gw, int64_t padding_idx, bool scale_by_freq) {
-  SX_F32_F64(gw->dtype, "embedding", [&] {
+  SX_DISPATCH_F32_F64(gw->dtype, "embedding", [&] {
     using T = scalar_t;
     embedding_bwd<T>(ids->data<int64_t>(), ids->numel(), g->data<T>(), gw->shape[0], gw->shape[1], padding_idx,
                      scale_by_freq, gw->data<T>());
   });
 }
 void dropout_cpu(const Tensor& x, const Tensor& y, double p, uint64_t seed, uint64_t base) {
-  SX_F32_F64(x->dtype, "dropout", [&] {
+  SX_DISPATCH_F32_F64(x->dtype, "dropout", [&] {
     dropout_apply<scalar_t>(x->data<scalar_t>(), y->data<scalar_t>(), x->numel(), p, seed, base);
   });
 }

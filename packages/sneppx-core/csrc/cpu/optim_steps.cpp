@@ -31,19 +31,11 @@ template <typename F> void for_ranges(const std::vector<Range>& rs, F fn) {
   });
 }
 
-#define SX_F32_F64(DT, NAME, ...)                                                                          \
-  switch (DT) {                                                                                            \
-    SX_DISPATCH_CASE(Float32, float, __VA_ARGS__)                                                          \
-    SX_DISPATCH_CASE(Float64, double, __VA_ARGS__)                                                         \
-    default:                                                                                               \
-      throw ::sx::TypeError(std::string("[") + NAME + "] expected float32 or float64, got " + dtype_name(DT)); \
-  }
-
 void sgd_step_cpu(const TensorList& params, const TensorList& grads, const TensorList& bufs, const nn::SgdOpts& o) {
   bool mom = o.momentum != 0;
   SgdK k{o.lr, o.momentum, o.dampening, o.weight_decay, o.nesterov, o.maximize, o.first_step};
   auto rs = ranges_of(params);
-  SX_F32_F64(params[0]->dtype, "sgd_step", [&] {
+  SX_DISPATCH_F32_F64(params[0]->dtype, "sgd_step", [&] {
     using T = scalar_t;
     for_ranges(rs, [&](const Range& r) {
       T* p = params[r.t]->data<T>() + r.begin;
@@ -59,7 +51,7 @@ void adam_step_cpu(const TensorList& params, const TensorList& grads, const Tens
   AdamK k{o.lr, o.beta1, o.beta2, o.eps, o.weight_decay, o.lr / bc1, std::sqrt(bc2), o.amsgrad, o.decoupled,
           o.maximize};
   auto rs = ranges_of(params);
-  SX_F32_F64(params[0]->dtype, "adam_step", [&] {
+  SX_DISPATCH_F32_F64(params[0]->dtype, "adam_step", [&] {
     using T = scalar_t;
     for_ranges(rs, [&](const Range& r) {
       int64_t b = r.begin;
@@ -73,7 +65,7 @@ void adam_step_cpu(const TensorList& params, const TensorList& grads, const Tens
 void lion_step_cpu(const TensorList& params, const TensorList& grads, const TensorList& m, double lr, double beta1,
                    double beta2, double weight_decay) {
   auto rs = ranges_of(params);
-  SX_F32_F64(params[0]->dtype, "lion_step", [&] {
+  SX_DISPATCH_F32_F64(params[0]->dtype, "lion_step", [&] {
     using T = scalar_t;
     for_ranges(rs, [&](const Range& r) {
       int64_t b = r.begin;
@@ -89,7 +81,7 @@ void lamb_step_cpu(const TensorList& params, const TensorList& grads, const Tens
   auto rs = ranges_of(params);
   std::vector<double> sums(rs.size() * 2, 0.0);
   std::vector<double> ratio(params.size(), 1.0);
-  SX_F32_F64(params[0]->dtype, "lamb_step", [&] {
+  SX_DISPATCH_F32_F64(params[0]->dtype, "lamb_step", [&] {
     using T = scalar_t;
     parallel_for(int64_t(rs.size()), 1, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {

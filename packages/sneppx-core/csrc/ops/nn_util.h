@@ -6,15 +6,6 @@
 
 namespace sx::nn {
 
-// Calls the lambda with scalar_t = float or double.
-#define SX_DISPATCH_F32_F64(DT, NAME, ...)                                                                 \
-  switch (DT) {                                                                                            \
-    SX_DISPATCH_CASE(Float32, float, __VA_ARGS__)                                                          \
-    SX_DISPATCH_CASE(Float64, double, __VA_ARGS__)                                                         \
-    default:                                                                                               \
-      throw ::sx::TypeError(std::string("[") + NAME + "] expected float32 or float64, got " + dtype_name(DT)); \
-  }
-
 inline bool is_half(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
 
 inline void check_floating(const Tensor& t, const char* op, const char* what) {

@@ -55,7 +55,6 @@ struct Base {
   static constexpr double d0 = 0, d1 = 0;
 };
 template <typename C> constexpr bool is_int = std::is_integral_v<C>;
-inline Tensor two(const Tensor& like) { return scalar_tensor(Scalar(2.0), like->dtype, like->device()); }
 
 // ---- sign-like and integer-valued: gradient zero almost everywhere
 struct Neg : Base {
