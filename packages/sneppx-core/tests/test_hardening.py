@@ -462,3 +462,57 @@ def test_matmul_and_copy_from_threads_with_hooks():
         print("OK")
     """
     assert_ok(run_py(code))
+
+
+def test_heavy_ops_let_other_python_threads_run():
+    # A thread that only counts shows whether it ran while one call of a heavy op was in C++: with the
+    # GIL held for the whole call, no count can land in the middle half of the call.
+    code = """
+        import sys, threading, time
+        import sneppx_core as S
+        import sneppx_core.functional as F
+        sys.setswitchinterval(0.0005)  # the counting thread gets the GIL back quickly between calls
+        stop = False
+        stamps = []
+        def count():
+            while not stop:
+                stamps.append(time.perf_counter())
+        S.manual_seed(0)
+        big, huge = S.randn(1536, 1536), S.randn(1 << 25)
+        p, g, m, v = S.randn(1 << 23), S.randn(1 << 23), S.zeros(1 << 23), S.zeros(1 << 23)
+        q = S.randn(4, 8, 512, 64)
+        adam = S._C._nn.adam_step
+        calls = {
+            "matmul": lambda: S.matmul(big, big),
+            "x @ y": lambda: big @ big,
+            "sum": lambda: S.sum(huge),
+            "softmax": lambda: F.softmax(huge.view(4096, -1), dim=-1),
+            "linear": lambda: F.linear(big, big),
+            "attention": lambda: F.scaled_dot_product_attention(q, q, q, is_causal=True),
+            "adam_step": lambda: adam([p], [g], [m], [v], [], step=1, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8,
+                                      weight_decay=0.0, amsgrad=False, decoupled_weight_decay=False, maximize=False),
+            "clone": lambda: huge.clone(),
+            "cat": lambda: S.cat([huge, huge]),
+        }
+        t = threading.Thread(target=count)
+        t.start()
+        blocked = []
+        for name, call in calls.items():
+            ran = 0
+            for _ in range(3):  # one call is enough; three tries absorb a busy machine
+                time.sleep(0.02)
+                t0 = time.perf_counter()
+                call()
+                t1 = time.perf_counter()
+                lo, hi = t0 + (t1 - t0) / 4, t1 - (t1 - t0) / 4
+                ran = sum(lo < s < hi for s in stamps[-500000:])
+                if ran:
+                    break
+            if not ran:
+                blocked.append(name)
+        stop = True
+        t.join()
+        assert not blocked, blocked
+        print("OK")
+    """
+    assert_ok(run_py(code))

@@ -2,13 +2,17 @@
 // i of a draw is the same whatever the thread count.
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
-#include "core/parallel.h"
 #include "ops/kernels.h"
 #include "ops/common.h"
 
 namespace sx {
+
+SX_DEFINE_KERNEL(kern::arange);
+SX_DEFINE_KERNEL(kern::random);
+SX_DEFINE_KERNEL(kern::randint);
+SX_DEFINE_KERNEL(kern::randperm);
+SX_DEFINE_KERNEL(kern::multinomial);
 
 namespace {
 // PyTorch refuses a Python number that the tensor's dtype cannot hold (int32 fill_(2**40) used to
@@ -73,10 +77,7 @@ Tensor arange(double start, double end, double step, DType dt) {
   double n = std::ceil((end - start) / step);
   SX_CHECK(n < 1e15, MemoryError, "[arange] ", n, " elements are too many to allocate");
   Tensor t = empty({int64_t(n)}, dt);
-  SX_DISPATCH_ALL(dt, "arange", [&] {
-    auto* p = t->data<scalar_t>();
-    for (int64_t i = 0; i < int64_t(n); ++i) p[i] = scalar_t(acc_t<scalar_t>(start + double(i) * step));
-  });
+  kern::arange(t->device())(t, start, step, end, false);
   return t;
 }
 
@@ -84,93 +85,52 @@ Tensor linspace(double start, double end, int64_t steps, DType dt) {
   SX_CHECK(steps >= 0, ValueError, "[linspace] number of steps must be non-negative, got ", steps);
   Tensor t = empty({steps}, dt);
   double step = steps > 1 ? (end - start) / double(steps - 1) : 0;
-  SX_DISPATCH_ALL(dt, "linspace", [&] {
-    auto* p = t->data<scalar_t>();
-    int64_t half = steps / 2;  // fill from both ends, as PyTorch does, so the end point is exact
-    for (int64_t i = 0; i < steps; ++i)
-      p[i] = scalar_t(acc_t<scalar_t>(i < half ? start + step * double(i) : end - step * double(steps - 1 - i)));
-  });
+  kern::arange(t->device())(t, start, step, end, true);  // from both ends, as PyTorch: the end point is exact
   return t;
 }
 
 Tensor eye(int64_t n, int64_t m, DType dt) {
   SX_CHECK(n >= 0 && m >= 0, ValueError, "[eye] sizes must be non-negative, got ", n, " and ", m);
   Tensor t = zeros({n, m}, dt);
-  SX_DISPATCH_ALL(dt, "eye", [&] {
-    auto* p = t->data<scalar_t>();
-    for (int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = scalar_t(acc_t<scalar_t>(1));
-  });
+  Tensor diag = make_view(t, {std::min(n, m)}, {m + 1}, 0);
+  kern::fill(t->device())(diag, Scalar(int64_t(1)));
   return t;
 }
 
-// Fills t (contiguous) with f(bits0, bits1, bits2, bits3 of counter base+i/.., index).
-template <typename F>
-static uint64_t fill_random(const Tensor& t, Generator* g, F f) {
+namespace {
+// Reserves n counters of the generator (at least one, so that empty draws still advance it).
+std::pair<uint64_t, uint64_t> draw(Generator* g, int64_t n) {
   Generator* gen = gen_or_default(g);
-  int64_t n = t->numel();
-  uint64_t base = gen->reserve(uint64_t(n));
-  uint64_t seed = gen->seed;
-  SX_DISPATCH_ALL(t->dtype, "random", [&] {
-    auto* p = t->data<scalar_t>();
-    parallel_for(n, 16384, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) p[i] = scalar_t(acc_t<scalar_t>(f(philox(seed, base + uint64_t(i)))));
-    });
-  });
-  return base;  // the first counter of this draw
+  return {gen->seed, gen->reserve(uint64_t(std::max<int64_t>(n, 1)))};
 }
 
-Tensor rand(const Shape& s, DType dt, Generator* g) {
-  SX_CHECK(is_floating(dt), TypeError, "[rand] expected a floating dtype, got ", dtype_name(dt));
+Tensor random_tensor(Distribution dist, const Shape& s, DType dt, Generator* g, double a, double b, const char* op) {
+  SX_CHECK(is_floating(dt), TypeError, "[", op, "] expected a floating dtype, got ", dtype_name(dt));
   Tensor t = empty(s, dt);
-  fill_random(t, g, [](const std::array<uint32_t, 4>& r) { return u01d(r[0], r[1]); });
+  auto [seed, base] = draw(g, t->numel());
+  kern::random(t->device())(dist, t, seed, base, a, b);
   return t;
 }
+}  // namespace
 
-static double normal_from(const std::array<uint32_t, 4>& r) {
-  double u1 = 1.0 - u01d(r[0], r[1]), u2 = u01d(r[2], r[3]);  // u1 in (0, 1]
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-}
-
-Tensor randn(const Shape& s, DType dt, Generator* g) {
-  SX_CHECK(is_floating(dt), TypeError, "[randn] expected a floating dtype, got ", dtype_name(dt));
-  Tensor t = empty(s, dt);
-  fill_random(t, g, normal_from);
-  return t;
-}
+Tensor rand(const Shape& s, DType dt, Generator* g) { return random_tensor(Distribution::Uniform, s, dt, g, 0, 1, "rand"); }
+Tensor randn(const Shape& s, DType dt, Generator* g) { return random_tensor(Distribution::Normal, s, dt, g, 0, 1, "randn"); }
 
 Tensor randint(int64_t low, int64_t high, const Shape& s, DType dt, Generator* g) {
   SX_CHECK(high > low, ValueError, "[randint] expected low < high, got low=", low, " high=", high);
-  uint64_t range = uint64_t(high) - uint64_t(low);  // no signed overflow for the widest ranges
   Tensor t = empty(s, dt);
-  uint64_t base = fill_random(t, g, [=](const std::array<uint32_t, 4>& r) {
-    uint64_t bits = (uint64_t(r[0]) << 32) | r[1];
-    return double(low + int64_t(bits % range));
-  });
-  if (dt == DType::Int64) {  // exact for ranges beyond 2^53
-    Generator* gen = gen_or_default(g);
-    auto* p = t->data<int64_t>();
-    for (int64_t i = 0; i < t->numel(); ++i) {
-      auto r = philox(gen->seed, base + uint64_t(i));
-      p[i] = int64_t(uint64_t(low) + ((uint64_t(r[0]) << 32) | r[1]) % range);
-    }
-  }
+  auto [seed, base] = draw(g, t->numel());
+  kern::randint(t->device())(t, seed, base, low, uint64_t(high) - uint64_t(low));  // no signed overflow
   return t;
 }
 
 Tensor randperm(int64_t n, DType dt, Generator* g) {
   SX_CHECK(n >= 0, ValueError, "[randperm] n must be non-negative, got ", n);
-  // Shuffle in the output itself: the tensor allocator reports an impossible n as MemoryError
-  // (a std::vector of n would throw bad_alloc, or abort under AddressSanitizer).
+  // The permutation is built in the output itself: the tensor allocator reports an impossible n as
+  // MemoryError (a std::vector of n would throw bad_alloc, or abort under AddressSanitizer).
   Tensor t = empty({n}, DType::Int64);
-  int64_t* perm = t->data<int64_t>();
-  Generator* gen = gen_or_default(g);
-  uint64_t base = gen->reserve(uint64_t(std::max<int64_t>(n, 1)));
-  std::iota(perm, perm + n, int64_t(0));
-  for (int64_t i = n - 1; i > 0; --i) {  // Fisher-Yates
-    auto r = philox(gen->seed, base + uint64_t(i));
-    int64_t j = int64_t(((uint64_t(r[0]) << 32) | r[1]) % uint64_t(i + 1));
-    std::swap(perm[i], perm[j]);
-  }
+  auto [seed, base] = draw(g, n);
+  kern::randperm(t->device())(t, seed, base);
   return cast_nograd(t, dt);
 }
 
@@ -182,34 +142,25 @@ Tensor multinomial(const Tensor& probs, int64_t n, bool replacement, Generator* 
   SX_CHECK(n > 0 && (replacement || n <= k), ValueError, "[multinomial] cannot draw ", n,
            " samples without replacement from ", k, " categories");
   Tensor p = contiguous(cast_nograd(detach(probs), DType::Float64));
-  const double* pp = p->data<double>();
-  for (int64_t i = 0; i < rows * k; ++i)
-    SX_CHECK(std::isfinite(pp[i]) && pp[i] >= 0, ValueError,
-             "[multinomial] probabilities must be finite and non-negative, got ", pp[i]);
-  Generator* gen = gen_or_default(g);
-  uint64_t base = gen->reserve(uint64_t(rows * n));
-  Tensor out = empty(probs->dim() == 2 ? Shape{rows, n} : Shape{n}, DType::Int64);
-  int64_t* o = out->data<int64_t>();
-  std::vector<double> w(static_cast<size_t>(k));
-  for (int64_t r = 0; r < rows; ++r) {
-    std::copy(pp + r * k, pp + (r + 1) * k, w.begin());
-    for (int64_t s = 0; s < n; ++s) {
-      double total = 0;
-      for (double v : w) total += v;
-      SX_CHECK(total > 0, ValueError, "[multinomial] row ", r, " has no probability mass left");
-      auto bits = philox(gen->seed, base + uint64_t(r * n + s));
-      double u = u01d(bits[0], bits[1]) * total, acc = 0;
-      int64_t pick = k - 1;
-      for (int64_t c = 0; c < k; ++c) {
-        acc += w[size_t(c)];
-        if (u < acc && w[size_t(c)] > 0) { pick = c; break; }
-      }
-      while (w[size_t(pick)] <= 0 && pick > 0) --pick;  // rounding at the top end
-      o[r * n + s] = pick;
-      if (!replacement) w[size_t(pick)] = 0;
-    }
+  {
+    NoGradGuard ng;
+    Tensor p2 = reshape(p, {rows, k});
+    Tensor zero = zeros({}, DType::Float64);
+    Tensor ok = binary(BinaryOp::And, binary(BinaryOp::Eq, sub(p2, p2), zero), binary(BinaryOp::Ge, p2, zero));
+    SX_CHECK(item_bool(all(ok, std::nullopt, false)), ValueError,
+             "[multinomial] probabilities must be finite and non-negative, got values from ",
+             item_double(amin(p2, std::nullopt, false)), " to ", item_double(amax(p2, std::nullopt, false)), " in ",
+             describe(probs));
+    // Every row needs a positive entry per draw that removes one (one in all with replacement).
+    Tensor positive = sum(binary(BinaryOp::Gt, p2, zero), IntList{1}, false, DType::Int64);
+    int64_t least = item_int(amin(positive, std::nullopt, false));
+    SX_CHECK(least >= (replacement ? 1 : n), ValueError, "[multinomial] a row has ", least,
+             " categories of positive probability, too few to draw ", n, replacement ? "" : " without replacement");
   }
-  return out;
+  Tensor out = empty({rows, n}, DType::Int64);
+  auto [seed, base] = draw(g, rows * n);
+  kern::multinomial(out->device())(out, reshape(p, {rows, k}), replacement, seed, base);
+  return probs->dim() == 2 ? out : reshape(out, {n});
 }
 
 Tensor bernoulli(const Tensor& p, Generator* g) {
@@ -223,15 +174,17 @@ Tensor bernoulli(const Tensor& p, Generator* g) {
 }
 
 void uniform_(const Tensor& t, double lo, double hi, Generator* g) {
-  Tensor r = rand(t->shape, DType::Float64, g);
+  Tensor r = random_tensor(Distribution::Uniform, t->shape, is_floating(t->dtype) ? t->dtype : DType::Float64, g, lo,
+                           hi, "uniform_");
   NoGradGuard ng;
-  assign_inplace(t, add(mul(r, Scalar(hi - lo)), Scalar(lo)), "uniform_");
+  assign_inplace(t, r, "uniform_");
 }
 
 void normal_(const Tensor& t, double mean, double std, Generator* g) {
-  Tensor r = randn(t->shape, DType::Float64, g);
+  Tensor r = random_tensor(Distribution::Normal, t->shape, is_floating(t->dtype) ? t->dtype : DType::Float64, g, mean,
+                           std, "normal_");
   NoGradGuard ng;
-  assign_inplace(t, add(mul(r, Scalar(std)), Scalar(mean)), "normal_");
+  assign_inplace(t, r, "normal_");
 }
 
 }  // namespace sx

@@ -1,5 +1,6 @@
 // Indexing ops: gather/scatter along a dim, advanced indexing on leading dims, sorting.
-// Every index is checked before any kernel runs, so a bad index raises IndexError.
+// Every index is checked before any kernel runs, so a bad index raises IndexError; the kernels
+// (slots in ops/kernels.h) do the data movement on the tensors' device.
 #include <algorithm>
 #include <numeric>
 
@@ -8,6 +9,14 @@
 
 namespace sx {
 
+SX_DEFINE_KERNEL(kern::gather);
+SX_DEFINE_KERNEL(kern::scatter);
+SX_DEFINE_KERNEL(kern::index_front);
+SX_DEFINE_KERNEL(kern::index_put_front);
+SX_DEFINE_KERNEL(kern::sort_rows);
+SX_DEFINE_KERNEL(kern::count_nonzero);
+SX_DEFINE_KERNEL(kern::nonzero);
+
 namespace {
 Tensor as_index(const Tensor& idx, const char* op) {
   SX_CHECK(idx->dtype == DType::Int64 || idx->dtype == DType::Int32 || idx->dtype == DType::UInt8, TypeError, "[", op,
@@ -15,31 +24,19 @@ Tensor as_index(const Tensor& idx, const char* op) {
   return contiguous(cast_nograd(idx, DType::Int64));
 }
 
+// Smallest and largest entry of a non-empty int64 index (through the device's reduce kernel).
+std::pair<int64_t, int64_t> bounds(const Tensor& idx) {
+  Tensor lo = empty({}, DType::Int64, idx->device()), hi = empty({}, DType::Int64, idx->device());
+  kern::reduce(idx->device())(ReduceOp::Min, idx, lo, 1, idx->numel(), 1);
+  kern::reduce(idx->device())(ReduceOp::Max, idx, hi, 1, idx->numel(), 1);
+  return {item_int(lo), item_int(hi)};
+}
+
 void check_range(const Tensor& idx, int64_t n, const char* op, int64_t dim) {
-  const int64_t* p = idx->data<int64_t>();
-  for (int64_t i = 0; i < idx->numel(); ++i)
-    SX_CHECK(p[i] >= -n && p[i] < n, IndexError, "[", op, "] index ", p[i], " is out of bounds for dimension ", dim,
-             " with size ", n);
-}
-
-// Calls fn(coords) for every position of shape, in row-major order.
-template <typename F> void for_coords(const Shape& shape, F fn) {
-  int64_t n = 1;
-  for (auto s : shape) n *= s;
-  Shape c(shape.size(), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    fn(c);
-    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
-      if (++c[d] < shape[d]) break;
-      c[d] = 0;
-    }
-  }
-}
-
-int64_t offset_of(const Shape& c, const Shape& st) {
-  int64_t o = 0;
-  for (size_t d = 0; d < c.size(); ++d) o += c[d] * st[d];
-  return o;
+  if (idx->numel() == 0) return;
+  auto [lo, hi] = bounds(idx);
+  SX_CHECK(lo >= -n && hi < n, IndexError, "[", op, "] index ", hi >= n ? hi : lo, " is out of bounds for dimension ",
+           dim, " with size ", n);
 }
 
 void check_gather_shapes(const Tensor& x, int64_t d, const Tensor& index, const char* op) {
@@ -51,48 +48,29 @@ void check_gather_shapes(const Tensor& x, int64_t d, const Tensor& index, const 
 }
 
 // out = x with src written (or added) at index positions along dim.
-Tensor scatter_impl(const Tensor& x, int64_t d, const Tensor& idx, const Tensor& src, bool add, const char* op) {
+Tensor scatter_impl(const Tensor& x, int64_t d, const Tensor& idx, const Tensor& src, bool add) {
   Tensor out = clone_nograd(x);
-  Tensor s = cast_nograd(src, x->dtype);
-  SX_DISPATCH_ALL(x->dtype, op, [&] {
-    using T = scalar_t;
-    T* o = out->data<T>();
-    const int64_t* ip = idx->data<int64_t>();
-    int64_t n = x->shape[d], k = 0;
-    for_coords(idx->shape, [&](Shape c) {
-      T v = *(s->data<T>() + offset_of(c, s->strides));
-      int64_t j = ip[k++];
-      c[size_t(d)] = j < 0 ? j + n : j;
-      T& dst = o[offset_of(c, out->strides)];
-      dst = add ? T(acc_t<T>(dst) + acc_t<T>(v)) : v;
-    });
-  });
+  kern::scatter(out->device())(out, idx, cast_nograd(src, x->dtype), d, add);
   return out;
 }
 }  // namespace
 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
+  if (x->dim() == 0) {  // a 0-d input gathers as a 1-element 1-d one
+    wrap_dim(dim, 0, "gather");
+    SX_CHECK(index->dim() == 0, ValueError, "[gather] a 0-d input needs a 0-d index, got ", describe(index));
+    return reshape(gather(reshape(x, {1}), 0, reshape(index, {1})), {});
+  }
   int64_t d = wrap_dim(dim, x->dim(), "gather");
   Tensor idx = as_index(index, "gather");
   check_gather_shapes(x, d, idx, "gather");
-  check_range(idx, x->dim() ? x->shape[d] : 1, "gather", d);
-  Tensor out = empty(idx->shape, x->dtype);
-  SX_DISPATCH_ALL(x->dtype, "gather", [&] {
-    using T = scalar_t;
-    T* o = out->data<T>();
-    const T* xp = x->data<T>();
-    const int64_t* ip = idx->data<int64_t>();
-    int64_t n = x->dim() ? x->shape[d] : 1, k = 0;
-    for_coords(idx->shape, [&](Shape c) {
-      int64_t j = ip[k];
-      if (x->dim()) c[size_t(d)] = j < 0 ? j + n : j;
-      o[k++] = xp[offset_of(c, x->strides)];
-    });
-  });
+  check_range(idx, x->shape[d], "gather", d);
+  Tensor out = empty(idx->shape, x->dtype, x->device());
+  kern::gather(x->device())(out, x, idx, d);
   if (!is_floating(x->dtype) || !needs_grad({&x})) return out;
   Shape xs = x->shape;
   return record("GatherBackward", {x}, out, [xs, d, idx](const Tensor& g) {
-    return TensorList{scatter_add(zeros(xs, g->dtype), d, idx, g)};
+    return TensorList{scatter_add(zeros(xs, g->dtype, g->device()), d, idx, g)};
   });
 }
 
@@ -134,12 +112,12 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& 
   Tensor idx = as_index(index, "scatter");
   Tensor s = src->dim() == 0 ? expand_view(src, idx->shape) : src;
   check_scatter(x, d, idx, s, "scatter");
-  Tensor out = scatter_impl(x, d, idx, s, false, "scatter");
+  Tensor out = scatter_impl(x, d, idx, s, false);
   if (!is_floating(x->dtype) || !needs_grad({&x, &src})) return out;
   Tensor sv = src;
   return record("ScatterBackward", {x, src}, out, [d, idx, sv](const Tensor& g) {
     Tensor gs = sv->dim() == 0 ? sum(gather(g, d, idx)) : pad_corner(gather(g, d, idx), sv->shape);
-    return TensorList{scatter(g, d, idx, zeros({}, g->dtype)), grad_for(gs, sv)};
+    return TensorList{scatter(g, d, idx, zeros({}, g->dtype, g->device())), grad_for(gs, sv)};
   });
 }
 
@@ -148,7 +126,7 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
   int64_t d = wrap_dim(dim, x->dim(), "scatter_add");
   Tensor idx = as_index(index, "scatter_add");
   check_scatter(x, d, idx, src, "scatter_add");
-  Tensor out = scatter_impl(x, d, idx, src, true, "scatter_add");
+  Tensor out = scatter_impl(x, d, idx, src, true);
   if (!is_floating(x->dtype) || !needs_grad({&x, &src})) return out;
   Tensor sv = src;
   return record("ScatterAddBackward", {x, src}, out, [d, idx, sv](const Tensor& g) {
@@ -189,20 +167,18 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
 
 Tensor one_hot(const Tensor& x, int64_t num_classes) {
   Tensor idx = as_index(x, "one_hot");
-  int64_t n = num_classes;
-  if (n < 0) {
-    n = 0;
-    const int64_t* p = idx->data<int64_t>();
-    for (int64_t i = 0; i < idx->numel(); ++i) n = std::max(n, p[i] + 1);
-  }
-  const int64_t* p = idx->data<int64_t>();
-  for (int64_t i = 0; i < idx->numel(); ++i)
-    SX_CHECK(p[i] >= 0 && p[i] < n, IndexError, "[one_hot] class ", p[i], " is out of range for ", n, " classes");
+  auto [lo, hi] = idx->numel() ? bounds(idx) : std::pair<int64_t, int64_t>{0, -1};
+  int64_t n = num_classes < 0 ? hi + 1 : num_classes;
+  SX_CHECK(lo >= 0 && hi < n, IndexError, "[one_hot] class ", lo < 0 ? lo : hi, " is out of range for ", n,
+           " classes");
   Shape s = idx->shape;
   s.push_back(n);
-  Tensor out = zeros(s, DType::Int64);
-  int64_t* o = out->data<int64_t>();
-  for (int64_t i = 0; i < idx->numel(); ++i) o[i * n + p[i]] = 1;
+  Tensor out = zeros(s, DType::Int64, x->device());
+  if (idx->numel() == 0 || n == 0) return out;
+  Shape is = idx->shape;
+  is.push_back(1);
+  Tensor one = expand_view(full({}, Scalar(int64_t(1)), DType::Int64, x->device()), is);
+  kern::scatter(out->device())(out, reshape(idx, is), one, int64_t(is.size()) - 1, false);
   return out;
 }
 
@@ -213,29 +189,12 @@ static std::pair<Tensor, Tensor> sort_rows(const Tensor& x, int64_t dim, bool de
   int64_t n = xt->shape.back(), rows = n ? xt->numel() / n : 0;
   Shape os = xt->shape;
   os.back() = k;
-  Tensor vals = empty(os, x->dtype), idx = empty(os, DType::Int64);
-  SX_DISPATCH_ALL(x->dtype, "sort", [&] {
-    using T = scalar_t;
-    using C = acc_t<T>;
-    const T* p = xt->data<T>();
-    std::vector<int64_t> order(static_cast<size_t>(n));
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* row = p + r * n;
-      std::iota(order.begin(), order.end(), 0);
-      auto less = [&](int64_t a, int64_t b) {  // NaN sorts as the largest value
-        C va = C(row[a]), vb = C(row[b]);
-        bool na = va != va, nb = vb != vb;
-        if (descending) return na != nb ? na : (!na && va > vb);
-        return na != nb ? nb : (!na && va < vb);
-      };
-      if (stable || k == n) std::stable_sort(order.begin(), order.end(), less);
-      else std::partial_sort(order.begin(), order.begin() + k, order.end(), less);
-      for (int64_t j = 0; j < k; ++j) {
-        vals->data<T>()[r * k + j] = row[order[size_t(j)]];
-        idx->data<int64_t>()[r * k + j] = order[size_t(j)];
-      }
-    }
-  });
+  Tensor vals = empty(os, x->dtype, x->device()), idx = empty(os, DType::Int64, x->device());
+  if (rows && n) {
+    Tensor order = k == n ? idx : empty({rows, n}, DType::Int64, x->device());
+    kern::sort_rows(x->device())(reshape(xt, {rows, n}), reshape(vals, {rows, k}), reshape(idx, {rows, k}),
+                                 k == n ? reshape(idx, {rows, n}) : order, descending, stable);
+  }
   if (x->dim() == 0) return {reshape(vals, {}), reshape(idx, {})};
   vals = transpose(vals, d, -1);
   idx = contiguous(transpose(idx, d, -1));
@@ -243,7 +202,7 @@ static std::pair<Tensor, Tensor> sort_rows(const Tensor& x, int64_t dim, bool de
   if (is_floating(x->dtype) && needs_grad({&x})) {
     Shape xs = x->shape;
     record("SortBackward", {x}, vals, [xs, d, idx](const Tensor& g) {
-      return TensorList{scatter(zeros(xs, g->dtype), d, idx, g)};
+      return TensorList{scatter(zeros(xs, g->dtype, g->device()), d, idx, g)};
     });
   }
   return {vals, idx};
@@ -262,18 +221,9 @@ std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool lar
 }
 
 Tensor nonzero(const Tensor& x) {
-  Tensor b = contiguous(cast_nograd(x, DType::Bool));
-  const bool* p = b->data<bool>();
-  std::vector<int64_t> coords;
-  int64_t count = 0, nd = x->dim();
-  for_coords(x->shape, [&](const Shape& c) {
-    if (p[offset_of(c, b->strides)]) {
-      coords.insert(coords.end(), c.begin(), c.end());
-      ++count;
-    }
-  });
-  Tensor out = empty({count, nd}, DType::Int64);
-  std::copy(coords.begin(), coords.end(), out->data<int64_t>());
+  Tensor b = contiguous(cast_nograd(detach(x), DType::Bool));
+  Tensor out = empty({kern::count_nonzero(b->device())(b), x->dim()}, DType::Int64, x->device());
+  if (out->numel()) kern::nonzero(b->device())(out, b);
   return out;
 }
 
@@ -304,23 +254,12 @@ Tensor index_front(const Tensor& x, const TensorList& indices) {
   Tensor xc = contiguous(detach(x));
   Shape rest(x->shape.begin() + k, x->shape.end()), os = b;
   os.insert(os.end(), rest.begin(), rest.end());
-  Tensor out = empty(os, x->dtype);
-  int64_t block = 1, nb = 1;
-  for (auto s : rest) block *= s;
-  for (auto s : b) nb *= s;
-  size_t bytes = size_t(block) * itemsize(x->dtype);
-  for (int64_t i = 0; i < nb; ++i) {
-    int64_t off = 0;
-    for (int64_t j = 0; j < k; ++j) {
-      int64_t v = idx[size_t(j)]->data<int64_t>()[i];
-      off += (v < 0 ? v + x->shape[j] : v) * xc->strides[j];
-    }
-    std::memcpy(out->raw() + size_t(i) * bytes, xc->raw() + off * int64_t(itemsize(x->dtype)), bytes);
-  }
+  Tensor out = empty(os, x->dtype, x->device());
+  if (out->numel()) kern::index_front(x->device())(out, xc, idx);
   if (!is_floating(x->dtype) || !needs_grad({&x})) return out;
   Shape xs = x->shape;
   return record("IndexBackward", {x}, out, [xs, idx](const Tensor& g) {
-    return TensorList{index_put_front(zeros(xs, g->dtype), idx, g, true)};
+    return TensorList{index_put_front(zeros(xs, g->dtype, g->device()), idx, g, true)};
   });
 }
 
@@ -333,28 +272,12 @@ Tensor index_put_front(const Tensor& x, const TensorList& indices, const Tensor&
   SX_CHECK(bs == vs, ValueError, "[index_put] values of shape ", shape_str(values->shape),
            " cannot be broadcast to the indexed shape ", shape_str(vs));
   Tensor out = clone_nograd(x);
-  Tensor v = clone_nograd(expand_view(cast_nograd(detach(values), x->dtype), vs));
-  int64_t block = 1, nb = 1;
-  for (auto s : rest) block *= s;
-  for (auto s : b) nb *= s;
-  SX_DISPATCH_ALL(x->dtype, "index_put", [&] {
-    using T = scalar_t;
-    T* o = out->data<T>();
-    const T* vp = v->data<T>();
-    for (int64_t i = 0; i < nb; ++i) {
-      int64_t off = 0;
-      for (int64_t j = 0; j < k; ++j) {
-        int64_t q = idx[size_t(j)]->data<int64_t>()[i];
-        off += (q < 0 ? q + x->shape[j] : q) * out->strides[j];
-      }
-      for (int64_t e = 0; e < block; ++e)
-        o[off + e] = accumulate ? T(acc_t<T>(o[off + e]) + acc_t<T>(vp[i * block + e])) : vp[i * block + e];
-    }
-  });
+  Tensor v = contiguous(expand_view(cast_nograd(detach(values), x->dtype), vs));
+  if (v->numel()) kern::index_put_front(out->device())(out, idx, v, accumulate);
   if (!is_floating(x->dtype) || !needs_grad({&x, &values})) return out;
   Tensor val = values;
   return record("IndexPutBackward", {x, values}, out, [idx, accumulate, val](const Tensor& g) {
-    Tensor gx = accumulate ? g : index_put_front(g, idx, zeros({}, g->dtype), false);
+    Tensor gx = accumulate ? g : index_put_front(g, idx, zeros({}, g->dtype, g->device()), false);
     return TensorList{gx, grad_for(index_front(g, idx), val)};
   });
 }

@@ -12,6 +12,7 @@
 namespace sx {
 
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min };
+enum class Distribution : uint8_t { Uniform, Normal };  // of kern::random
 
 namespace kern {
 // ---- elementwise
@@ -32,6 +33,41 @@ SX_KERNEL(cumsum, void(const Tensor& in, const Tensor& out, int64_t outer, int64
 // ---- linear algebra: out[b] = a[b] @ b[b] for (batch..., m, k) and (batch..., k, n) operands
 // (any strides), out contiguous (batch..., m, n) of the same dtype (float16/bfloat16 not included).
 SX_KERNEL(matmul, void(const Tensor& a, const Tensor& b, const Tensor& out));
+
+// ---- indexing. Index tensors are int64 and contiguous, and every index is already checked to lie
+// in [-size, size) of its dim (kernels wrap negative ones). `out` is contiguous unless noted.
+// out[c] = x[c with c[dim] = idx[c]] over the positions c of idx (out has idx's shape).
+SX_KERNEL(gather, void(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t dim));
+// out[c with c[dim] = idx[c]] = src[c] (or +=) over the positions c of idx; src has out's dtype.
+SX_KERNEL(scatter, void(const Tensor& out, const Tensor& idx, const Tensor& src, int64_t dim, bool add));
+// Advanced indexing of the leading dims: out[i, rest...] = x[idx0[i], idx1[i], ..., rest...] for
+// the flattened broadcast index position i; x contiguous.
+SX_KERNEL(index_front, void(const Tensor& out, const Tensor& x, const TensorList& idx));
+// out[idx0[i], ..., rest...] = values[i, rest...] (or +=); values contiguous, of out's dtype.
+SX_KERNEL(index_put_front, void(const Tensor& out, const TensorList& idx, const Tensor& values, bool accumulate));
+// Sorts each row of a contiguous (rows, n) tensor; writes the first k = values.shape[1] of each
+// row to values and indices (both (rows, k)). `order` is (rows, n) int64 scratch (may be indices
+// itself when k == n). NaN sorts as the largest value; ties keep their order when `stable`.
+SX_KERNEL(sort_rows, void(const Tensor& rows, const Tensor& values, const Tensor& indices, const Tensor& order,
+                          bool descending, bool stable));
+// The number of non-zero elements of x, and their coordinates ((count, x.dim()) int64, row-major order).
+SX_KERNEL(count_nonzero, int64_t(const Tensor& x));
+SX_KERNEL(nonzero, void(const Tensor& out, const Tensor& x));
+
+// ---- factories and random numbers (out contiguous)
+// out[i] = start + i * step; with from_both_ends, the upper half counts down from `end` instead
+// (end - (n - 1 - i) * step), so that linspace hits its end point exactly.
+SX_KERNEL(arange, void(const Tensor& out, double start, double step, double end, bool from_both_ends));
+// Random draws: element i uses Philox counter base + i of `seed`, so results depend neither on
+// the number of threads nor on the device. Uniform in [a, b); Normal with mean a and std b.
+SX_KERNEL(random, void(Distribution dist, const Tensor& out, uint64_t seed, uint64_t base, double a, double b));
+// Integers low + (bits mod range), exact over the whole int64 range.
+SX_KERNEL(randint, void(const Tensor& out, uint64_t seed, uint64_t base, int64_t low, uint64_t range));
+// A random permutation of 0..n-1 (int64), Fisher-Yates with counters base + i.
+SX_KERNEL(randperm, void(const Tensor& out, uint64_t seed, uint64_t base));
+// out (rows, n) int64: draws from each row of probs ((rows, k) float64, checked finite, >= 0 and
+// with enough positive entries); counter base + r * n + s for draw s of row r.
+SX_KERNEL(multinomial, void(const Tensor& out, const Tensor& probs, bool replacement, uint64_t seed, uint64_t base));
 }  // namespace kern
 
 // The value of a one-element tensor on any device (read back through a copy off the CPU).

@@ -21,11 +21,15 @@ void bind_conv(py::module_& m) {
   auto c = m.def_submodule("_conv", "Convolution, pooling and batch-norm kernels (wrapped by sneppx_core.functional).");
   c.def("conv", [](const Tensor& x, const Tensor& w, py::handle b, const IntList& s, const IntList& p,
                    const IntList& d, int64_t groups) {
-    return nn::conv(x, w, maybe(b, "conv", "bias"), s, p, d, groups);
+    auto bt = maybe(b, "conv", "bias");
+    ReleaseGilIf nogil(heavy(x) || heavy(w));
+    return nn::conv(x, w, bt, s, p, d, groups);
   }, "input"_a, "weight"_a, "bias"_a, "stride"_a, "padding"_a, "dilation"_a, "groups"_a);
   c.def("conv_transpose", [](const Tensor& x, const Tensor& w, py::handle b, const IntList& s, const IntList& p,
                              const IntList& op, const IntList& d, int64_t groups) {
-    return nn::conv_transpose(x, w, maybe(b, "conv_transpose", "bias"), s, p, op, d, groups);
+    auto bt = maybe(b, "conv_transpose", "bias");
+    ReleaseGilIf nogil(heavy(x) || heavy(w));
+    return nn::conv_transpose(x, w, bt, s, p, op, d, groups);
   }, "input"_a, "weight"_a, "bias"_a, "stride"_a, "padding"_a, "output_padding"_a, "dilation"_a, "groups"_a);
   c.def("unfold", &nn::unfold, "input"_a, "kernel_size"_a, "dilation"_a, "padding"_a, "stride"_a);
   c.def("fold", &nn::fold, "input"_a, "output_size"_a, "kernel_size"_a, "dilation"_a, "padding"_a, "stride"_a);

@@ -45,12 +45,21 @@ nn::PLoss parse_ploss(const std::string& s) {
 
 void bind_nn(py::module_& m) {
   auto n = m.def_submodule("_nn", "Fused neural-network kernels (wrapped by sneppx_core.functional).");
-  n.def("softmax", &nn::softmax, "input"_a, "dim"_a, "log"_a);
+  n.def("softmax", [](const Tensor& x, int64_t dim, bool log) {
+    ReleaseGilIf nogil(heavy(x));
+    return nn::softmax(x, dim, log);
+  }, "input"_a, "dim"_a, "log"_a);
   n.def("layer_norm", [](const Tensor& x, const IntList& ns, py::handle w, py::handle b, double eps) {
-    return nn::layer_norm(x, ns, opt_tensor(w, "layer_norm", "weight"), opt_tensor(b, "layer_norm", "bias"), eps);
+    auto wt = opt_tensor(w, "layer_norm", "weight");
+    auto bt = opt_tensor(b, "layer_norm", "bias");
+    ReleaseGilIf nogil(heavy(x));
+    return nn::layer_norm(x, ns, wt, bt, eps);
   }, "input"_a, "normalized_shape"_a, "weight"_a, "bias"_a, "eps"_a);
   n.def("rms_norm", [](const Tensor& x, const IntList& ns, py::handle w, py::handle eps) {
-    return nn::rms_norm(x, ns, opt_tensor(w, "rms_norm", "weight"), eps.is_none() ? -1.0 : eps.cast<double>());
+    auto wt = opt_tensor(w, "rms_norm", "weight");
+    double e = eps.is_none() ? -1.0 : eps.cast<double>();
+    ReleaseGilIf nogil(heavy(x));
+    return nn::rms_norm(x, ns, wt, e);
   }, "input"_a, "normalized_shape"_a, "weight"_a, "eps"_a);
   n.def("glu", [](const Tensor& x, int64_t dim, bool swiglu) {
     return nn::glu(x, dim, swiglu ? nn::Gate::SwiGlu : nn::Gate::Glu);
@@ -59,7 +68,9 @@ void bind_nn(py::module_& m) {
     return nn::gated(swiglu ? nn::Gate::SwiGlu : nn::Gate::Glu, a, b);
   }, "input"_a, "other"_a, "swiglu"_a);
   n.def("linear", [](const Tensor& x, const Tensor& w, py::handle b) {
-    return nn::linear(x, w, opt_tensor(b, "linear", "bias"));
+    auto bt = opt_tensor(b, "linear", "bias");
+    ReleaseGilIf nogil(heavy(x) || heavy(w));
+    return nn::linear(x, w, bt);
   }, "input"_a, "weight"_a, "bias"_a);
   n.def("embedding", [](const Tensor& ids, const Tensor& w, py::handle pad, bool scale) {
     std::optional<int64_t> p;
@@ -71,8 +82,10 @@ void bind_nn(py::module_& m) {
   }, "input"_a, "p"_a, "training"_a, "generator"_a);
   n.def("cross_entropy", [](const Tensor& x, const Tensor& t, py::handle w, int64_t ignore_index,
                             const std::string& red, double ls) {
-    return nn::cross_entropy(x, t, opt_tensor(w, "cross_entropy", "weight"), ignore_index,
-                             nn::parse_reduction(red, "cross_entropy"), ls);
+    auto wt = opt_tensor(w, "cross_entropy", "weight");
+    auto r = nn::parse_reduction(red, "cross_entropy");
+    ReleaseGilIf nogil(heavy(x));
+    return nn::cross_entropy(x, t, wt, ignore_index, r, ls);
   }, "input"_a, "target"_a, "weight"_a, "ignore_index"_a, "reduction"_a, "label_smoothing"_a);
   n.def("nll_loss", [](const Tensor& x, const Tensor& t, py::handle w, int64_t ignore_index, const std::string& red) {
     return nn::nll_loss(x, t, opt_tensor(w, "nll_loss", "weight"), ignore_index, nn::parse_reduction(red, "nll_loss"));
@@ -88,8 +101,10 @@ void bind_nn(py::module_& m) {
                                            py::handle gen) {
     std::optional<double> s;
     if (!scale.is_none()) s = scale.cast<double>();
-    return nn::scaled_dot_product_attention(q, k, v, opt_tensor(mask, "scaled_dot_product_attention", "attn_mask"),
-                                            dropout_p, is_causal, s, gqa, opt_generator(gen));
+    auto mt = opt_tensor(mask, "scaled_dot_product_attention", "attn_mask");
+    Generator* g = opt_generator(gen);
+    ReleaseGilIf nogil(heavy(q) || heavy(k));
+    return nn::scaled_dot_product_attention(q, k, v, mt, dropout_p, is_causal, s, gqa, g);
   }, "query"_a, "key"_a, "value"_a, "attn_mask"_a, "dropout_p"_a, "is_causal"_a, "scale"_a, "enable_gqa"_a,
         "generator"_a);
 
@@ -97,8 +112,10 @@ void bind_nn(py::module_& m) {
   n.def("sgd_step", [](py::handle p, py::handle g, py::handle b, double lr, double momentum, double dampening,
                        bool nesterov, double wd, bool maximize, bool first_step) {
     const char* op = "sgd_step";
-    nn::sgd_step(tensor_list(p, op, "params"), tensor_list(g, op, "grads"), tensor_list(b, op, "momentum_buffers"),
-                 {lr, momentum, dampening, wd, nesterov, maximize, first_step});
+    TensorList ps = tensor_list(p, op, "params"), gs = tensor_list(g, op, "grads");
+    TensorList bs = tensor_list(b, op, "momentum_buffers");
+    ReleaseGilIf nogil(heavy(ps));
+    nn::sgd_step(ps, gs, bs, {lr, momentum, dampening, wd, nesterov, maximize, first_step});
   }, "params"_a, "grads"_a, "momentum_buffers"_a, py::kw_only(), "lr"_a, "momentum"_a, "dampening"_a, "nesterov"_a,
         "weight_decay"_a, "maximize"_a, "first_step"_a);
   n.def("adam_step", [](py::handle p, py::handle g, py::handle m, py::handle v, py::handle vmax, int64_t step,
@@ -106,24 +123,33 @@ void bind_nn(py::module_& m) {
                         bool maximize) {
     const char* op = "adam_step";
     nn::AdamOpts o{step, lr, b1, b2, eps, wd, amsgrad, decoupled, maximize};
-    nn::adam_step(tensor_list(p, op, "params"), tensor_list(g, op, "grads"), tensor_list(m, op, "exp_avgs"),
-                  tensor_list(v, op, "exp_avg_sqs"), tensor_list(vmax, op, "max_exp_avg_sqs"), o);
+    TensorList ps = tensor_list(p, op, "params"), gs = tensor_list(g, op, "grads");
+    TensorList ms = tensor_list(m, op, "exp_avgs"), vs = tensor_list(v, op, "exp_avg_sqs");
+    TensorList vmaxs = tensor_list(vmax, op, "max_exp_avg_sqs");
+    ReleaseGilIf nogil(heavy(ps));
+    nn::adam_step(ps, gs, ms, vs, vmaxs, o);
   }, "params"_a, "grads"_a, "exp_avgs"_a, "exp_avg_sqs"_a, "max_exp_avg_sqs"_a, py::kw_only(), "step"_a, "lr"_a,
         "beta1"_a, "beta2"_a, "eps"_a, "weight_decay"_a, "amsgrad"_a, "decoupled_weight_decay"_a, "maximize"_a);
   n.def("lion_step", [](py::handle p, py::handle g, py::handle m, double lr, double b1, double b2, double wd) {
     const char* op = "lion_step";
-    nn::lion_step(tensor_list(p, op, "params"), tensor_list(g, op, "grads"), tensor_list(m, op, "exp_avgs"), lr, b1,
-                  b2, wd);
+    TensorList ps = tensor_list(p, op, "params"), gs = tensor_list(g, op, "grads");
+    TensorList ms = tensor_list(m, op, "exp_avgs");
+    ReleaseGilIf nogil(heavy(ps));
+    nn::lion_step(ps, gs, ms, lr, b1, b2, wd);
   }, "params"_a, "grads"_a, "exp_avgs"_a, py::kw_only(), "lr"_a, "beta1"_a, "beta2"_a, "weight_decay"_a);
   n.def("lamb_step", [](py::handle p, py::handle g, py::handle m, py::handle v, int64_t step, double lr, double b1,
                         double b2, double eps, double wd) {
     const char* op = "lamb_step";
-    nn::lamb_step(tensor_list(p, op, "params"), tensor_list(g, op, "grads"), tensor_list(m, op, "exp_avgs"),
-                  tensor_list(v, op, "exp_avg_sqs"), step, lr, b1, b2, eps, wd);
+    TensorList ps = tensor_list(p, op, "params"), gs = tensor_list(g, op, "grads");
+    TensorList ms = tensor_list(m, op, "exp_avgs"), vs = tensor_list(v, op, "exp_avg_sqs");
+    ReleaseGilIf nogil(heavy(ps));
+    nn::lamb_step(ps, gs, ms, vs, step, lr, b1, b2, eps, wd);
   }, "params"_a, "grads"_a, "exp_avgs"_a, "exp_avg_sqs"_a, py::kw_only(), "step"_a, "lr"_a, "beta1"_a, "beta2"_a,
         "eps"_a, "weight_decay"_a);
   n.def("total_norm", [](py::handle ts, double p) {
-    return nn::total_norm(tensor_list(ts, "total_norm", "tensors"), p);
+    TensorList xs = tensor_list(ts, "total_norm", "tensors");
+    ReleaseGilIf nogil(heavy(xs));
+    return nn::total_norm(xs, p);
   }, "tensors"_a, "norm_type"_a);
   n.def("scale_", [](py::handle ts, double f) { nn::scale_(tensor_list(ts, "scale_", "tensors"), f); }, "tensors"_a,
         "factor"_a);

@@ -153,11 +153,16 @@ void bind_ops(py::module_& m, Cls& cls) {
 
   // ---- reductions
   both(m, cls, "sum", [](const Tensor& x, py::handle dim, bool keepdim, py::handle dtype) {
-    return sum(x, opt_dims(dim, "sum"), keepdim, opt_dtype(dtype));
+    auto dims = opt_dims(dim, "sum");
+    auto dt = opt_dtype(dtype);
+    ReleaseGilIf nogil(heavy(x));
+    return sum(x, dims, keepdim, dt);
   }, py::arg("input"), py::arg("dim") = none, py::arg("keepdim") = false, py::kw_only(), py::arg("dtype") = none);
   both(m, cls, "mean", [](const Tensor& x, py::handle dim, bool keepdim, py::handle dtype) {
     auto dt = opt_dtype(dtype);
-    return mean(dt ? to_dtype(x, *dt) : x, opt_dims(dim, "mean"), keepdim);
+    auto dims = opt_dims(dim, "mean");
+    ReleaseGilIf nogil(heavy(x));
+    return mean(dt ? to_dtype(x, *dt) : x, dims, keepdim);
   }, py::arg("input"), py::arg("dim") = none, py::arg("keepdim") = false, py::kw_only(), py::arg("dtype") = none);
   both(m, cls, "prod", [](const Tensor& x, py::handle dim, bool keepdim) { return prod(x, opt_int(dim), keepdim); },
        py::arg("input"), py::arg("dim") = none, py::arg("keepdim") = false);
@@ -172,33 +177,53 @@ void bind_ops(py::module_& m, Cls& cls) {
   both(m, cls, "argmin", [](const Tensor& x, py::handle dim, bool keepdim) { return argmin(x, opt_int(dim), keepdim); },
        py::arg("input"), py::arg("dim") = none, py::arg("keepdim") = false);
   both(m, cls, "var", [](const Tensor& x, py::handle dim, py::handle unbiased, bool keepdim, py::handle correction) {
-    return var(x, opt_dims(dim, "var"), correction_of(unbiased, correction), keepdim);
+    auto dims = opt_dims(dim, "var");
+    double c = correction_of(unbiased, correction);
+    ReleaseGilIf nogil(heavy(x));
+    return var(x, dims, c, keepdim);
   }, py::arg("input"), py::arg("dim") = none, py::arg("unbiased") = none, py::arg("keepdim") = false, py::kw_only(),
        py::arg("correction") = none);
   both(m, cls, "std", [](const Tensor& x, py::handle dim, py::handle unbiased, bool keepdim, py::handle correction) {
-    return std_(x, opt_dims(dim, "std"), correction_of(unbiased, correction), keepdim);
+    auto dims = opt_dims(dim, "std");
+    double c = correction_of(unbiased, correction);
+    ReleaseGilIf nogil(heavy(x));
+    return std_(x, dims, c, keepdim);
   }, py::arg("input"), py::arg("dim") = none, py::arg("unbiased") = none, py::arg("keepdim") = false, py::kw_only(),
        py::arg("correction") = none);
   both(m, cls, "logsumexp", [](const Tensor& x, py::handle dim, bool keepdim) {
-    return logsumexp(x, opt_dims(dim, "logsumexp"), keepdim);
+    auto dims = opt_dims(dim, "logsumexp");
+    ReleaseGilIf nogil(heavy(x));
+    return logsumexp(x, dims, keepdim);
   }, py::arg("input"), py::arg("dim"), py::arg("keepdim") = false);
   both(m, cls, "norm", [](const Tensor& x, py::handle p, py::handle dim, bool keepdim) {
     double pv = p.is_none() ? 2.0 : (py::isinstance<py::str>(p) ? (p.cast<std::string>() == "fro" ? 2.0 : throw ValueError("[norm] unsupported p")) : p.cast<double>());
-    return norm(x, pv, opt_dims(dim, "norm"), keepdim);
+    auto dims = opt_dims(dim, "norm");
+    ReleaseGilIf nogil(heavy(x));
+    return norm(x, pv, dims, keepdim);
   }, py::arg("input"), py::arg("p") = 2.0, py::arg("dim") = none, py::arg("keepdim") = false);
   both(m, cls, "all", [](const Tensor& x, py::handle dim, bool keepdim) { return all(x, opt_dims(dim, "all"), keepdim); },
        py::arg("input"), py::arg("dim") = none, py::arg("keepdim") = false);
   both(m, cls, "any", [](const Tensor& x, py::handle dim, bool keepdim) { return any(x, opt_dims(dim, "any"), keepdim); },
        py::arg("input"), py::arg("dim") = none, py::arg("keepdim") = false);
-  both(m, cls, "cumsum", [](const Tensor& x, int64_t dim) { return cumsum(x, dim); }, py::arg("input"), py::arg("dim"));
+  both(m, cls, "cumsum", [](const Tensor& x, int64_t dim) {
+    ReleaseGilIf nogil(heavy(x));
+    return cumsum(x, dim);
+  }, py::arg("input"), py::arg("dim"));
 
   // ---- linear algebra
-  both(m, cls, "matmul", &matmul, py::arg("input"), py::arg("other"));
+  both(m, cls, "matmul", [](const Tensor& x, const Tensor& y) {
+    ReleaseGilIf nogil(heavy(x) || heavy(y));
+    return matmul(x, y);
+  }, py::arg("input"), py::arg("other"));
   both(m, cls, "mm", [](const Tensor& x, const Tensor& y) {
     SX_CHECK(x->dim() == 2 && y->dim() == 2, ValueError, "[mm] expected 2-D tensors, got ", shape_str(x->shape), " and ", shape_str(y->shape));
+    ReleaseGilIf nogil(heavy(x) || heavy(y));
     return matmul(x, y);
   }, py::arg("input"), py::arg("mat2"));
-  both(m, cls, "bmm", &bmm, py::arg("input"), py::arg("mat2"));
+  both(m, cls, "bmm", [](const Tensor& x, const Tensor& y) {
+    ReleaseGilIf nogil(heavy(x) || heavy(y));
+    return bmm(x, y);
+  }, py::arg("input"), py::arg("mat2"));
   both(m, cls, "outer", &outer, py::arg("input"), py::arg("vec2"));
   both(m, cls, "dot", [](const Tensor& x, const Tensor& y) {
     SX_CHECK(x->dim() == 1 && y->dim() == 1, ValueError, "[dot] expected 1-D tensors, got ", shape_str(x->shape), " and ", shape_str(y->shape));
@@ -229,10 +254,19 @@ void bind_ops(py::module_& m, Cls& cls) {
        py::arg("input"), py::arg("dim"), py::arg("sizes"));
   both(m, cls, "narrow", &narrow, py::arg("input"), py::arg("dim"), py::arg("start"), py::arg("length"));
   both(m, cls, "select", &select, py::arg("input"), py::arg("dim"), py::arg("index"));
-  both(m, cls, "contiguous", &contiguous);
-  both(m, cls, "clone", &clone);
+  both(m, cls, "contiguous", [](const Tensor& x) {
+    ReleaseGilIf nogil(heavy(x) && !x->is_contiguous());
+    return contiguous(x);
+  });
+  both(m, cls, "clone", [](const Tensor& x) {
+    ReleaseGilIf nogil(heavy(x));
+    return clone(x);
+  });
   m.def("detach", &detach);
-  m.def("cat", [](const TensorList& xs, int64_t dim) { return cat(xs, dim); }, py::arg("tensors"), py::arg("dim") = 0);
+  m.def("cat", [](const TensorList& xs, int64_t dim) {
+    ReleaseGilIf nogil(heavy(xs));
+    return cat(xs, dim);
+  }, py::arg("tensors"), py::arg("dim") = 0);
   m.def("concat", [](const TensorList& xs, int64_t dim) { return cat(xs, dim); }, py::arg("tensors"), py::arg("dim") = 0);
   m.def("stack", [](const TensorList& xs, int64_t dim) { return stack(xs, dim); }, py::arg("tensors"), py::arg("dim") = 0);
   both(m, cls, "split", [](const Tensor& x, py::handle s, int64_t dim) {

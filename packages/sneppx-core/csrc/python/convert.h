@@ -42,6 +42,28 @@ struct PyPostAccHook {
   void operator()(const Tensor& leaf) const;
 };
 
+// Releases the GIL for the rest of a scope when an op's work is large enough to let other Python
+// threads (data loading, communication, user threads) run meanwhile; for small tensors the hand-over
+// would cost more than the op. Arguments must be converted from Python objects before this point.
+class ReleaseGilIf {
+ public:
+  explicit ReleaseGilIf(bool heavy) : state_(heavy ? PyEval_SaveThread() : nullptr) {}
+  ~ReleaseGilIf() {
+    if (state_) PyEval_RestoreThread(state_);
+  }
+  ReleaseGilIf(const ReleaseGilIf&) = delete;
+  ReleaseGilIf& operator=(const ReleaseGilIf&) = delete;
+
+ private:
+  PyThreadState* state_;
+};
+inline bool heavy(const Tensor& t) { return t && t->numel() >= 16384; }
+inline bool heavy(const TensorList& ts) {
+  int64_t n = 0;
+  for (auto& t : ts) n += t ? t->numel() : 0;
+  return n >= 16384;
+}
+
 DType parse_dtype(py::handle h);                 // Dtype, "float32", numpy dtype or None -> error
 std::optional<DType> opt_dtype(py::handle h);    // None -> nullopt
 Device parse_device(py::handle h);               // "cpu", "cuda:0", Device, None -> cpu
