@@ -342,8 +342,15 @@ def _to_sx(item, as_list):
 def _torch_style(a, idx):
     """NumPy reference for PyTorch's rule: integers select first (as basic indexing), then the
     remaining advanced indices apply to the result with NumPy's placement rules."""
-    first, rest = [], []
+    # An Ellipsis stands for the dims the other items leave; spelled out as slices, it separates two
+    # advanced indices only when it covers at least one dim (PyTorch's rule; NumPy always separates).
+    used = sum(it.ndim if isinstance(it, np.ndarray) and it.dtype == bool else 1
+               for it in idx if it is not None and it is not Ellipsis)
+    expanded = []
     for it in idx:
+        expanded.extend([slice(None)] * (a.ndim - used) if it is Ellipsis else [it])
+    first, rest = [], []
+    for it in expanded:
         if isinstance(it, int):
             first.append(it)
         elif it is None:

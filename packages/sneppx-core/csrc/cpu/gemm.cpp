@@ -2,6 +2,7 @@
 // blocks), other dtypes with a plain loop.
 #include <cblas.h>
 
+#include <algorithm>
 #include <atomic>
 #include <limits>
 
@@ -53,12 +54,63 @@ void gemm_call(bool ta, bool tb, int M, int N, int K, const T* A, int lda, const
                       lda, B, ldb, beta, C, ldc);
 }
 
+// y[j * incy] = beta * y[j * incy] + sum_k x[k * incx] * B(k, j), with B(k, j) = B[k * sk + j * sj], for
+// j in [0, n): the one-row (or one-column) product. BLAS's threaded GEMM pays a synchronisation per
+// call that can cost a hundred times the arithmetic when M == 1 (decoding one token), so this
+// memory-bound case runs on the thread pool instead, split over j.
+template <typename T>
+void gemv(int64_t n, int64_t K, const T* x, int64_t incx, const T* B, int64_t sk, int64_t sj, T beta, T* y,
+          int64_t incy) {
+  int64_t grain = std::max<int64_t>(16, 65536 / std::max<int64_t>(K, 1));
+  parallel_for(n, grain, [&](int64_t j0, int64_t j1) {
+    if (sj == 1) {  // rows of B are contiguous along j: accumulate x[k] * row k (vectorises over j)
+      constexpr int64_t kTile = 256;
+      T acc[kTile];
+      for (int64_t t0 = j0; t0 < j1; t0 += kTile) {
+        int64_t m = std::min(kTile, j1 - t0);
+        for (int64_t j = 0; j < m; ++j) acc[j] = T(0);
+        for (int64_t k = 0; k < K; ++k) {
+          const T xk = x[k * incx];
+          const T* row = B + k * sk + t0;
+          for (int64_t j = 0; j < m; ++j) acc[j] += xk * row[j];
+        }
+        for (int64_t j = 0; j < m; ++j) {
+          T* o = y + (t0 + j) * incy;
+          *o = beta == T(0) ? acc[j] : acc[j] + beta * *o;
+        }
+      }
+      return;
+    }
+    for (int64_t j = j0; j < j1; ++j) {  // B(., j) is a strided column (contiguous when sk == 1): a dot
+      const T* col = B + j * sj;
+      T lanes[8] = {};
+      int64_t k = 0;
+      if (sk == 1 && incx == 1)
+        for (; k + 8 <= K; k += 8)
+          for (int l = 0; l < 8; ++l) lanes[l] += x[k + l] * col[k + l];
+      T acc = T(0);
+      for (; k < K; ++k) acc += x[k * incx] * col[k * sk];
+      for (int l = 0; l < 8; ++l) acc += lanes[l];
+      T* o = y + j * incy;
+      *o = beta == T(0) ? acc : acc + beta * *o;
+    }
+  });
+}
+
 // C = op(A) @ op(B), row-major. BLAS takes 32-bit ints: sizes past 2**31 - 1 (or the lower block limit
 // that tests set) are split into blocks, K blocks accumulating with beta = 1; a leading dimension past
 // 2**31 - 1 cannot be expressed and raises.
 template <typename T>
 void gemm_blocks(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb,
                  T beta, T* C, int64_t ldc) {
+  if (M == 1 && N > 1) {  // one row of A times op(B)
+    gemv<T>(N, K, A, ta ? lda : 1, B, tb ? 1 : ldb, tb ? ldb : 1, beta, C, 1);
+    return;
+  }
+  if (N == 1) {  // op(A) times one column of B: the same product, transposed
+    gemv<T>(M, K, B, tb ? 1 : ldb, A, ta ? lda : 1, ta ? 1 : lda, beta, C, ldc);
+    return;
+  }
   const int64_t lim = blas_int_limit(), imax = std::numeric_limits<int>::max();
   SX_CHECK(lda <= imax && ldb <= imax && ldc <= imax, RuntimeError, "[matmul] a row of ", std::max({lda, ldb, ldc}),
            " elements exceeds the 2**31 - 1 that BLAS's 32-bit leading dimensions can hold (shapes (", M, ", ", K,
