@@ -34,7 +34,7 @@ except ImportError:  # run as a script
 
 FULL = {"warmup": 10, "steps": 100}
 QUICK = {"warmup": 3, "steps": 15}
-SCALING = {"warmup": 2, "steps": 10}  # per width of the model-size series (the wide models are slow)
+SCALING = {"warmup": 1, "steps": 6}  # per width of the model-size series (the wide models are slow)
 WIDTHS = (128, 256, 512, 768, 1024)
 LR, BETAS, EPS, WD = 1e-3, (0.9, 0.999), 1e-8, 0.01
 GPT = {"vocab": 256, "d_model": 128, "heads": 4, "layers": 2, "seq": 64, "batch": 8}
