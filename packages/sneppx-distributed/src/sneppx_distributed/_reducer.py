@@ -195,7 +195,8 @@ class Reducer:
             poll(started)  # drive MPI progress so launched buckets move while backward runs
 
     def finalize(self) -> None:
-        """Wait for every bucket, average, and write the results into ``param.grad``."""
+        """Wait for every bucket; then ``param.grad`` is the view of its slot (already averaged), or, for
+        buckets without views, receives the sum divided by the world size."""
         t0 = time.perf_counter()
         reqs = [b.request for b in self.buckets] + ([self.mask_request] if self.mask_request is not None else [])
         wait_requests(reqs, self.group.timeout, "DistributedDataParallel backward all_reduce", self.group.rank)
