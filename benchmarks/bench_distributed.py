@@ -13,7 +13,7 @@ Rows (``run()`` starts ``mpiexec -n 2`` on this file and collects rank 0's measu
   bucket all-reduces and the wait, timed from the hooks of a finished backward to the averaged
   ``.grad``, against raw mpi4py ``Allreduce`` of the same bytes; GB/s. Variants: gradients
   accumulated in their bucket views (no copy; only the scaling pass), the same with the progress
-  thread (the scaling of one bucket overlaps the transfer of the previous), fresh gradients (after
+  thread (which keeps a started bucket moving while the next one is scaled), fresh gradients (after
   ``zero_grad()``: copied and scaled in one pass), and ``gradient_as_bucket_view=False`` (copies
   in and out).
 * ``ddp step``: one training step (forward, backward with bucketed all-reduce, SGD) with DDP on
