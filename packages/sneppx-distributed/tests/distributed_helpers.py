@@ -98,8 +98,13 @@ def _in_buckets(model) -> bool:
                for p in model.parameters())
 
 
-def _clear(model, how: str, lr: float) -> None:
-    """SGD step, then clear the gradients: set to None, zero in place, or replace with new zero tensors."""
+def _clear(model, how: str, lr: float, opt=None) -> None:
+    """SGD step, then clear the gradients: set to None, zero in place, or replace with new zero tensors;
+    ``"optim"``: sneppx_optim's SGD step and ``zero_grad(set_to_none=False)``."""
+    if how == "optim":
+        opt.step()
+        opt.zero_grad(set_to_none=False)
+        return
     if how == "none":
         sgd_step(model.parameters(), lr)
         return
@@ -130,6 +135,11 @@ def ddp_train(mode: str, steps: int = 20, batch: int = 16, lr: float = 0.1, buck
     data = list(batches(steps, batch))
     shares = _shares(mode, data, r, n)
     in_buckets = []
+    opt = None
+    if zero == "optim":
+        import sneppx_optim
+
+        opt = sneppx_optim.SGD(model.parameters(), lr=lr)
     for parts in shares:
         for k, (x, y) in enumerate(parts):
             if k < len(parts) - 1:
@@ -138,7 +148,7 @@ def ddp_train(mode: str, steps: int = 20, batch: int = 16, lr: float = 0.1, buck
             else:
                 (loss_fn(model(x), y) / len(parts)).backward()
         in_buckets.append(_in_buckets(model))
-        _clear(model, zero, lr)
+        _clear(model, zero, lr, opt)
     got = {k: p.detach().numpy().copy() for k, p in model.named_parameters()}
     want = train_single(make(seed=0), data if mode != "sampler" else _sampler_batches(data, n), lr)
     dist.destroy_process_group()

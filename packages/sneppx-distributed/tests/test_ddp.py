@@ -26,6 +26,14 @@ def test_ddp_gradients_are_bucket_views(mode, zero):
     assert res["grads_in_buckets"]
 
 
+def test_ddp_bucket_views_with_sneppx_optim():
+    pytest.importorskip("sneppx_optim")
+    res = dist.launch(ddp_train, nprocs=2, args=("halves",), kwargs={"bucket_cap_mb": 0.004, "zero": "optim"},
+                      timeout=60)
+    assert res["max_diff"] < TOL
+    assert res["grads_in_buckets"]
+
+
 def test_ddp_without_bucket_views_copies():
     res = dist.launch(ddp_train, nprocs=2, args=("halves",), kwargs={"gradient_as_bucket_view": False}, timeout=60)
     assert res["max_diff"] < TOL
