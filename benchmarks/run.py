@@ -121,7 +121,8 @@ def banner(sections: dict, metas: dict) -> str:
             f"average was up to {worst_load:.2f} when their run started (the runner waits up to a minute for it to "
             f"fall below {LOAD_LIMIT}), and other processes took up to "
             f"{bad[worst].get('foreign_cores') or 0:.2f} cores during a group ({worst}). Wall-time ratios are "
-            "unreliable under load; the CPU-time ratios less so. Regenerate on a quiet machine before quoting.")
+            "unreliable under load, and so are CPU-time ratios when the load is heavy (threads that wait for a core "
+            "spin and count as busy). Regenerate on a quiet machine before quoting.")
     if unknown:
         lines.append(f"> No load was recorded for {', '.join(unknown)} (an older run); treat them as unchecked.")
     return "\n>\n".join(lines) + ("\n" if lines else "")
