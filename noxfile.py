@@ -129,8 +129,9 @@ def lint(session: nox.Session):
 
 @nox.session
 def bench(session: nox.Session):
-    """The benchmark suite side by side with PyTorch; rewrites docs/benchmarks.md."""
-    install_all(session, ["torch==2.13.0"])
+    """The benchmark suite side by side with PyTorch; rewrites docs/benchmarks.md and its charts
+    (matplotlib). Arguments after `--` go to benchmarks/run.py (`-- --only core,ops --quick`)."""
+    install_all(session, ["torch==2.13.0", "matplotlib>=3.7"])
     session.run("python", str(ROOT / "benchmarks" / "run.py"), *session.posargs)
 
 

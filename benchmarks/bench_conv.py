@@ -16,14 +16,17 @@ Run: ``python benchmarks/bench_conv.py [--quick]``.
 
 from __future__ import annotations
 
-import statistics
 import sys
-import time
 
 import numpy as np
 import sneppx_core as sx
 
 import sneppx_nn as nn
+
+try:
+    from .common import interleaved, timing_row
+except ImportError:  # run as a script
+    from common import interleaved, timing_row
 
 FULL = {"warmup": 3, "steps": 20}
 QUICK = {"warmup": 1, "steps": 4}
@@ -66,16 +69,7 @@ def resnet18(m):
 
 
 def _median_ms(steps: list, cfg) -> list:
-    for _ in range(cfg["warmup"]):
-        for step in steps:
-            step()
-    times = [[] for _ in steps]
-    for _ in range(cfg["steps"]):
-        for ts, step in zip(times, steps):
-            t0 = time.perf_counter()
-            step()
-            ts.append(time.perf_counter() - t0)
-    return [1e3 * statistics.median(ts) for ts in times]
+    return interleaved(steps, repeat=cfg["steps"], number=1, warmup=cfg["warmup"])
 
 
 def _train_step(model, opt, loss_fn, x, y):
@@ -135,11 +129,8 @@ def run(quick: bool = False) -> list:
     return rows
 
 
-def _row(name, ms):
-    r = {"name": name, "sneppx": ms[0], "torch": None, "ratio": None, "unit": "ms"}
-    if len(ms) > 1:
-        r.update(torch=ms[1], ratio=ms[0] / ms[1])
-    return r
+def _row(name, res):
+    return timing_row(name, res[0], res[1] if len(res) > 1 else None, "ms")
 
 
 def main(argv: list) -> None:

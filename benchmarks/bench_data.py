@@ -15,7 +15,6 @@ Run: ``python benchmarks/bench_data.py [--quick]``.
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 
@@ -23,6 +22,11 @@ import numpy as np
 import sneppx_core as sx
 
 import sneppx_data as sd
+
+try:
+    from .common import compare
+except ImportError:  # run as a script
+    from common import compare
 
 FULL = {"rows": 60000, "slow_items": 64 * 150, "repeats": 7}
 QUICK = {"rows": 60000, "slow_items": 64 * 40, "repeats": 3}
@@ -45,26 +49,12 @@ class SlowDataset:
         return self.x[i], int(self.y[i])
 
 
-def _epoch_rate(make_loader) -> float:
-    """Batches per second over one full epoch of a freshly built loader."""
-    loader = make_loader()
-    t0 = time.perf_counter()
-    n = sum(1 for _ in loader)
-    return n / (time.perf_counter() - t0)
-
-
-def _median_rates(make_ours, make_theirs, repeats: int) -> tuple:
-    """Median batches/s of both loaders, timed alternately (in alternating order) so that
-    changes in machine load hit both sides alike; ``make_theirs`` may be None."""
-    makers = [m for m in (make_ours, make_theirs) if m is not None]
-    for make in makers:
-        _epoch_rate(make)  # warm-up: page in the data, import worker code paths
-    rates = {id(m): [] for m in makers}
-    for r in range(repeats):
-        for make in (makers if r % 2 == 0 else makers[::-1]):
-            rates[id(make)].append(_epoch_rate(make))
-    medians = [statistics.median(rates[id(m)]) for m in makers]
-    return medians[0], (medians[1] if make_theirs is not None else None)
+def _epoch(make_loader):
+    """One full epoch of a freshly built loader."""
+    def run():
+        for _ in make_loader():
+            pass
+    return run
 
 
 def _loaders(cfg: dict, torch):
@@ -96,10 +86,13 @@ def run(quick: bool = False) -> list:
                 return torch.utils.data.DataLoader(theirs, batch_size=BATCH, shuffle=True,
                                                    num_workers=workers)
 
-            sx_rate, t_rate = _median_rates(make_ours, make_theirs if torch else None, cfg["repeats"])
-            rows.append({"name": f"{name} batch={BATCH} num_workers={workers}", "sneppx": sx_rate,
-                         "torch": t_rate, "ratio": None if t_rate is None else sx_rate / t_rate,
-                         "unit": "batches/s"})
+            batches = -(-len(ours) // BATCH)
+            r = compare(f"{name} batch={BATCH} num_workers={workers}", _epoch(make_ours),
+                        _epoch(make_theirs) if torch else None, unit="batches/s", work=batches,
+                        repeat=cfg["repeats"], number=1)
+            if workers:  # the workers' CPU time is not the process's own
+                r["cpu_ratio"] = None
+            rows.append(r)
     return rows
 
 

@@ -8,13 +8,22 @@ Rows (``run()`` starts ``mpiexec -n 2`` on this file and collects rank 0's measu
   A third row repeats 1e7 with a tensor that wraps NumPy-allocated memory: NumPy asks for
   transparent huge pages on large arrays, which speeds MPI's shared-memory copies, so this row
   isolates the cost of the SneppX layer from the memory the tensor lives in.
-* ``ddp step``: one training step (forward, backward with bucketed all-reduce, SGD) of a
-  784-1024-1024-10 MLP with DDP on 2 ranks (batch 64 per rank) against the same step of the
-  plain model on 1 rank; ms per step; ``ratio = reference / sneppx`` (1.0: DDP costs nothing).
+* ``ddp gradient all-reduce 1e7 f32``: DDP's whole reduction path for 1e7 float32 gradients
+  (4 parameters, default 25 MB buckets): the gradient hooks' work (scaling into the bucket), the
+  bucket all-reduces and the wait, timed from the hooks of a finished backward to the averaged
+  ``.grad``, against raw mpi4py ``Allreduce`` of the same bytes; GB/s. Variants: gradients
+  accumulated in their bucket views (no copy; only the scaling pass), the same with the progress
+  thread (which keeps a started bucket moving while the next one is scaled), fresh gradients (after
+  ``zero_grad()``: copied and scaled in one pass), and ``gradient_as_bucket_view=False`` (copies
+  in and out).
+* ``ddp step``: one training step (forward, backward with bucketed all-reduce, SGD) with DDP on
+  2 ranks against the same step of the plain model on 1 rank (the other rank waits), the two
+  interleaved; ms per step; speed 1.0 means DDP costs nothing. Models: a 784-1024-1024-10 MLP
+  (batch 64 per rank) and the small GPT of ``bench_nn`` (batch 8 per rank).
 * ``ddp overlap``: share of the gradient all-reduce time hidden behind backward:
   ``1 - exposed_wait / standalone_all_reduce_time`` (``sneppx`` column; no reference).
 
-The DDP rows come twice: progress by polling at each gradient hook, and with the helper
+The MLP's DDP rows come twice: progress by polling at each gradient hook, and with the helper
 progress thread (``progress_thread=True``).
 
 Every rank runs one core-pool thread so that 2 ranks fit on 2 cores.
@@ -31,9 +40,11 @@ import sys
 import time
 
 import numpy as np
+from common import spread
 
 FULL = {"repeats": 15, "steps": 30, "sizes": (10**6, 10**7)}
 QUICK = {"repeats": 5, "steps": 8, "sizes": (10**6, 10**7)}
+DDP_FLOATS, DDP_PARAMS = 10**7, 4
 MARK = "BENCH_JSON "
 
 
@@ -64,10 +75,68 @@ def _bench_all_reduce(cfg, dist, sx, MPI) -> list:
         for _ in range(cfg["repeats"]):  # interleaved, so both see the same machine state
             ts.append(_median_time(mine, 1, comm.Barrier))
             tr.append(_median_time(raw, 1, comm.Barrier))
-        gb = n * 4 / 1e9
-        s, r = gb / statistics.median(ts), gb / statistics.median(tr)
-        rows.append({"name": f"all_reduce 1e{len(str(n)) - 1} f32{label}", "sneppx": s, "reference": r, "ratio": s / r,
-                     "unit": "GB/s"})
+        rows.append(_bandwidth_row(f"all_reduce 1e{len(str(n)) - 1} f32{label}", n * 4, ts, tr))
+    return rows
+
+
+def _bandwidth_row(name: str, nbytes: int, ts: list, tr: list) -> dict:
+    gb = nbytes / 1e9
+    s, r = gb / statistics.median(ts), gb / statistics.median(tr)
+    return {"name": name, "sneppx": s, "reference": r, "ratio": s / r, "unit": "GB/s", "higher_is_better": True,
+            "spread": spread(ts), "reference_spread": spread(tr)}
+
+
+class _Flat:
+    """``count`` parameters of ``numel`` float32 values each, with a module's interface."""
+
+    def __init__(self, sx, count: int, numel: int) -> None:
+        self.ps = [sx.ones(numel, requires_grad=True) for _ in range(count)]
+
+    def named_parameters(self):
+        return [(f"p{i}", p) for i, p in enumerate(self.ps)]
+
+    def parameters(self):
+        return list(self.ps)
+
+    def __call__(self, x):
+        return sum((p * x).sum() for p in self.ps)
+
+
+def _bench_ddp_all_reduce(cfg, dist, sx, MPI) -> list:
+    """DDP's reduction path on 1e7 floats against raw Allreduce: hooks of a finished backward (each
+    parameter's ``mark_ready``) to the averaged gradients."""
+    comm, rows = MPI.COMM_WORLD, []
+    numel = DDP_FLOATS // DDP_PARAMS
+    raw_buf = np.ones(DDP_FLOATS, np.float32)
+
+    def raw():
+        comm.Allreduce(MPI.IN_PLACE, raw_buf, MPI.SUM)
+
+    for label, as_view, fresh, thread in [("grads in bucket views", True, False, False),
+                                          ("grads in bucket views, progress thread", True, False, True),
+                                          ("fresh grads, bucket views", True, True, False),
+                                          ("fresh grads, copies in and out", False, True, False)]:
+        model = dist.DistributedDataParallel(_Flat(sx, DDP_PARAMS, numel), progress_thread=thread,
+                                             gradient_as_bucket_view=as_view)
+        model(sx.ones(1)).backward()  # gradients become bucket views (as_view) or separate tensors
+        red, ps = model.reducer, model.module.ps
+        spare = [sx.ones(numel) for _ in ps]
+
+        def mine():
+            if fresh:
+                for p, g in zip(ps, spare):
+                    p.grad = g
+            red.prepare()
+            for i in reversed(range(len(ps))):
+                red.mark_ready(i)
+
+        mine(), raw()
+        ts, tr = [], []
+        for _ in range(cfg["repeats"]):
+            ts.append(_median_time(mine, 1, comm.Barrier))
+            tr.append(_median_time(raw, 1, comm.Barrier))
+        rows.append(_bandwidth_row(f"ddp gradient all-reduce 1e7 f32 ({label}, {len(red.buckets)} buckets)",
+                                   DDP_FLOATS * 4, ts, tr))
     return rows
 
 
@@ -108,37 +177,85 @@ def _step(model, sx, x, y):
             p.grad = None
 
 
+def _ddp_vs_single(ddp_step, plain_step, steps: int, comm) -> tuple:
+    """Seconds of ``ddp_step`` (every rank) and ``plain_step`` (rank 0 alone, the others waiting),
+    alternating after a warm-up of each."""
+    rank = comm.Get_rank()
+    ddp_step()
+    if rank == 0:
+        plain_step()
+    td, tp = [], []
+    for _ in range(steps):
+        td.append(_median_time(ddp_step, 1, comm.Barrier))
+        comm.Barrier()
+        if rank == 0:
+            t0 = time.perf_counter()
+            plain_step()
+            tp.append(time.perf_counter() - t0)
+        comm.Barrier()
+    return td, tp
+
+
+def _step_row(name: str, td: list, tp: list) -> dict:
+    d, p = statistics.median(td) * 1e3, statistics.median(tp) * 1e3
+    return {"name": name, "sneppx": d, "reference": p, "ratio": d / p, "unit": "ms", "spread": spread(td),
+            "reference_spread": spread(tp)}
+
+
 def _bench_ddp(cfg, dist, sx, MPI, progress_thread: bool) -> list:
     comm, rank = MPI.COMM_WORLD, MPI.COMM_WORLD.Get_rank()
     rng = np.random.default_rng(rank)
     x = sx.Tensor(rng.standard_normal((64, 784)).astype(np.float32))
     y = sx.Tensor(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)])
     model = dist.DistributedDataParallel(_MLP(sx), bucket_cap_mb=1, progress_thread=progress_thread)
-    _step(model, sx, x, y)
-    times, exposed = [], []
-    for _ in range(cfg["steps"]):
-        times.append(_median_time(lambda: _step(model, sx, x, y), 1, comm.Barrier))
+    plain, exposed = _MLP(sx), []
+
+    def ddp_step():
+        _step(model, sx, x, y)
         exposed.append(model.last_sync_stats["exposed_wait_s"])
+
+    td, tp = _ddp_vs_single(ddp_step, lambda: _step(plain, sx, x, y), cfg["steps"], comm)
     sizes = [b.size for b in model.reducer.buckets]
     bufs = [sx.ones(n) for n in sizes]
     alone = _median_time(lambda: [dist.all_reduce(b) for b in bufs], cfg["steps"], comm.Barrier)
-    plain, single = _MLP(sx), []
-    _step(plain, sx, x, y)
-    for _ in range(cfg["steps"]):
-        if rank == 0:
-            t0 = time.perf_counter()
-            _step(plain, sx, x, y)
-            single.append(time.perf_counter() - t0)
-    comm.Barrier()
     if rank != 0:
         return []
-    d, s = statistics.median(times) * 1e3, statistics.median(single) * 1e3
     share = max(0.0, min(1.0, 1 - statistics.median(exposed) / alone))
     tag = "progress thread" if progress_thread else "polling"
-    return [{"name": f"ddp step 784-1024-1024-10 b64/rank, {tag}", "sneppx": d, "reference": s, "ratio": s / d,
-             "unit": "ms"},
+    return [_step_row(f"ddp step 784-1024-1024-10 b64/rank, {tag}", td, tp),
             {"name": f"ddp overlap, {tag} ({len(sizes)} buckets, all-reduce {alone * 1e3:.1f} ms alone)",
              "sneppx": share, "reference": None, "ratio": None, "unit": "share"}]
+
+
+def _bench_ddp_gpt(cfg, dist, sx, MPI) -> list:
+    """The small GPT of bench_nn: a DDP step on 2 ranks against a plain step on 1 rank."""
+    import sneppx_nn as nn
+    from bench_nn import GPT, _sx_gpt
+
+    comm, rank = MPI.COMM_WORLD, MPI.COMM_WORLD.Get_rank()
+    rng = np.random.default_rng(rank)
+    ids = rng.integers(0, GPT["vocab"], (GPT["batch"], GPT["seq"] + 1))
+    x, y = sx.Tensor(ids[:, :-1].copy()), sx.Tensor(ids[:, 1:].reshape(-1).copy())
+    loss_fn = nn.CrossEntropyLoss()
+    sx.manual_seed(0)
+    model = dist.DistributedDataParallel(_sx_gpt(GPT))
+    sx.manual_seed(0)
+    plain = _sx_gpt(GPT)
+
+    def step(m):
+        logits = m(x)
+        loss_fn(logits.reshape((-1, logits.shape[-1])), y).backward()
+        with sx.no_grad():
+            for p in m.parameters():
+                p -= 1e-3 * p.grad
+                p.grad = None
+
+    td, tp = _ddp_vs_single(lambda: step(model), lambda: step(plain), cfg["steps"], comm)
+    if rank != 0:
+        return []
+    g = GPT
+    return [_step_row(f"ddp step gpt V{g['vocab']} d{g['d_model']} h{g['heads']} L{g['layers']} T{g['seq']} "
+                      f"b{g['batch']}/rank, 2 ranks vs 1", td, tp)]
 
 
 def _worker(quick: bool) -> None:
@@ -149,9 +266,10 @@ def _worker(quick: bool) -> None:
     sx.set_num_threads(1)
     cfg = QUICK if quick else FULL
     dist.init_process_group(timeout=120)
-    rows = _bench_all_reduce(cfg, dist, sx, MPI)
+    rows = _bench_all_reduce(cfg, dist, sx, MPI) + _bench_ddp_all_reduce(cfg, dist, sx, MPI)
     for progress_thread in (False, True):
         rows += _bench_ddp(cfg, dist, sx, MPI, progress_thread)
+    rows += _bench_ddp_gpt(cfg, dist, sx, MPI)
     dist.destroy_process_group()
     if MPI.COMM_WORLD.Get_rank() == 0:
         print(MARK + json.dumps(rows), flush=True)

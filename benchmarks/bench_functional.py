@@ -15,37 +15,24 @@ alternating so that machine load hits both alike):
   call touched beyond its inputs (falls back to the growth of ``ru_maxrss`` where the reset is not
   allowed, which under-reports when an earlier peak was higher).
 
-Rows: ``{name, sneppx, torch, ratio, unit}`` with ``ratio = sneppx / torch`` (lower is better).
+Rows: ``{name, sneppx, torch, ratio, unit}`` with ``ratio = sneppx / torch`` (lower is better), in ms.
 Run: ``python benchmarks/bench_functional.py [--quick]``.
 """
 
 from __future__ import annotations
 
 import json
-import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
 
+try:
+    from .common import interleaved, timing_row
+except ImportError:  # run as a script
+    from common import interleaved, timing_row
+
 THREADS = 2
-
-
-def _median_pair(fs, ft, repeats):
-    """Median seconds of fs() and ft(), interleaved, after two warm-up calls each (allocators settle)."""
-    for _ in range(2):
-        fs()
-        ft()
-    ts, tt = [], []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fs()
-        ts.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        ft()
-        tt.append(time.perf_counter() - t0)
-    return statistics.median(ts), statistics.median(tt)
 
 
 def _both(shape, sx, torch, rng, requires_grad=True):
@@ -184,8 +171,8 @@ def run(quick=False):
     torch.set_num_threads(THREADS)
     rows = []
     for name, fs, ft, reps in _cases(sx, F, torch, TF, quick):
-        s, t = _median_pair(fs, ft, reps)
-        rows.append({"name": name, "sneppx": s, "torch": t, "ratio": s / t, "unit": "s"})
+        s, t = interleaved([fs, ft], repeat=reps, number=1, warmup=2)
+        rows.append(timing_row(name, s, t, "ms"))
     ms, mt = _peak_growth("sneppx"), _peak_growth("torch")
     rows.append({"name": "sdpa T1024 peak RSS growth", "sneppx": ms, "torch": mt, "ratio": ms / max(mt, 1e-9),
                  "unit": "MiB"})

@@ -20,13 +20,17 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 
 import numpy as np
 import sneppx_core as sx
 import sneppx_core.functional as F
 
 from sneppx_generate import GenerationConfig, generate
+
+try:
+    from .common import interleaved, timing_row
+except ImportError:  # run as a script
+    from common import interleaved, timing_row
 
 CONFIG = {"vocab": 512, "dim": 128, "heads": 4, "layers": 2, "max_pos": 256}
 QUICK = {"vocab": 256, "dim": 64, "heads": 4, "layers": 2, "max_pos": 128}
@@ -173,16 +177,6 @@ def torch_decode(model, ids: np.ndarray, max_new_tokens: int, use_cache: bool, t
     return seq.numpy()
 
 
-def _best_ms(fn, repeats: int) -> float:
-    fn()  # warm-up
-    best = math.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best * 1e3
-
-
 def bench_protocol_model(model, vocab_size: int, torch_model=None, quick: bool = False, seed: int = 0) -> list:
     """Time ``generate`` on ``model`` (any object following the generation protocol) and, when a
     torch model with the same weights and ``new_cache`` is given, ``torch_decode`` on it.
@@ -200,15 +194,17 @@ def bench_protocol_model(model, vocab_size: int, torch_model=None, quick: bool =
         ids = rng.integers(0, vocab_size, size=(batch, prompt))
         cfg = GenerationConfig(max_new_tokens=new, use_cache=use_cache, seed=seed, **knobs)
         tokens = batch * new
-        ours = {}
-        sx_ms = _best_ms(lambda: ours.setdefault("out", generate(model, ids, generation_config=cfg)), repeats)
-        row = {"name": f"generate {name} prompt={prompt} new={new}", "sneppx": sx_ms / tokens,
-               "torch": None, "ratio": None, "unit": "ms/token", "match": None}
+        ours, theirs = {}, {}
+        fns = [lambda: ours.setdefault("out", generate(model, ids, generation_config=cfg))]
         if torch_model is not None:
-            theirs = {}
-            t_ms = _best_ms(lambda: theirs.setdefault("out", torch_decode(torch_model, ids, new, use_cache, **knobs)),
-                            repeats)
-            row.update(torch=t_ms / tokens, ratio=sx_ms / t_ms)
+            fns.append(lambda: theirs.setdefault("out", torch_decode(torch_model, ids, new, use_cache, **knobs)))
+        res = interleaved(fns, repeat=repeats, number=1)
+        row = timing_row(f"generate {name} prompt={prompt} new={new}", res[0], res[1] if len(res) > 1 else None,
+                         "ms/token")
+        row["sneppx"] /= tokens
+        row["match"] = None
+        if torch_model is not None:
+            row["torch"] /= tokens
             if not knobs:
                 row["match"] = ours["out"]["output_ids"].tolist() == theirs["out"].tolist()
         rows.append(row)

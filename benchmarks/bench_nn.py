@@ -4,7 +4,10 @@ Cases (one training step = forward, cross-entropy loss, backward, AdamW update):
 
 * ``mlp``: the migration guide's MLP (784-256-10, GELU), batch 64;
 * ``gpt``: a small decoder-only language model (vocab 256, d_model 128, 4 heads, 2 layers,
-  learned positions, tied head), sequences of 64 tokens, batch 8.
+  learned positions, tied head), sequences of 64 tokens, batch 8;
+* ``gpt scaling``: the same model at d_model 128, 256, 512, 768 and 1024 (heads of 64 channels,
+  at least 4), depth and sequence fixed, to show how the step cost grows with the width (the
+  rows carry ``d_model``; the runner draws them as a chart).
 
 Both libraries run in this process with 2 threads. SneppX's AdamW is the fused
 ``sneppx_core.functional.adam_step``; PyTorch's is ``torch.optim.AdamW``. Rows report the median
@@ -16,9 +19,7 @@ Run: ``python benchmarks/bench_nn.py [--quick]``.
 
 from __future__ import annotations
 
-import statistics
 import sys
-import time
 
 import numpy as np
 import sneppx_core as sx
@@ -26,8 +27,15 @@ import sneppx_core.functional as F
 
 import sneppx_nn as nn
 
+try:
+    from .common import interleaved, timing_row
+except ImportError:  # run as a script
+    from common import interleaved, timing_row
+
 FULL = {"warmup": 10, "steps": 100}
 QUICK = {"warmup": 3, "steps": 15}
+SCALING = {"warmup": 1, "steps": 6}  # per width of the model-size series (the wide models are slow)
+WIDTHS = (128, 256, 512, 768, 1024)
 LR, BETAS, EPS, WD = 1e-3, (0.9, 0.999), 1e-8, 0.01
 GPT = {"vocab": 256, "d_model": 128, "heads": 4, "layers": 2, "seq": 64, "batch": 8}
 
@@ -63,23 +71,10 @@ class SxAdamW:
             p.grad = None
 
 
-def _timed(step) -> float:
-    t0 = time.perf_counter()
-    step()
-    return time.perf_counter() - t0
-
-
 def _median_ms(steps: list, cfg) -> list:
-    """Median milliseconds per call of each step function; calls alternate between them so that
+    """Timings (see common.Timing) of each step function; calls alternate between them so that
     load from other processes affects every library alike."""
-    for _ in range(cfg["warmup"]):
-        for step in steps:
-            step()
-    times = [[] for _ in steps]
-    for _ in range(cfg["steps"]):
-        for ts, step in zip(times, steps):
-            ts.append(_timed(step))
-    return [1e3 * statistics.median(ts) for ts in times]
+    return interleaved(steps, repeat=cfg["steps"], number=1, warmup=cfg["warmup"])
 
 
 def _sx_step(model, x, y):
@@ -108,9 +103,8 @@ def _torch_step(torch, model, x, y):
     return step
 
 
-def _torch_models(torch):
+def _torch_gpt(torch, g):
     tnn = torch.nn
-    g = GPT
 
     class TorchGPT(tnn.Module):
         def __init__(self):
@@ -129,8 +123,12 @@ def _torch_models(torch):
                 x = blk(x, src_mask=self.mask, is_causal=True)
             return self.norm_f(x) @ self.tok_emb.weight.T
 
-    mlp = tnn.Sequential(tnn.Flatten(), tnn.Linear(784, 256), tnn.GELU(), tnn.Linear(256, 10))
-    return mlp, TorchGPT()
+    return TorchGPT()
+
+
+def _torch_models(torch):
+    mlp = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(784, 256), torch.nn.GELU(), torch.nn.Linear(256, 10))
+    return mlp, _torch_gpt(torch, GPT)
 
 
 def _data():
@@ -141,6 +139,36 @@ def _data():
     return x, y, ids[:, :-1].copy(), ids[:, 1:].reshape(-1).copy()
 
 
+def _sx_gpt(g):
+    return nn.Transformer(g["vocab"], g["d_model"], g["heads"], g["layers"], max_seq_len=g["seq"])
+
+
+def _gpt_name(g) -> str:
+    return f"gpt train step V{g['vocab']} d{g['d_model']} h{g['heads']} L{g['layers']} T{g['seq']} batch {g['batch']}"
+
+
+def _compare(name, ours, theirs, torch, a, b, cfg) -> dict:
+    steps = [_sx_step(ours, sx.Tensor(a), sx.Tensor(b))]
+    if torch is not None:
+        steps.append(_torch_step(torch, theirs, torch.from_numpy(a), torch.from_numpy(b)))
+    res = _median_ms(steps, cfg)
+    return timing_row(name, res[0], res[1] if torch is not None else None, "ms/step")
+
+
+def scaling(torch, cfg=SCALING, widths=WIDTHS) -> list:
+    """The GPT train step at each width of ``widths`` (depth, sequence and batch fixed)."""
+    rows = []
+    _, _, ids, targets = _data()
+    for d in widths:
+        g = dict(GPT, d_model=d, heads=max(4, d // 64))
+        sx.manual_seed(0)
+        r = _compare(_gpt_name(g).replace("gpt train step", "gpt width series"), _sx_gpt(g), _torch_gpt(torch, g) if torch is not None else None, torch,
+                     ids, targets, cfg)
+        r["d_model"] = d
+        rows.append(r)
+    return rows
+
+
 def run(quick: bool = False) -> list:
     """Times one training step of each case in both libraries; rows name, sneppx, torch, ratio, unit."""
     cfg = QUICK if quick else FULL
@@ -149,25 +177,13 @@ def run(quick: bool = False) -> list:
     except ImportError:
         torch = None
     sx.set_num_threads(2)
-    x, y, ids, targets = _data()
-    g = GPT
-    ours = {"mlp train step 784-256-10 batch 64": (MLP(), x, y),
-            "gpt train step V256 d128 h4 L2 T64 batch 8": (
-                nn.Transformer(g["vocab"], g["d_model"], g["heads"], g["layers"], max_seq_len=g["seq"]), ids, targets)}
-    theirs = dict(zip(ours, _torch_models(torch))) if torch is not None else {}
     if torch is not None:
         torch.set_num_threads(2)
-    rows = []
-    for name, (model, a, b) in ours.items():
-        steps = [_sx_step(model, sx.Tensor(a), sx.Tensor(b))]
-        if torch is not None:
-            steps.append(_torch_step(torch, theirs[name], torch.from_numpy(a), torch.from_numpy(b)))
-        ms = _median_ms(steps, cfg)
-        row = {"name": name, "sneppx": ms[0], "torch": None, "ratio": None, "unit": "ms/step"}
-        if torch is not None:
-            row.update(torch=ms[1], ratio=ms[0] / ms[1])
-        rows.append(row)
-    return rows
+    x, y, ids, targets = _data()
+    ours = {"mlp train step 784-256-10 batch 64": (MLP(), x, y), _gpt_name(GPT): (_sx_gpt(GPT), ids, targets)}
+    theirs = dict(zip(ours, _torch_models(torch))) if torch is not None else {}
+    rows = [_compare(name, model, theirs.get(name), torch, a, b, cfg) for name, (model, a, b) in ours.items()]
+    return rows + scaling(torch, dict(SCALING, steps=4, warmup=1) if quick else SCALING)
 
 
 def main(argv: list) -> None:

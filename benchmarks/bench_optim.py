@@ -17,14 +17,13 @@ Run: ``python benchmarks/bench_optim.py [--quick]``.
 
 from __future__ import annotations
 
-import statistics
 import sys
 
 import numpy as np
 import sneppx_core as sx
 
 import sneppx_optim as so
-from common import median_time, row, set_threads
+from common import interleaved, set_threads, timing_row
 
 THREADS = 2
 
@@ -68,18 +67,6 @@ def _torch_opt(torch, make, values, grads):
     return make(torch, params)
 
 
-def _interleaved_ms(steps: list, repeat: int) -> list:
-    """Median ms per call of each function, timed in alternation so both see the same machine load."""
-    for fn in steps:  # creates the optimizer state, pages in memory
-        fn()
-        fn()
-    times = [[] for _ in steps]
-    for _ in range(repeat):
-        for fn, out in zip(steps, times):
-            out.append(median_time(fn, repeat=1, min_time=0.05))
-    return [statistics.median(t) * 1e3 for t in times]
-
-
 def run(quick: bool = False) -> list:
     """Times one step of each optimizer on each case; rows with name, sneppx, torch, ratio, unit."""
     repeat = 5 if quick else 15
@@ -95,8 +82,9 @@ def run(quick: bool = False) -> list:
             steps = [_sneppx_opt(make_sx, values, grads).step]
             if torch is not None:
                 steps.append(_torch_opt(torch, make_torch, values, grads).step)
-            ms = _interleaved_ms(steps, repeat)
-            rows.append(row(f"optim_step_{opt_name}_{case}", ms[0], ms[1] if torch is not None else None, "ms/step"))
+            res = interleaved(steps, repeat=repeat, min_time=0.05, warmup=2)  # warm-up creates the state
+            rows.append(timing_row(f"optim_step_{opt_name}_{case}", res[0], res[1] if torch is not None else None,
+                                   "ms/step"))
     return rows
 
 

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from common import median_time, set_threads
+from common import interleaved, median_time, set_threads, timing_row
 
 FULL = {"n_embd": 512, "n_layer": 8, "n_head": 8, "vocab_size": 8192, "n_positions": 1024}
 QUICK = {"n_embd": 256, "n_layer": 4, "n_head": 4, "vocab_size": 4096, "n_positions": 256}
@@ -78,11 +78,11 @@ def bench_decode(folder: str, vocab: int, quick: bool, label: str = "") -> list:
     for batch in (1, 8):
         ids = rng.integers(0, vocab, (batch, 32))
         repeat = 3 if quick else 5
-        ours = median_time(lambda: run_ours(ids, new), repeat=repeat, number=1) * 1e3 / new
-        theirs = median_time(lambda: run_theirs(ids, new), repeat=repeat, number=1) * 1e3 / new
-        rows.append({"name": f"pretrained GPT-2{label} greedy B={batch} prompt=32 new={new}", "sneppx": ours,
-                     "torch": theirs, "ratio": ours / theirs, "unit": "ms/token", "higher_is_better": False,
-                     "match": run_ours(ids, new).tolist() == run_theirs(ids, new).tolist()})
+        res = interleaved([lambda: run_ours(ids, new), lambda: run_theirs(ids, new)], repeat=repeat, number=1)
+        r = timing_row(f"pretrained GPT-2{label} greedy B={batch} prompt=32 new={new}", *res, "ms/token")
+        r["sneppx"], r["torch"] = r["sneppx"] / new, r["torch"] / new
+        r["match"] = run_ours(ids, new).tolist() == run_theirs(ids, new).tolist()
+        rows.append(r)
     return rows
 
 
@@ -134,10 +134,9 @@ def bench_load(folder: str) -> list:
 
     from sneppx_generate import load_model
 
-    ours = median_time(lambda: load_model(folder), repeat=5, number=1) * 1e3
-    theirs = median_time(lambda: transformers.AutoModelForCausalLM.from_pretrained(folder), repeat=5, number=1) * 1e3
-    return [{"name": "pretrained GPT-2 load from disk", "sneppx": ours, "torch": theirs, "ratio": ours / theirs,
-             "unit": "ms", "higher_is_better": False}]
+    res = interleaved([lambda: load_model(folder), lambda: transformers.AutoModelForCausalLM.from_pretrained(folder)],
+                      repeat=5, number=1)
+    return [timing_row("pretrained GPT-2 load from disk", *res, "ms")]
 
 
 def bench_bound(folder: str, weight_bytes: int, vocab: int, quick: bool) -> list:

@@ -17,6 +17,7 @@ import sneppx_core as sx
 
 import sneppx_nn as nn
 from bench_nn import FULL, QUICK, _median_ms
+from common import timing_row
 
 LM = {"vocab": 2000, "hidden": 256, "layers": 2, "seq": 35, "batch": 20}
 LR = 0.1
@@ -98,12 +99,9 @@ def run(quick: bool = False) -> list:
         steps = [_sx_step(_sx_model(cell), sx.Tensor(x), sx.Tensor(y))]
         if torch is not None:
             steps.append(_torch_step(torch, _torch_model(torch, cell), torch.from_numpy(x), torch.from_numpy(y)))
-        ms = _median_ms(steps, cfg)
-        row = {"name": f"{cell.lower()} LM step V2000 H256 L2 T35 batch 20", "sneppx": ms[0], "torch": None,
-               "ratio": None, "unit": "ms/step"}
-        if torch is not None:
-            row.update(torch=ms[1], ratio=ms[0] / ms[1])
-        rows.append(row)
+        res = _median_ms(steps, cfg)
+        rows.append(timing_row(f"{cell.lower()} LM step V2000 H256 L2 T35 batch 20", res[0],
+                               res[1] if torch is not None else None, "ms/step"))
     return rows
 
 

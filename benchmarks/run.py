@@ -1,8 +1,16 @@
-"""Runs every benchmark module side by side with PyTorch and writes the table.
+"""Runs the benchmark groups side by side with PyTorch and writes the results page.
 
-Usage: python benchmarks/run.py [--quick] [--only core,nn] [--no-write]
-Prints a table of medians and ratios, writes benchmarks/results/latest.json and rewrites
-docs/benchmarks.md (with the machine it ran on) unless --no-write is given.
+Usage: python benchmarks/run.py [--quick] [--only core,ops] [--no-write]
+
+Before the run the 1-minute load average is sampled; above 1.5 the runner waits up to a minute
+for it to fall. During each group it records how much CPU other processes took (from
+/proc/stat, minus this process and its children), since the run's own threads count in the load
+average. If the machine was still loaded when the run
+started, or other processes took more than half a core during a group, the page opens with a
+banner saying so, with the numbers seen. The runner prints a table of medians and ratios per
+group, writes benchmarks/results/latest.json and rewrites docs/benchmarks.md (machine, versions,
+load) with charts drawn by matplotlib when it is installed, unless --no-write is given. A run
+with --only keeps the other groups of the last run.
 """
 
 from __future__ import annotations
@@ -15,11 +23,18 @@ import os
 import pathlib
 import platform
 import sys
+import time
 import traceback
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-MODULES = ["core", "functional", "nn", "conv", "rnn", "optim", "data", "generate", "distributed"]
+from common import THREADS, speed  # noqa: E402
+
+MODULES = ["core", "functional", "nn", "conv", "rnn", "optim", "data", "generate", "distributed", "ops"]
+DOCS = HERE.parent / "docs"
+CHARTS = {"speed": "assets/benchmarks-speed.png", "width": "assets/benchmarks-gpt-width.png",
+          "ops": "assets/benchmarks-ops.png"}
+LOAD_LIMIT, LOAD_WAIT_S, FOREIGN_LIMIT = 1.5, 60.0, 0.5
 
 
 def machine() -> str:
@@ -40,44 +55,237 @@ def machine() -> str:
     except ImportError:
         tv = "not installed"
     return (f"{cpu}, {os.cpu_count()} logical cores, Python {platform.python_version()}, "
-            f"sneppx-core {sneppx_core.__version__}, torch {tv}; both libraries at 2 threads")
+            f"sneppx-core {sneppx_core.__version__}, torch {tv}; both libraries at {THREADS} threads")
 
 
+# ---------------------------------------------------------------- load
+def wait_for_quiet(limit: float = LOAD_LIMIT, wait_s: float = LOAD_WAIT_S, step_s: float = 5.0) -> float:
+    """The 1-minute load average, re-checked every ``step_s`` seconds for up to ``wait_s`` while above ``limit``."""
+    load, waited = os.getloadavg()[0], 0.0
+    while load > limit and waited < wait_s:
+        if waited == 0:
+            print(f"load average {load:.2f} > {limit}: waiting up to {wait_s:.0f} s for it to fall", flush=True)
+        time.sleep(step_s)
+        waited += step_s
+        load = os.getloadavg()[0]
+    return load
+
+
+class ForeignCpu:
+    """CPU time taken by other processes between :meth:`start` and :meth:`cores`, in cores.
+
+    Busy time of the whole machine (``/proc/stat``) minus this process's and its reaped children's
+    CPU time, over the wall time. None where ``/proc/stat`` cannot be read.
+    """
+
+    @staticmethod
+    def _busy():
+        try:
+            with open("/proc/stat") as f:
+                fields = [int(v) for v in f.readline().split()[1:]]
+        except (OSError, ValueError):
+            return None
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+        return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+    @staticmethod
+    def _own() -> float:
+        t = os.times()
+        return t.user + t.system + t.children_user + t.children_system
+
+    def start(self) -> None:
+        self.t0, self.busy0, self.own0 = time.perf_counter(), self._busy(), self._own()
+
+    def cores(self):
+        busy, wall = self._busy(), time.perf_counter() - self.t0
+        if busy is None or self.busy0 is None or wall <= 0:
+            return None
+        return max(0.0, (busy - self.busy0 - (self._own() - self.own0)) / wall)
+
+
+def loaded(meta: dict) -> bool:
+    """True when a group was measured on a loaded machine (see the module docstring)."""
+    return meta.get("load_before", 0) > LOAD_LIMIT or (meta.get("foreign_cores") or 0) > FOREIGN_LIMIT
+
+
+def banner(sections: dict, metas: dict) -> str:
+    """The warning that opens the page when any group was measured under load ("" otherwise)."""
+    bad = {n: metas[n] for n in sections if n in metas and loaded(metas[n])}
+    unknown = [n for n in sections if n not in metas]
+    lines = []
+    if bad:
+        worst_load = max(m.get("load_before", 0) for m in bad.values())
+        worst = max(bad, key=lambda n: bad[n].get("foreign_cores") or 0)
+        lines.append(
+            f"> **Measured under load** ({', '.join(bad)}). These groups ran on a busy machine: the 1-minute load "
+            f"average was up to {worst_load:.2f} when their run started (the runner waits up to a minute for it to "
+            f"fall below {LOAD_LIMIT}), and other processes took up to "
+            f"{bad[worst].get('foreign_cores') or 0:.2f} cores during a group ({worst}). Wall-time ratios are "
+            "unreliable under load, and so are CPU-time ratios when the load is heavy (threads that wait for a core "
+            "spin and count as busy). Regenerate on a quiet machine before quoting.")
+    if unknown:
+        lines.append(f"> No load was recorded for {', '.join(unknown)} (an older run); treat them as unchecked.")
+    return "\n>\n".join(lines) + ("\n" if lines else "")
+
+
+# ---------------------------------------------------------------- tables
 def fmt(v) -> str:
     if v is None:
         return "-"
     return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"
 
 
-def verdict(r) -> str:
-    if r.get("ratio") is None:
-        return "-"
-    # Express every ratio as "SneppX speed relative to PyTorch" (>1 means SneppX is faster).
-    speed = r["ratio"] if r.get("higher_is_better") else 1.0 / r["ratio"]
-    return f"{speed:.2f}x"
+def _pct(v) -> str:
+    return "-" if v is None else f"{100 * v:.0f}%"
+
+
+def _x(v) -> str:
+    return "-" if not v else f"{v:.2f}x"
 
 
 def table(rows) -> str:
-    out = ["| benchmark | SneppX | PyTorch | unit | SneppX speed vs PyTorch |", "| --- | --- | --- | --- | --- |"]
+    out = ["| benchmark | SneppX | PyTorch (or reference) | unit | spread SneppX / other | speed vs other (wall) "
+           "| speed (CPU time) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    skipped = []
     for r in rows:
-        out.append(f"| {r['name']} | {fmt(r['sneppx'])} | {fmt(r.get('torch', r.get('reference')))} | {r['unit']} | "
-                   f"{verdict(r)} |")
+        if "skipped" in r:
+            skipped.append(f"- {r['name']}: {r['skipped']}")
+            continue
+        other = r.get("torch", r.get("reference"))
+        spreads = f"{_pct(r.get('spread'))} / {_pct(r.get('torch_spread', r.get('reference_spread')))}"
+        cpu = 1.0 / r["cpu_ratio"] if r.get("cpu_ratio") else None
+        out.append(f"| {r['name']} | {fmt(r['sneppx'])} | {fmt(other)} | {r['unit']} | {spreads} | "
+                   f"{_x(speed(r))} | {_x(cpu)} |")
+    if skipped:
+        out.append("\nNot measured (the op's case does not scale):\n\n" + "\n".join(skipped))
     return "\n".join(out)
 
 
+# ---------------------------------------------------------------- charts
+def charts(sections: dict) -> dict:
+    """Draws the charts into docs/assets; returns {chart: relative path} of those drawn, or raises
+    ImportError when matplotlib is missing."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    drawn = {}
+    (DOCS / "assets").mkdir(parents=True, exist_ok=True)
+    rows = [(f"{name}: {r['name']}", speed(r)) for name, rs in sections.items() if name != "ops"
+            for r in rs if r.get("torch") and speed(r)]
+    if rows:
+        fig, ax = plt.subplots(figsize=(9, 0.5 + 0.2 * len(rows)))
+        labels, values = zip(*rows)
+        y = range(len(rows))
+        ax.barh(y, [v - 1 for v in values], left=1, color=["tab:green" if v >= 1 else "tab:red" for v in values])
+        ax.set_xscale("log")
+        ax.axvline(1.0, color="black", linewidth=1)
+        ax.set_yticks(list(y), [lab[:70] for lab in labels], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel("SneppX speed relative to PyTorch (wall time; above 1: SneppX faster)")
+        ax.grid(axis="x", which="both", alpha=0.3)
+        drawn["speed"] = _save(fig, "speed")
+    width = [r for r in sections.get("nn", []) if "d_model" in r]
+    if width:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        d = [r["d_model"] for r in width]
+        ax.plot(d, [r["sneppx"] for r in width], "o-", label="SneppX")
+        if all(r.get("torch") for r in width):
+            ax.plot(d, [r["torch"] for r in width], "s-", label="PyTorch")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks(d, [str(v) for v in d])
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.set_xlabel("d_model")
+        ax.set_ylabel("ms per train step")
+        ax.set_title("GPT train step (2 layers, 64 tokens, batch 8) against width", fontsize=9)
+        ax.legend()
+        ax.grid(which="both", alpha=0.3)
+        drawn["width"] = _save(fig, "width")
+    ops = [r for r in sections.get("ops", []) if r.get("torch") and speed(r)]
+    if ops:
+        fig, ax = plt.subplots(figsize=(9, 4))
+        for size in ("small", "medium", "large"):
+            vals = sorted(speed(r) for r in ops if r.get("size") == size)
+            if vals:
+                ax.plot(range(len(vals)), vals, ".", label=size)
+        ax.set_yscale("log")
+        ax.axhline(1.0, color="black", linewidth=1)
+        ax.set_xlabel("ops of the op table, sorted by speed (each size on its own)")
+        ax.set_ylabel("SneppX speed relative to PyTorch")
+        ax.legend(title="size")
+        ax.grid(axis="y", which="both", alpha=0.3)
+        drawn["ops"] = _save(fig, "ops")
+    return drawn
+
+
+def _save(fig, key: str) -> str:
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(DOCS / CHARTS[key], dpi=110)
+    plt.close(fig)
+    return CHARTS[key]
+
+
+CAPTIONS = {"speed": "Every row's SneppX speed relative to PyTorch (log scale; the line is 1.0)",
+            "width": "GPT train-step time against model width, both libraries",
+            "ops": "The op sweep: every op's speed relative to PyTorch at each size, sorted"}
+
+
+def page(stamp: str, sections: dict, metas: dict) -> str:
+    body = [f"# Benchmarks\n\n{banner(sections, metas)}\nMeasured {stamp} on: {machine()}.\n",
+            "Produced by `python benchmarks/run.py` (`nox -s bench`); this page is rewritten by the runner. "
+            "Each row runs SneppX and PyTorch 2.13 CPU interleaved in one process and reports medians; "
+            "\"spread\" is the interquartile range over the median; \"speed\" is SneppX's speed relative to the "
+            "other side (above 1.00x SneppX is faster), from wall time and from CPU time (all threads of the "
+            "process). Rows of the distributed group compare against raw mpi4py or a single rank.\n"]
+    for name, m in metas.items():
+        if name in sections:
+            fc = m.get("foreign_cores")
+            body.append(f"- {name}: run of {m.get('date', '?')}, load average {m.get('load_before', 0):.2f} at its "
+                        f"start, other processes {'-' if fc is None else f'{fc:.2f}'} cores during the group, "
+                        f"{m.get('seconds', 0):.0f} s" + (" (--quick)" if m.get("quick") else ""))
+    body.append("")
+    try:
+        drawn = charts(sections)
+        for key, path in drawn.items():
+            body.append(f"![{CAPTIONS[key]}]({path})\n")
+    except ImportError:
+        body.append("Charts are missing: matplotlib is not installed (`nox -s bench` installs it).\n")
+    for name, rows in sections.items():
+        body.append(f"## {name}\n\n{table(rows)}\n")
+    return "\n".join(body)
+
+
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__)
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--only", default="")
+    p.add_argument("--only", default="", help="comma-separated groups: " + ",".join(MODULES))
     p.add_argument("--no-write", action="store_true")
     args = p.parse_args(argv)
-    wanted = [m for m in MODULES if not args.only or m in args.only.split(",")]
-    sections = {}
+    only = [g for g in args.only.split(",") if g]
+    unknown = [g for g in only if g not in MODULES]
+    if unknown:
+        p.error(f"unknown group(s) {unknown}; choose from {MODULES}")
+    wanted = [m for m in MODULES if not only or m in only]
+    sections, metas = {}, {}
+    # Sampled once: during the run this process's own threads count in the load average, so each
+    # group's share of other processes' CPU time is measured instead (ForeignCpu).
+    load = wait_for_quiet()
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    print(f"load average {load:.2f} at the start", flush=True)
     for name in wanted:
-        path = HERE / f"bench_{name}.py"
-        if not path.exists():
+        if not (HERE / f"bench_{name}.py").exists():
             continue
         print(f"== {name}", flush=True)
+        watch = ForeignCpu()
+        watch.start()
+        t0 = time.perf_counter()
         try:
             mod = importlib.import_module(f"bench_{name}")
             rows = mod.run(quick=args.quick)
@@ -85,24 +293,24 @@ def main(argv=None):
             traceback.print_exc()
             continue
         sections[name] = rows
+        metas[name] = {"load_before": load, "foreign_cores": watch.cores(), "seconds": time.perf_counter() - t0,
+                       "quick": args.quick, "date": stamp}
         print(table(rows), flush=True)
+        print(f"({metas[name]['seconds']:.0f} s; other processes {metas[name]['foreign_cores'] or 0:.2f} cores)",
+              flush=True)
     if args.no_write:
         return
     (HERE / "results").mkdir(exist_ok=True)
     latest = HERE / "results" / "latest.json"
-    if args.only and latest.exists():  # a partial run keeps the other sections of the last one
-        sections = {**json.loads(latest.read_text()).get("sections", {}), **sections}
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    (HERE / "results" / "latest.json").write_text(json.dumps({"machine": machine(), "date": stamp,
-                                                              "sections": sections}, indent=1))
-    docs = HERE.parent / "docs" / "benchmarks.md"
-    docs.parent.mkdir(exist_ok=True)
-    body = [f"# Benchmarks\n\nMeasured {stamp} on: {machine()}.\n",
-            "Medians of several runs, produced by `python benchmarks/run.py`; the last column is SneppX's speed "
-            "relative to PyTorch 2.13 CPU (above 1.00x SneppX is faster). This page is rewritten by the runner.\n"]
-    for name, rows in sections.items():
-        body.append(f"## {name}\n\n{table(rows)}\n")
-    docs.write_text("\n".join(body))
+    if only and latest.exists():  # a partial run keeps the other groups of the last one
+        old = json.loads(latest.read_text())
+        sections = {**old.get("sections", {}), **sections}
+        metas = {**old.get("meta", {}), **metas}
+        sections = {n: sections[n] for n in MODULES if n in sections}
+    latest.write_text(json.dumps({"machine": machine(), "date": stamp, "sections": sections, "meta": metas},
+                                 indent=1))
+    DOCS.mkdir(exist_ok=True)
+    (DOCS / "benchmarks.md").write_text(page(stamp, sections, metas))
 
 
 if __name__ == "__main__":

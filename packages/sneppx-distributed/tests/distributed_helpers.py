@@ -90,20 +90,56 @@ def train_single(model, data, lr: float = 0.1) -> dict:
     return {n: p.detach().numpy().copy() for n, p in model.named_parameters()}
 
 
+def _in_buckets(model) -> bool:
+    """True when every parameter's .grad lies inside one of the reducer's flat buckets."""
+    spans = [(b.array.ctypes.data, b.array.ctypes.data + b.array.nbytes) for b in model.reducer.buckets
+             if b.array is not None]
+    return all(p.grad is not None and any(lo <= p.grad.data_ptr() < hi for lo, hi in spans)
+               for p in model.parameters())
+
+
+def _clear(model, how: str, lr: float, opt=None) -> None:
+    """SGD step, then clear the gradients: set to None, zero in place, or replace with new zero tensors;
+    ``"optim"``: sneppx_optim's SGD step and ``zero_grad(set_to_none=False)``."""
+    if how == "optim":
+        opt.step()
+        opt.zero_grad(set_to_none=False)
+        return
+    if how == "none":
+        sgd_step(model.parameters(), lr)
+        return
+    with sx.no_grad():
+        for p in model.parameters():
+            p -= lr * p.grad
+            if how == "replace":
+                p.grad = sx.zeros_like(p.grad)
+    if how == "inplace":
+        model.zero_grad(set_to_none=False)
+
+
 def ddp_train(mode: str, steps: int = 20, batch: int = 16, lr: float = 0.1, bucket_cap_mb: float = 0.25,
-              use_nn: bool = False, progress_thread=None) -> dict:
+              use_nn: bool = False, progress_thread=None, zero: str = "none", gradient_as_bucket_view: bool = True) -> dict:
     """Rank function: train with DDP on this rank's share and compare with one process on full batches.
 
     ``mode``: ``"halves"`` (each rank the r-th slice of every batch), ``"no_sync"`` (two
     micro-batches per step, the first under no_sync), ``"sampler"`` (shares from sneppx_data's
-    DistributedSampler). Returns the largest absolute parameter difference and checks.
+    DistributedSampler). ``zero``: how gradients are cleared after each step (see ``_clear``).
+    Returns the largest absolute parameter difference and checks, among them whether the
+    gradients were views of the buckets after every synced backward.
     """
     dist.init_process_group()
     r, n = dist.get_rank(), dist.get_world_size()
     make = nn_mlp if use_nn else MLP
-    model = dist.DistributedDataParallel(make(seed=r), bucket_cap_mb=bucket_cap_mb, progress_thread=progress_thread)
+    model = dist.DistributedDataParallel(make(seed=r), bucket_cap_mb=bucket_cap_mb, progress_thread=progress_thread,
+                                         gradient_as_bucket_view=gradient_as_bucket_view)
     data = list(batches(steps, batch))
     shares = _shares(mode, data, r, n)
+    in_buckets = []
+    opt = None
+    if zero == "optim":
+        import sneppx_optim
+
+        opt = sneppx_optim.SGD(model.parameters(), lr=lr)
     for parts in shares:
         for k, (x, y) in enumerate(parts):
             if k < len(parts) - 1:
@@ -111,13 +147,15 @@ def ddp_train(mode: str, steps: int = 20, batch: int = 16, lr: float = 0.1, buck
                     (loss_fn(model(x), y) / len(parts)).backward()
             else:
                 (loss_fn(model(x), y) / len(parts)).backward()
-        sgd_step(model.parameters(), lr)
+        in_buckets.append(_in_buckets(model))
+        _clear(model, zero, lr, opt)
     got = {k: p.detach().numpy().copy() for k, p in model.named_parameters()}
     want = train_single(make(seed=0), data if mode != "sampler" else _sampler_batches(data, n), lr)
     dist.destroy_process_group()
     diff = max(float(np.abs(got[k] - want[k]).max()) for k in want)
     assert diff < 1e-5, f"rank {r}: parameters differ from single-process training by {diff}"
-    return {"rank": r, "max_diff": diff, "keys": sorted(got), "buckets": model.last_sync_stats["buckets"]}
+    return {"rank": r, "max_diff": diff, "keys": sorted(got), "buckets": model.last_sync_stats["buckets"],
+            "grads_in_buckets": all(in_buckets), "grads_outside_buckets": not any(in_buckets)}
 
 
 def _shares(mode: str, data, r: int, n: int):
@@ -244,3 +282,117 @@ def env_cycle() -> list:
     seen.append([os.environ.get(k) for k in keys])
     seen.append(dist.DistributedContext.initialized)
     return seen
+
+
+class _Delayed:
+    """An MPI request that counts as complete only once it is done and ``ready_at`` has passed."""
+
+    def __init__(self, request, ready_at: float) -> None:
+        self.request, self.ready_at = request, ready_at
+
+
+class _SlowLink:
+    """Wraps a communicator: each ``Iallreduce`` takes ``delay`` seconds on a link that carries one
+    all-reduce at a time (so a bucket started while another is in flight waits for it)."""
+
+    def __init__(self, comm, delay: float) -> None:
+        self.comm, self.delay, self.free_at, self.busy_s = comm, delay, 0.0, 0.0
+
+    def Iallreduce(self, *args):
+        import time
+
+        self.free_at = max(time.perf_counter(), self.free_at) + self.delay
+        self.busy_s += self.delay
+        return _Delayed(self.comm.Iallreduce(*args), self.free_at)
+
+    def __getattr__(self, name):
+        return getattr(self.comm, name)
+
+
+class _GroupOverLink:
+    """The process group, with its communicator replaced by a :class:`_SlowLink`."""
+
+    def __init__(self, group, link) -> None:
+        self._group, self.comm = group, link
+
+    def __getattr__(self, name):
+        return getattr(self._group, name)
+
+
+def _slow_poll(requests, statuses=None) -> bool:
+    import time
+
+    from mpi4py import MPI
+
+    real = [r.request if isinstance(r, _Delayed) else r for r in requests]
+    done = MPI.Request.Testall(real)
+    return done and all(time.perf_counter() >= r.ready_at for r in requests if isinstance(r, _Delayed))
+
+
+def _slow_wait(requests, timeout, what, rank, statuses=None) -> None:
+    import time
+
+    end = time.perf_counter() + timeout
+    while not _slow_poll(requests):
+        if time.perf_counter() > end:
+            raise RuntimeError(f"{what}: timed out")
+        time.sleep(1e-4)
+
+
+def ddp_overlap(delay: float = 0.05, layers: int = 4, width: int = 32, steps: int = 3) -> dict:
+    """Rank function: DDP over a link where every bucket's all-reduce takes ``delay`` seconds.
+
+    A chain of ``layers`` weight matrices, one bucket each; a hook between layers holds backward
+    for ``1.5 * delay`` before the next layer's gradient, as a slower layer would. Returns the
+    exposed wait at the end of backward, the total time the link was busy, and the largest
+    difference of the averaged gradients from gradients computed locally over both ranks' data.
+    """
+    import time
+
+    import sneppx_distributed._reducer as reducer_mod
+
+    dist.init_process_group()
+    r, n = dist.get_rank(), dist.get_world_size()
+    rng = np.random.default_rng(0)
+    ws = {f"w{k}": _param(rng, (width, width), width ** -0.5) for k in range(layers)}
+
+    class Chain:
+        def named_parameters(self):
+            return list(ws.items())
+
+        def parameters(self):
+            return list(ws.values())
+
+        def __call__(self, x):
+            for k, w in enumerate(ws.values()):
+                x = x @ w
+                if k < layers - 1:
+                    x = x.tanh()
+                    x.register_hook(lambda g: time.sleep(1.5 * delay))
+            return x
+
+    model = dist.DistributedDataParallel(Chain(), bucket_cap_mb=width * width * 4 / 2**20, progress_thread=False)
+    link = _SlowLink(model.reducer.group.comm, delay)
+    model.reducer.group = _GroupOverLink(model.reducer.group, link)
+    saved = reducer_mod.poll, reducer_mod.wait_requests
+    reducer_mod.poll, reducer_mod.wait_requests = _slow_poll, _slow_wait
+    xs = [sx.Tensor(np.random.default_rng(100 + k).standard_normal((8, width)).astype(np.float32)) for k in range(n)]
+    exposed, busy = [], []
+    try:
+        for _ in range(steps):
+            model.zero_grad()
+            link.busy_s = 0.0
+            model(xs[r]).square().sum().backward()
+            exposed.append(model.last_sync_stats["exposed_wait_s"])
+            busy.append(link.busy_s)
+    finally:
+        reducer_mod.poll, reducer_mod.wait_requests = saved
+    got = {k: p.grad.numpy().copy() for k, p in ws.items()}
+    for p in ws.values():
+        p.grad = None
+    for x in xs:
+        model.module(x).square().sum().backward()
+    diff = max(float(np.abs(got[k] - p.grad.numpy() / n).max()) for k, p in ws.items())
+    dist.destroy_process_group()
+    return {"buckets": model.last_sync_stats["buckets"], "exposed_s": sorted(exposed)[len(exposed) // 2],
+            "comm_s": sorted(busy)[len(busy) // 2], "diff": diff}

@@ -31,7 +31,9 @@ class ProgressThread:
         self.comm = comm.Dup()  # collective: every rank creates its reducer at the same point
         self.rank = self.comm.Get_rank()
         self._go, self._inside = threading.Event(), threading.Event()
-        self._token, self._request, self.running = np.zeros(1, np.uint8), None, False
+        # separate send and receive buffers: MPICH aborts on a message to self whose buffers coincide
+        self._token, self._send_token = np.zeros(1, np.uint8), np.zeros(1, np.uint8)
+        self._request, self.running = None, False
         self._thread = threading.Thread(target=self._loop, name="sneppx-mpi-progress", daemon=True)
         self._thread.start()
 
@@ -58,7 +60,7 @@ class ProgressThread:
     def stop(self) -> None:
         """End the wait and let the thread go idle."""
         if self.running:
-            self.comm.Send(self._token, dest=self.rank, tag=1)
+            self.comm.Send(self._send_token, dest=self.rank, tag=1)
             self.running = False
 
     def close(self) -> None:

@@ -2,11 +2,17 @@
 
 Parameters are laid out in buckets of at most ``cap`` bytes, in reverse registration order (the
 order backward usually produces their gradients), one dtype per bucket. A post-accumulate hook
-copies each gradient into its bucket slot; a full bucket starts a non-blocking ``MPI_Iallreduce``
-right away, so communication overlaps the rest of backward. Buckets start strictly in index
-order, which keeps the sequence of collectives identical on every rank. When the last bucket has
-started, the reducer waits for all of them, divides by the world size and writes the averages
-back into ``param.grad``.
+puts each gradient, divided by the world size, into its bucket slot; a full bucket starts a
+non-blocking ``MPI_Iallreduce`` right away, so communication overlaps the rest of backward.
+Buckets start strictly in index order, which keeps the sequence of collectives identical on every
+rank.
+
+With gradient-as-bucket-view (the default for float32, float64 and float16), each bucket is one
+flat array and every ``param.grad`` is a view of its slot: a gradient accumulated into such a
+view is already in place (the hook only scales it), a fresh one (after ``grad = None``) is copied
+and scaled in one pass and replaced by the view, and the all-reduce result needs no copy back.
+Other buckets (bfloat16, or views turned off) copy gradients in and write the averages back into
+``param.grad`` after the wait.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from ._tensorbuf import mark_written, write_array
 from .work import poll, wait_requests
 
 _NP = {sx.float32: np.float32, sx.float64: np.float64, sx.float16: np.float16, sx.bfloat16: np.float32}
+_VIEWABLE = (sx.float32, sx.float64, sx.float16)  # dtypes whose bucket NumPy (and so MPI) can hold as is
 
 
 class _Bucket:
@@ -31,6 +38,7 @@ class _Bucket:
     def __init__(self, dtype, index: int) -> None:
         self.dtype, self.index, self.slots, self.size = dtype, index, [], 0
         self.array, self.buffer, self.request, self.pending = None, None, None, 0
+        self.flat, self.views = None, []  # with gradient-as-bucket-view: a tensor over `array`, its slot views
 
     def add(self, index: int, param) -> None:
         self.slots.append((index, self.size, param.numel()))
@@ -65,16 +73,27 @@ def _grad_array(grad) -> np.ndarray:
     return (g.float() if g.dtype == sx.bfloat16 else g).numpy()
 
 
+def _aliases(grad, view) -> bool:
+    """True when ``grad`` is the bucket slot ``view`` (same memory, same contiguous layout)."""
+    return grad is not None and grad.data_ptr() == view.data_ptr() and grad.is_contiguous()
+
+
 class Reducer:
     """Bucketed gradient averaging for a list of ``(name, parameter)`` pairs."""
 
-    def __init__(self, named_params: list, cap_bytes: int, group, progress_thread: bool = False) -> None:
+    def __init__(self, named_params: list, cap_bytes: int, group, progress_thread: bool = False,
+                 gradient_as_bucket_view: bool = True) -> None:
         self.names = [n for n, _ in named_params]
         self.params = [p for _, p in named_params]
         self.group, self.buckets = group, _assign_buckets(self.params, cap_bytes)
         self.where = {i: (b.index, k) for b in self.buckets for k, (i, _, _) in enumerate(b.slots)}
         for b in self.buckets:
-            if len(b.slots) > 1:
+            if gradient_as_bucket_view and b.dtype in _VIEWABLE:
+                # NumPy memory (large arrays get transparent huge pages, which speeds MPI's copies)
+                b.array = np.zeros(b.size, _NP[b.dtype])
+                b.flat = sx.Tensor.from_numpy(b.array)
+                b.views = [b.flat[off:off + n].reshape(tuple(self.params[i].shape)) for i, off, n in b.slots]
+            elif len(b.slots) > 1:
                 b.array = np.zeros(b.size, _NP[b.dtype])
         self.active, self.stats = False, {}
         self.progress = ProgressThread(group.comm) if progress_thread else None
@@ -125,7 +144,9 @@ class Reducer:
         self.ready[i], self.partial = True, self.partial or not zero
         b = self.buckets[self.where[i][0]]
         grad = self.params[i].grad
-        if b.array is None and not zero and _zero_copy(grad):
+        if b.flat is not None:
+            self._fill_view(b, self.where[i][1], zero)
+        elif b.array is None and not zero and _zero_copy(grad):
             b.buffer = grad.detach().numpy().reshape(-1)  # a bucket of its own: reduce the gradient in place
         else:
             if b.array is None:
@@ -138,6 +159,24 @@ class Reducer:
                 np.copyto(slot.reshape(grad.shape), _grad_array(grad), casting="unsafe")
         b.pending -= 1
         self._launch_ready()
+
+    def _fill_view(self, b: _Bucket, k: int, zero: bool) -> None:
+        """Put ``grad / world_size`` of slot ``k`` into bucket ``b`` and make ``param.grad`` the slot's view.
+
+        The scaling multiplies by ``1 / world_size`` (faster than a division; exact for powers of two)."""
+        i, off, size = b.slots[k]
+        p, view, slot, n = self.params[i], b.views[k], b.array[off:off + size], self.group.world_size
+        grad = p.grad
+        if zero:  # not in this rank's graph: contributes zeros; a stale local gradient moves out of the slot
+            if _aliases(grad, view):
+                p.grad = grad.clone()
+            slot.fill(0)
+        elif _aliases(grad, view):  # accumulated in place: only the scaling is left
+            if n > 1:
+                np.multiply(slot, 1.0 / n, out=slot)
+        else:  # a fresh gradient: copy and scale in one pass, then the slot becomes param.grad
+            np.multiply(_grad_array(grad).reshape(-1), 1.0 / n, out=slot, casting="unsafe")
+            p.grad = view
 
     def _launch_ready(self) -> None:
         MPI = mpi()
@@ -156,7 +195,8 @@ class Reducer:
             poll(started)  # drive MPI progress so launched buckets move while backward runs
 
     def finalize(self) -> None:
-        """Wait for every bucket, average, and write the results into ``param.grad``."""
+        """Wait for every bucket; then ``param.grad`` is the view of its slot (already averaged), or, for
+        buckets without views, receives the sum divided by the world size."""
         t0 = time.perf_counter()
         reqs = [b.request for b in self.buckets] + ([self.mask_request] if self.mask_request is not None else [])
         wait_requests(reqs, self.group.timeout, "DistributedDataParallel backward all_reduce", self.group.rank)
@@ -167,8 +207,14 @@ class Reducer:
         self.active, self.mask_request = False, None
         n = self.group.world_size
         for b in self.buckets:
-            for i, off, size in b.slots:
-                if self.used_mask is None or self.used_mask[i]:
+            if b.flat is not None:  # the averages are already in the slots that param.grad views
+                mark_written(b.flat)
+            for k, (i, off, size) in enumerate(b.slots):
+                if self.used_mask is not None and not self.used_mask[i]:
+                    continue
+                if b.flat is not None:
+                    self.params[i].grad = b.views[k]
+                else:
                     self._write_grad(self.params[i], b.buffer[off:off + size], n, b.buffer is not b.array)
 
     @staticmethod

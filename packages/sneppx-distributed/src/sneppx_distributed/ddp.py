@@ -59,8 +59,8 @@ class DistributedDataParallel:
 
     On construction, rank 0's parameters and buffers are copied to every rank. During backward,
     gradients fill buckets of ``bucket_cap_mb`` megabytes in reverse parameter order; each full
-    bucket is all-reduced (non-blocking) while backward goes on, and when the last one is done the
-    averaged gradients are written to ``param.grad``.
+    bucket is all-reduced (non-blocking) while backward goes on, and when the last one is done
+    ``param.grad`` holds the averaged gradient.
 
     Args:
         module: any callable object with ``parameters()`` (and ideally ``named_parameters()``,
@@ -74,12 +74,20 @@ class DistributedDataParallel:
             that communication really overlaps backward (MPICH moves non-blocking collectives only
             inside MPI calls). Default: on when the node has two cores per local rank and MPI
             runs with ``MPI_THREAD_MULTIPLE``.
+        gradient_as_bucket_view: make each ``param.grad`` a view of its slot in the flat bucket
+            that is all-reduced (float32, float64 and float16 parameters), so that the reduction
+            copies nothing back and a gradient accumulated into the view needs no copy in either.
+            ``zero_grad(set_to_none=True)`` still works (the next backward copies the fresh
+            gradient into the slot once and puts the view back), as does assigning a new tensor
+            to ``.grad``; a reference kept to an old ``.grad`` sees the next reduction's values.
+            False copies gradients into the buckets and the averages back out.
 
     Use :meth:`no_sync` to accumulate gradients locally over several micro-batches.
     """
 
     def __init__(self, module, device_ids=None, output_device=None, broadcast_buffers: bool = True,
-                 bucket_cap_mb: float = 25, find_unused_parameters: bool = False, progress_thread=None) -> None:
+                 bucket_cap_mb: float = 25, find_unused_parameters: bool = False, progress_thread=None,
+                 gradient_as_bucket_view: bool = True) -> None:
         self._group = default_group("DistributedDataParallel")
         if device_ids is not None or output_device is not None:
             raise ValueError("DistributedDataParallel: device_ids and output_device must be None for CPU modules, "
@@ -100,7 +108,8 @@ class DistributedDataParallel:
             progress_thread = (os.cpu_count() or 1) >= 2 * self._group.local_world_size and progress.available()
         if progress_thread and not progress.available():
             raise RuntimeError("DistributedDataParallel: progress_thread=True needs MPI_THREAD_MULTIPLE")
-        self.reducer = Reducer(named, int(bucket_cap_mb * 2**20), self._group, bool(progress_thread))
+        self.reducer = Reducer(named, int(bucket_cap_mb * 2**20), self._group, bool(progress_thread),
+                               bool(gradient_as_bucket_view))
 
     def _buffers(self) -> list:
         return [b for _, b in _named(self.module, "named_buffers", "buffers")]
@@ -190,12 +199,14 @@ class DistributedDataParallel:
         return self.train(False)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Clears the gradients of every parameter."""
+        """Clears the gradients of every parameter: sets them to None, or zeroes them in place (which
+        keeps them bucket views)."""
         for p in self.module.parameters():
             if set_to_none:
                 p.grad = None
             elif p.grad is not None:
-                p.grad = sx.zeros_like(p.grad)
+                with sx.no_grad():
+                    p.grad.zero_()
 
     def __repr__(self) -> str:
         return f"DistributedDataParallel({self.module!r})"
