@@ -15,8 +15,10 @@ import types
 
 import numpy as np
 
-from . import _factory, _math, _nn, _reduce, _shape
-from ._core import TRAINING_MESSAGE, Device, Dtype, _set_grad_enabled, is_grad_enabled, needs_tape, unsupported  # noqa: F401
+from . import _factory, _math, _nn, _shape
+from ._core import (  # noqa: F401  (names of the compiled module)
+    TRAINING_MESSAGE, Device, Dtype, _set_grad_enabled, is_grad_enabled, needs_tape, unsupported,
+)
 from ._factory import (  # noqa: F401
     Generator, _arange, _empty, _eye, _full, _linspace, _rand, _randint, _randn, _randperm, _to_device, _to_dtype,
     _zeros, bernoulli, default_generator, multinomial,
@@ -25,7 +27,7 @@ from ._math import *  # noqa: F401,F403
 from ._math import UNARY_FUNCS, _unary_ops  # noqa: F401
 from ._reduce import *  # noqa: F401,F403
 from ._shape import *  # noqa: F401,F403
-from ._tensor import Tensor, view, wrap
+from ._tensor import Tensor, wrap
 
 _HAS_CUDA = False
 BACKEND = "numpy"
@@ -177,7 +179,12 @@ Tensor.expand = _guard(_shape.expand, "expand")
 Tensor.repeat = _guard(_shape.repeat, "repeat")
 Tensor.expand_as = _guard(lambda self, other: _shape.broadcast_to(self, other.shape), "expand_as")
 Tensor.size = _guard(Tensor.size, "size")
-Tensor.where = lambda self, condition, other: where(condition, self, other)  # noqa: F405
+def _where_method(self, condition, other):
+    """Elements of self where ``condition`` is True, else of ``other``."""
+    return where(condition, self, other)  # noqa: F405
+
+
+Tensor.where = _where_method
 Tensor.normal_ = _factory.normal_
 Tensor.uniform_ = _factory.uniform_
 for _name, _fn in {"add_": add, "sub_": sub, "mul_": mul, "div_": div, "pow_": pow}.items():  # noqa: F405
@@ -204,4 +211,3 @@ Tensor.__abs__ = lambda self: abs(self)  # noqa: F405
 Tensor.__invert__ = _invert
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self)  # noqa: F405
 
-_ = (Device, Dtype, _set_grad_enabled, is_grad_enabled, _reduce, view)
