@@ -130,6 +130,7 @@ def numpy_backend(session: nox.Session):
        command runs a tiny model on the fallback.
     """
     pkgs = ROOT / "packages"
+    session.env["PYTHONPATH"] = ""  # the installed packages, never a source tree on an outer PYTHONPATH
     siblings = [str(pkgs / n) for n in ("sneppx-generate", "sneppx-nn", "sneppx-optim")]
     session.install(str(core_wheel(session)), *siblings, *TEST_DEPS)
     session.run("python", "-m", "pip", "install", "-q", "torch==2.13.0", "transformers>=5,<6", "jinja2>=3")
@@ -144,6 +145,8 @@ def numpy_backend(session: nox.Session):
 
     where = session.run("python", "-c", "import os, sneppx_core; print(os.path.dirname(sneppx_core.__file__))",
                         silent=True).strip().splitlines()[-1]
+    if not pathlib.Path(where).resolve().is_relative_to(pathlib.Path(session.virtualenv.location).resolve()):
+        session.error(f"sneppx_core was imported from {where}, outside this session's venv")
     for ext in pathlib.Path(where).glob("_SNEPPX_c*"):
         ext.unlink()
     model = pathlib.Path(session.create_tmp()) / "tiny-gpt2"
