@@ -102,6 +102,65 @@ def parity(session: nox.Session):
     run_suites(session, "parity")
 
 
+NUMPY_TINY_MODEL = """
+import sys
+sys.path.insert(0, sys.argv[2])
+import pathlib
+from hf_folders import random_gpt2
+from sneppx_generate import Tokenizer
+folder = pathlib.Path(sys.argv[1])
+folder.mkdir(parents=True, exist_ok=True)
+Tokenizer(vocab_size=260).save(str(folder / "tokenizer.json"))
+random_gpt2(folder, vocab=260)
+"""
+
+
+@nox.session(name="numpy-backend", venv_backend="venv")
+def numpy_backend(session: nox.Session):
+    """sneppx_core's NumPy backend: inference where the compiled extension cannot be imported.
+
+    1. Both backends in one process (core's test_numpy_backend.py): every forward case of the op
+       table gives the same dtypes and shapes and values within float32 tolerance; the training
+       entry points raise RuntimeError, ops beyond the surface NotImplementedError.
+    2. Under SNEPPX_BACKEND=numpy: the op table's forward tests against NumPy references and all of
+       sneppx-generate's tests, the transformers parity ones included.
+    3. The subprocess checks: a sneppx_nn Transformer's eval forward, Trainer.fit/backward/optimizer
+       errors, and the `sneppx-generate` command on a copy of sneppx_core without the extension.
+    4. Last, the compiled extension is deleted from this venv and the installed `sneppx-generate`
+       command runs a tiny model on the fallback.
+    """
+    pkgs = ROOT / "packages"
+    session.env["PYTHONPATH"] = ""  # the installed packages, never a source tree on an outer PYTHONPATH
+    siblings = [str(pkgs / n) for n in ("sneppx-generate", "sneppx-nn", "sneppx-optim")]
+    session.install(str(core_wheel(session)), *siblings, *TEST_DEPS)
+    session.run("python", "-m", "pip", "install", "-q", "torch==2.13.0", "transformers>=5,<6", "jinja2>=3")
+    pytest = ["pytest", "-q", "-p", "no:cacheprovider"]
+    numpy = {"SNEPPX_BACKEND": "numpy"}
+    session.run(*pytest, str(CORE / "tests" / "test_numpy_backend.py"))
+    forward = "forward_matches_numpy or empty_tensors_match_numpy or nan_propagation"
+    session.run(*pytest, "-m", "not parity", "-k", forward, str(CORE / "tests" / "test_ops.py"), env=numpy)
+    session.run(*pytest, str(pkgs / "sneppx-generate" / "tests"), env=numpy)
+    session.run(*pytest, str(pkgs / "sneppx-nn" / "tests" / "test_nn_numpy_backend.py"))
+    session.run(*pytest, str(pkgs / "sneppx-optim" / "tests" / "test_optim_numpy_backend.py"))
+
+    where = session.run("python", "-c", "import os, sneppx_core; print(os.path.dirname(sneppx_core.__file__))",
+                        silent=True).strip().splitlines()[-1]
+    if not pathlib.Path(where).resolve().is_relative_to(pathlib.Path(session.virtualenv.location).resolve()):
+        session.error(f"sneppx_core was imported from {where}, outside this session's venv")
+    for ext in pathlib.Path(where).glob("_SNEPPX_c*"):
+        ext.unlink()
+    model = pathlib.Path(session.create_tmp()) / "tiny-gpt2"
+    session.run("python", "-c", NUMPY_TINY_MODEL, str(model), str(pkgs / "sneppx-generate" / "tests"))
+    version = session.run("sneppx-generate", "--version", silent=True)
+    if "NumPy (inference only) backend" not in version:
+        session.error(f"sneppx-generate --version does not report the NumPy backend: {version!r}")
+    text = session.run("sneppx-generate", str(model), "--prompt", "Hello", "--max-new-tokens", "16",
+                       "--temperature", "0", silent=True, env={"SNEPPX_BACKEND": ""})
+    if not text.startswith("Hello") or len(text.strip()) <= len("Hello"):
+        session.error(f"sneppx-generate without the extension printed {text!r}")
+    session.log(f"without the extension: {version.strip()}; generated {text.strip()!r}")
+
+
 @nox.session
 def isolated(session: nox.Session):
     """Each sibling with only its declared dependencies, tested on its own."""

@@ -227,9 +227,7 @@ def plot(args) -> int:
 
 
 def info(args) -> int:
-    """Prints versions, build options and devices."""
-    import scipy_openblas32
-
+    """Prints versions, the active backend, build options and devices."""
     import sneppx_core as sx
 
     from . import versions
@@ -237,7 +235,13 @@ def info(args) -> int:
     for name, v in versions.items():
         print(f"{name:20s} {v}")
     print(f"{'C backend':20s} {sx._HAS_C_BACKEND}")
-    print(f"{'BLAS':20s} OpenBLAS (scipy-openblas32 {scipy_openblas32.__version__})")
+    if sx._HAS_C_BACKEND:
+        import scipy_openblas32
+
+        print(f"{'backend':20s} c")
+        print(f"{'BLAS':20s} OpenBLAS (scipy-openblas32 {scipy_openblas32.__version__})")
+    else:
+        print(f"{'backend':20s} numpy (inference only: {sx._BACKEND_REASON})")
     print(f"{'threads':20s} {sx.get_num_threads()}")
     print(f"{'CUDA in this build':20s} {sx._HAS_CUDA}")
     print(f"{'devices':20s} cpu" + "".join(f", cuda:{i}" for i in range(sx.cuda.device_count())))

@@ -1,11 +1,12 @@
-"""The compiled types and dtype constants, re-exported under their public names."""
+"""The backend's types and dtype constants, re-exported under their public names."""
 
 from __future__ import annotations
 
-from ._SNEPPX_c import (  # noqa: F401
-    Device, Dtype, Generator, Tensor, default_generator, empty_cache, from_dlpack, get_num_threads,
-    is_grad_enabled, set_num_threads,
-)
+from ._backend import _C
+
+Device, Dtype, Generator, Tensor = _C.Device, _C.Dtype, _C.Generator, _C.Tensor
+default_generator, empty_cache, from_dlpack = _C.default_generator, _C.empty_cache, _C.from_dlpack
+get_num_threads, is_grad_enabled, set_num_threads = _C.get_num_threads, _C.is_grad_enabled, _C.set_num_threads
 
 bool_ = Dtype.BOOL
 uint8 = Dtype.UINT8

@@ -1,7 +1,9 @@
 """sneppx_core: the SneppX tensor and autograd engine.
 
 A C++20 core (``_SNEPPX_c``) with BLAS-backed matrix products, a persistent thread pool and
-tape-based reverse-mode autograd, under a Python API that follows PyTorch's names::
+tape-based reverse-mode autograd, under a Python API that follows PyTorch's names. Where the
+compiled core cannot be imported (or ``SNEPPX_BACKEND=numpy`` is set) the same API runs on a NumPy
+backend for inference, with an ImportWarning saying why; ``_BACKEND`` names the active one::
 
     import sneppx_core as sx
     x = sx.Tensor.randn((4, 8))
@@ -11,9 +13,8 @@ tape-based reverse-mode autograd, under a Python API that follows PyTorch's name
 
 from __future__ import annotations
 
-import scipy_openblas32 as _openblas  # noqa: F401  (loads libscipy_openblas before the extension)
-
-from . import _SNEPPX_c as _C
+from ._backend import NAME as _BACKEND, REASON as _BACKEND_REASON, _C  # noqa: F401
+from ._backend import require_training as _require_training  # noqa: F401
 from ._compat import require_core
 from ._version import __version__
 from ._C_face import (  # noqa: F401
@@ -46,7 +47,7 @@ half = float16
 long = int64
 int = int32  # noqa: A001
 
-_HAS_C_BACKEND = True
+_HAS_C_BACKEND = _BACKEND == "c"
 _HAS_CUDA = _C._HAS_CUDA
 
 __all__ = [
@@ -55,6 +56,6 @@ __all__ = [
     "is_grad_enabled", "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace", "manual_seed", "ones",
     "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm", "seed", "tensor",
     "zeros", "zeros_like", "enable_grad", "inference_mode", "no_grad", "set_grad_enabled", "autograd", "cuda",
-    "functional", "testing", "require_core", "__version__", "_HAS_C_BACKEND", "_HAS_CUDA", "einsum", *_ops_all,
-    *_names_all,
+    "functional", "testing", "require_core", "__version__", "_HAS_C_BACKEND", "_HAS_CUDA", "_BACKEND", "einsum",
+    *_ops_all, *_names_all,
 ]

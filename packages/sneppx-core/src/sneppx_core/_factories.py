@@ -6,7 +6,7 @@ import builtins
 
 import numpy as np
 
-from . import _SNEPPX_c as _C
+from ._backend import _C
 from ._C_face import Dtype, Tensor, float32, int64
 
 _default_seed = [67280421310721]

@@ -4,7 +4,7 @@ channel dropout and pixel (un)shuffle, all differentiable through the core ops t
 
 from __future__ import annotations
 
-from . import _SNEPPX_c as _C
+from ._backend import _C
 from ._factories import ones
 
 

@@ -8,7 +8,7 @@ distances and reshuffles that are plain compositions live in ``_functional_compo
 
 from __future__ import annotations
 
-from . import _SNEPPX_c as _C
+from ._backend import _C
 from ._functional_extra import pad
 from ._functional_composed import *  # noqa: F401,F403
 from ._functional_composed import __all__ as _composed_all

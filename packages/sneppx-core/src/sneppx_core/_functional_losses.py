@@ -6,7 +6,7 @@ deprecated ``size_average`` / ``reduce`` arguments are accepted and mapped as Py
 
 from __future__ import annotations
 
-from . import _SNEPPX_c as _C
+from ._backend import _C
 
 _nn = _C._nn
 

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from . import _SNEPPX_c as _C
+from ._backend import _C
 from ._C_face import Tensor
 from ._factories import full_like
 from ._functional_losses import _reduction

@@ -8,7 +8,7 @@ ranges of all tensors and spread over the thread pool.
 
 from __future__ import annotations
 
-from . import _SNEPPX_c as _C
+from ._backend import _C
 from ._C_face import Tensor
 
 _nn = _C._nn

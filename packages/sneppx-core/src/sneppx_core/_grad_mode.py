@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from . import _SNEPPX_c as _C
+from ._backend import _C
 
 
 class _GradMode:

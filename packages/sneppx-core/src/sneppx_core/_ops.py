@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 from collections import namedtuple
 
-from . import _SNEPPX_c as _C
+from ._backend import _C
 from ._C_face import Device, Dtype, Tensor
 
 # Unary ops and activations of the formula sheet (predicates and activations included).

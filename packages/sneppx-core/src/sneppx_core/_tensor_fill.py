@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from . import _SNEPPX_c as _C
+from ._backend import _C
 from ._C_face import Dtype, Tensor
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 
-from . import _SNEPPX_c as _C
+from ._backend import _C
 from ._C_face import Tensor
 from ._tensor_extra import (
     addcdiv, addcmul, addmm, baddbmm, clamp_max, clamp_min, cumprod, index_copy, index_fill, masked_scatter,

@@ -10,7 +10,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _SNEPPX_c as _C
+from ._backend import _C
 from ._C_face import Dtype, Tensor
 
 _FLOATS = (Dtype.FLOAT32, Dtype.FLOAT64, Dtype.FLOAT16, Dtype.BFLOAT16)

@@ -6,7 +6,7 @@ import builtins
 
 import numpy as np
 
-from . import _SNEPPX_c as _C
+from ._backend import _C
 from . import _ops
 from ._C_face import Device, Dtype, Tensor
 

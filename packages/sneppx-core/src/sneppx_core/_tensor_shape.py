@@ -9,7 +9,7 @@ import itertools
 
 import numpy as np
 
-from . import _SNEPPX_c as _C
+from ._backend import _C
 from ._C_face import Dtype, Tensor
 
 _SIGNED = (Dtype.FLOAT32, Dtype.FLOAT64, Dtype.FLOAT16, Dtype.BFLOAT16, Dtype.INT32, Dtype.INT64)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import warnings
 
-from . import _SNEPPX_c as _C
+from ._backend import _C
 from . import cuda
 from ._C_face import Tensor
 from ._grad_mode import no_grad

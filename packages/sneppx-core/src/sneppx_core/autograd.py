@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import _SNEPPX_c as _C
+from ._backend import _C
 from ._C_face import Tensor
 from ._grad_mode import enable_grad, no_grad, set_grad_enabled  # noqa: F401
 

@@ -8,7 +8,7 @@ flags say, so none of them changes a result; ``cuda.matmul.allow_tf32`` and
 
 from __future__ import annotations
 
-from . import _SNEPPX_c as _C
+from ._backend import _C
 
 _state = {"precision": "highest", "deterministic": False, "warn_only": False}
 

@@ -7,7 +7,7 @@ unconditionally); functions that need a GPU raise RuntimeError.
 
 from __future__ import annotations
 
-from . import _SNEPPX_c as _C
+from ._backend import _C
 
 _current = [0]
 

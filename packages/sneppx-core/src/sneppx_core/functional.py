@@ -14,7 +14,7 @@ differentiable ops.
 
 from __future__ import annotations
 
-from . import _SNEPPX_c as _C
+from ._backend import _C
 from ._C_face import Tensor
 from ._functional_losses import (
     binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, huber_loss, kl_div, l1_loss, mse_loss,

@@ -61,7 +61,19 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     p.add_argument("--chat", action="store_true", help="apply the tokenizer's chat template to the prompt")
+    p.add_argument("--version", action="version", version=version_line(),
+                   help="print the versions and the active sneppx-core backend, then exit")
     return p
+
+
+def version_line() -> str:
+    """``sneppx-generate X (sneppx-core Y, <backend> backend)``."""
+    import sneppx_core as sx
+
+    from . import __version__
+
+    backend = "C" if sx._HAS_C_BACKEND else "NumPy (inference only)"
+    return f"sneppx-generate {__version__} (sneppx-core {sx.__version__}, {backend} backend)"
 
 
 def sampling_options(args) -> dict:

@@ -123,7 +123,9 @@ class Trainer:
 
         Raises:
             FloatingPointError: a loss is NaN or infinite (unless ``skip_nonfinite``).
+            RuntimeError: sneppx_core runs on its NumPy backend, which cannot train.
         """
+        sx._require_training("Trainer.fit")
         eval_loader = self.eval_loader if eval_loader is None else eval_loader
         if isinstance(self.scheduler, ReduceLROnPlateau) and eval_loader is None:
             raise ValueError("Trainer.fit: ReduceLROnPlateau needs an eval_loader (it steps on the eval loss)")
