@@ -185,6 +185,10 @@ Tensor logsumexp(const Tensor& x, const OptDims& dims, bool keepdim) {
 
 Tensor norm(const Tensor& x, double p, const OptDims& dims, bool keepdim) {
   SX_CHECK(is_floating(x->dtype), TypeError, "[norm] expected a floating tensor, got ", describe(x));
+  if (p == 2 && !needs_grad({&x})) {  // squares summed in one pass, without an x * x temporary
+    IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "norm");
+    return sqrt(reduce_impl(ReduceOp::SumSquares, x, d, keepdim, x->dtype, "norm"));
+  }
   if (p == 2) return sqrt(sum(mul(x, x), dims, keepdim));
   if (p == 1) return sum(unary(UnaryOp::Abs, x), dims, keepdim);
   if (std::isinf(p)) return p > 0 ? amax(unary(UnaryOp::Abs, x), dims, keepdim) : amin(unary(UnaryOp::Abs, x), dims, keepdim);
