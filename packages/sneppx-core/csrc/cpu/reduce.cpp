@@ -131,13 +131,20 @@ auto sum_run(const T* p, int64_t n) {
   }
 }
 
+// A sum's result in the output dtype, scaled by 1/n for a mean (floating types only) before the
+// single rounding.
+template <typename T, typename W> T finish_sum(W total, double scale) {
+  if constexpr (std::is_floating_point_v<W>) return T(total * scale);
+  else return T(total);
+}
+
 // Rows longer than this are summed in segments of this many elements, in parallel, and the segment
 // results added in order: the split depends on the shape only, so results do not change with the
 // number of threads.
 constexpr int64_t kSumSegment = 65536;
 
 template <typename T, typename C, bool Sq>
-void sum_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
+void sum_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, double scale = 1.0) {
   using W = std::conditional_t<std::is_floating_point_v<C>, double, C>;
   if (inner == 1 && n > 2 * kSumSegment && outer < 16) {
     int64_t segs = (n + kSumSegment - 1) / kSumSegment;
@@ -151,13 +158,13 @@ void sum_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
     for (int64_t o = 0; o < outer; ++o) {
       W total = W(0);
       for (int64_t k = 0; k < segs; ++k) total = wrap_add(total, part[size_t(o * segs + k)]);
-      out[o] = T(total);
+      out[o] = finish_sum<T>(total, scale);
     }
     return;
   }
   parallel_for(outer * inner, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
     if (inner == 1) {
-      for (int64_t o = b; o < e; ++o) out[o] = T(sum_run<T, C, Sq>(in + o * n, n));
+      for (int64_t o = b; o < e; ++o) out[o] = finish_sum<T>(sum_run<T, C, Sq>(in + o * n, n), scale);
     } else {
       std::vector<C> acc;
       std::vector<W> tot;
@@ -171,7 +178,7 @@ void sum_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
           if ((i + 1) % 16 == 0 || i + 1 == n)  // each column is one lane: flush every 16 rows
             for (int64_t j = 0; j < w; ++j) tot[size_t(j)] = wrap_add(tot[size_t(j)], W(acc[size_t(j)])), acc[size_t(j)] = C(0);
         }
-        for (int64_t j = 0; j < w; ++j) out[o * inner + j0 + j] = T(tot[size_t(j)]);
+        for (int64_t j = 0; j < w; ++j) out[o * inner + j0 + j] = finish_sum<T>(tot[size_t(j)], scale);
         idx += w;
       }
     }
@@ -278,6 +285,9 @@ void reduce(ReduceOp op, const Tensor& in, const Tensor& out, int64_t outer, int
     switch (op) {
       case ReduceOp::Sum:
         sum_loop<T, C, false>(p, o, outer, n, inner);
+        break;
+      case ReduceOp::Mean:
+        sum_loop<T, C, false>(p, o, outer, n, inner, 1.0 / double(n));
         break;
       case ReduceOp::SumSquares:
         sum_loop<T, C, true>(p, o, outer, n, inner);

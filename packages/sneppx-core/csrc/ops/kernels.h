@@ -11,7 +11,7 @@
 
 namespace sx {
 
-enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, SumSquares };
+enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, SumSquares, Mean };
 
 namespace kern {
 // ---- elementwise
