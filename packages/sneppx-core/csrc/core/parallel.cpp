@@ -1,34 +1,57 @@
 #include "core/parallel.h"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <memory>
-#include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include <pthread.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 extern "C" void scipy_openblas_set_num_threads(int);
 
 namespace sx {
 namespace {
 
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+// How long an idle worker keeps polling for the next job before it sleeps. A sleeping worker
+// takes tens of microseconds to wake (and may first be scheduled on the caller's core), which is
+// the whole run time of a 1e5..1e6-element op; back-to-back ops find the worker still polling.
+// Past the first few hundred polls it yields between polls, so that it gives way to any other
+// runnable thread (BLAS workers, other processes) on its core.
+constexpr auto kSpin = std::chrono::microseconds(300);
+constexpr int kPausePolls = 256;
+// Chunks per thread in a job: a few, so that a thread that starts late (or is preempted on a busy
+// host) leaves its share to the others instead of holding up the whole job.
+constexpr int64_t kChunksPerThread = 4;
+
 // One parallel_for call. Workers hold it by shared_ptr and take chunks only from its own counter, so
 // a worker that wakes late (after the job finished and a new one started) sees an exhausted counter
 // and never runs a chunk of a job it does not belong to.
 struct Job {
   const std::function<void(int64_t, int64_t)>* fn;
-  int64_t n, chunks;
+  int64_t n, chunks, per;
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> finished{0};
   std::mutex err_mu;
   std::exception_ptr err;  // the first exception of any chunk, rethrown on the calling thread
-  Job(const std::function<void(int64_t, int64_t)>* f, int64_t n_, int64_t c) : fn(f), n(n_), chunks(c) {}
+  Job(const std::function<void(int64_t, int64_t)>* f, int64_t n_, int64_t c)
+      : fn(f), n(n_), chunks(c), per((n_ + c - 1) / c) {}
 };
 
-// Workers sleep on a condition variable between jobs; a job is split into one chunk per thread.
+// Workers poll a generation counter for a while after each job, then sleep on a condition
+// variable. Chunks are claimed dynamically, so whichever thread is free takes the next one.
 class Pool {
  public:
   explicit Pool(int n) { resize(n); }
@@ -46,35 +69,53 @@ class Pool {
     {
       std::lock_guard<std::mutex> g(mu_);
       job_ = job;
-      ++generation_;
+      generation_.fetch_add(1);
     }
-    cv_.notify_all();
+    if (sleepers_.load() > 0) cv_.notify_all();
     work(*job);
-    {
-      std::unique_lock<std::mutex> lk(mu_);
-      done_cv_.wait(lk, [&] { return job->finished.load() == job->chunks; });
-      if (job_ == job) job_.reset();
+    // The chunks still running elsewhere are short: poll for them, yielding now and then.
+    for (int spins = 0; job->finished.load(std::memory_order_acquire) != job->chunks; ++spins) {
+      if (spins < 4096) cpu_relax();
+      else std::this_thread::yield();
     }
     if (job->err) std::rethrow_exception(job->err);
   }
 
  private:
-  void work(Job& j) {
+  static void work(Job& j) {
     for (int64_t c; (c = j.next.fetch_add(1)) < j.chunks;) {
-      int64_t per = (j.n + j.chunks - 1) / j.chunks;
-      int64_t b = c * per, e = std::min(j.n, b + per);
+      int64_t b = c * j.per, e = std::min(j.n, b + j.per);
       try {
         if (b < e) (*j.fn)(b, e);
       } catch (...) {  // an exception must not escape a worker thread (std::terminate)
         std::lock_guard<std::mutex> g(j.err_mu);
         if (!j.err) j.err = std::current_exception();
       }
-      if (j.finished.fetch_add(1) + 1 == j.chunks) {
-        std::lock_guard<std::mutex> g(mu_);
-        done_cv_.notify_all();
-      }
+      j.finished.fetch_add(1, std::memory_order_release);
     }
   }
+
+  // Returns the next generation after `seen`, or `seen` when the pool is stopping.
+  uint64_t wait_for_job(uint64_t seen) {
+    auto until = std::chrono::steady_clock::now() + kSpin;
+    for (int i = 1;; ++i) {
+      if (quit_.load(std::memory_order_relaxed)) return seen;
+      uint64_t g = generation_.load(std::memory_order_acquire);
+      if (g != seen) return g;
+      if (i < kPausePolls) {
+        cpu_relax();
+      } else {
+        std::this_thread::yield();
+        if (std::chrono::steady_clock::now() > until) break;
+      }
+    }
+    std::unique_lock<std::mutex> lk(mu_);
+    sleepers_.fetch_add(1);  // the publisher notifies only when it sees a sleeper
+    cv_.wait(lk, [&] { return quit_.load() || generation_.load() != seen; });
+    sleepers_.fetch_sub(1);
+    return quit_.load() ? seen : generation_.load();
+  }
+
   void loop();
   void stop() {
     {
@@ -88,10 +129,11 @@ class Pool {
 
   std::vector<std::thread> workers_;
   std::mutex mu_;
-  std::condition_variable cv_, done_cv_;
+  std::condition_variable cv_;
   std::shared_ptr<Job> job_;  // the current job; guarded by mu_
-  uint64_t generation_ = 0;
-  bool quit_ = false;
+  std::atomic<uint64_t> generation_{0};  // bumped under mu_ with each new job
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> quit_{false};
 };
 
 int default_threads() {
@@ -114,12 +156,12 @@ void Pool::loop() {
   in_parallel = true;  // nested parallel_for calls inside a chunk run inline
   uint64_t seen = 0;
   for (;;) {
+    uint64_t g = wait_for_job(seen);
+    if (g == seen) return;  // stopping
+    seen = g;
     std::shared_ptr<Job> job;
     {
-      std::unique_lock<std::mutex> lk(mu_);
-      cv_.wait(lk, [&] { return quit_ || generation_ != seen; });
-      if (quit_) return;
-      seen = generation_;
+      std::lock_guard<std::mutex> lk(mu_);
       job = job_;
     }
     if (job) work(*job);
@@ -145,8 +187,8 @@ static const int fork_handler_registered = pthread_atfork(nullptr, nullptr, rese
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   int threads = num_threads();
-  int64_t chunks = std::min<int64_t>(threads, (n + grain - 1) / std::max<int64_t>(grain, 1));
-  if (chunks <= 1 || in_parallel) {
+  int64_t chunks = std::min<int64_t>(int64_t(threads) * kChunksPerThread, (n + grain - 1) / std::max<int64_t>(grain, 1));
+  if (threads <= 1 || chunks <= 1 || in_parallel) {
     fn(0, n);
     return;
   }

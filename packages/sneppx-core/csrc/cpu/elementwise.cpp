@@ -1,5 +1,6 @@
 #include <atomic>
 #include <cmath>
+#include <cstring>
 
 #include "cpu/kernels.h"
 #include "cpu/loops.h"
@@ -125,6 +126,97 @@ void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) 
   }
 }
 
+// Transposes an L x L block held in registers (L = 8 for 4-byte, 4 for 8-byte elements):
+// m[k] holds source column k of the block; on return m[j] holds destination row j.
+template <typename V>
+inline void transpose_regs(V* m) {
+  if constexpr (sizeof(m[0][0]) == 4) {
+    V t[8], u[8];
+    for (int k = 0; k < 8; k += 2) {
+      t[k] = __builtin_shufflevector(m[k], m[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+      t[k + 1] = __builtin_shufflevector(m[k], m[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+    }
+    for (int k = 0; k < 8; k += 4)
+      for (int h = 0; h < 2; ++h) {
+        u[k + 2 * h] = __builtin_shufflevector(t[k + h], t[k + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+        u[k + 2 * h + 1] = __builtin_shufflevector(t[k + h], t[k + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+      }
+    for (int k = 0; k < 4; ++k) {
+      m[k] = __builtin_shufflevector(u[k], u[k + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+      m[k + 4] = __builtin_shufflevector(u[k], u[k + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    }
+  } else {
+    V t0 = __builtin_shufflevector(m[0], m[1], 0, 4, 2, 6), t1 = __builtin_shufflevector(m[0], m[1], 1, 5, 3, 7);
+    V t2 = __builtin_shufflevector(m[2], m[3], 0, 4, 2, 6), t3 = __builtin_shufflevector(m[2], m[3], 1, 5, 3, 7);
+    m[0] = __builtin_shufflevector(t0, t2, 0, 1, 4, 5);
+    m[1] = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
+    m[2] = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
+    m[3] = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
+  }
+}
+
+// dst(r, c) = src(r, c) over rows [r0, r1) and columns [c0, c1) of one tile, where dst rows and src
+// columns are contiguous. 4- and 8-byte elements move as register-transposed blocks, the rest
+// (and the tile's ragged edges) one by one.
+template <typename D>
+void transpose_tile(char* d, int64_t d_row, const char* s, int64_t s_col, int64_t r0, int64_t r1, int64_t c0,
+                    int64_t c1) {
+  constexpr int64_t es = sizeof(D);
+  auto at = [&](int64_t r, int64_t c) { return reinterpret_cast<const D*>(s + r * es + c * s_col); };
+  int64_t rb = r0, cb = c0;
+  if constexpr (es == 4 || es == 8) {
+    using E = std::conditional_t<es == 4, uint32_t, uint64_t>;
+    constexpr int64_t L = 32 / es;
+    typedef E vec __attribute__((vector_size(32)));
+    rb = r0 + (r1 - r0) / L * L;
+    cb = c0 + (c1 - c0) / L * L;
+    for (int64_t r = r0; r < rb; r += L)
+      for (int64_t c = c0; c < cb; c += L) {
+        vec m[L];
+        for (int64_t k = 0; k < L; ++k) std::memcpy(&m[k], at(r, c + k), sizeof(vec));
+        transpose_regs(m);
+        for (int64_t j = 0; j < L; ++j) std::memcpy(d + (r + j) * d_row + c * es, &m[j], sizeof(vec));
+      }
+  }
+  for (int64_t r = r0; r < r1; ++r) {  // the columns right of the blocks, and the rows below them
+    D* y = reinterpret_cast<D*>(d + r * d_row);
+    for (int64_t c = r < rb ? cb : c0; c < c1; ++c) y[c] = *at(r, c);
+  }
+}
+
+// A copy whose source is read across its rows (a transpose in the last two dims after coalescing)
+// runs over square tiles, so that the lines read from the source and written to the destination
+// stay in cache while a tile is done. Returns false for other layouts.
+template <typename D>
+bool copy_transposed(const Tensor& dst, const Tensor& src) {
+  Geometry<2> g = coalesce<2>(dst->shape, {dst.get(), src.get()});
+  int64_t nd = int64_t(g.shape.size());
+  constexpr int64_t es = sizeof(D), B = 32;
+  if (nd < 2) return false;
+  const Shape &ds = g.strides[0], &ss = g.strides[1];
+  int64_t rows = g.shape[nd - 2], cols = g.shape[nd - 1];
+  if (ds[nd - 1] != es || ss[nd - 2] != es || ss[nd - 1] == es || rows < B || cols < B) return false;
+  int64_t rt = (rows + B - 1) / B, ct = (cols + B - 1) / B, outer = 1;
+  for (int64_t d = 0; d < nd - 2; ++d) outer *= g.shape[d];
+  char* dbase = dst->raw();
+  const char* sbase = src->raw();
+  parallel_for(outer * rt * ct, std::max<int64_t>(1, kGrain / (B * B)), [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      int64_t o = t / (rt * ct), r0 = (t / ct) % rt * B, c0 = t % ct * B;
+      int64_t doff = 0, soff = 0;
+      for (int64_t d = nd - 3, rem = o; d >= 0; --d) {
+        int64_t i = rem % g.shape[d];
+        rem /= g.shape[d];
+        doff += i * ds[d];
+        soff += i * ss[d];
+      }
+      transpose_tile<D>(dbase + doff, ds[nd - 2], sbase + soff, ss[nd - 1], r0, std::min(rows, r0 + B), c0,
+                        std::min(cols, c0 + B));
+    }
+  });
+  return true;
+}
+
 }  // namespace
 
 void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
@@ -137,6 +229,7 @@ void copy(const Tensor& dst, const Tensor& src) {
     SX_DISPATCH_ALL(src->dtype, "copy", [&] {
       using S = scalar_t;
       if constexpr (std::is_same_v<D, S>) {
+        if (copy_transposed<D>(dst, src)) return;
         for_each<2>(dst->shape, {dst.get(), src.get()}, [&](char** p, const int64_t* s, int64_t n) {
           if (s[0] == int64_t(sizeof(D)) && s[1] == int64_t(sizeof(D))) {
             std::memcpy(p[0], p[1], size_t(n) * sizeof(D));

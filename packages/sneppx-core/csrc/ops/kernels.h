@@ -11,7 +11,7 @@
 
 namespace sx {
 
-enum class ReduceOp : uint8_t { Sum, Prod, Max, Min };
+enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, SumSquares, Mean };
 enum class Distribution : uint8_t { Uniform, Normal };  // of kern::random
 
 namespace kern {

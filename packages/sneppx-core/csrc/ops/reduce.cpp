@@ -55,7 +55,7 @@ Tensor reduce_impl(ReduceOp op, const Tensor& x, const IntList& dims, bool keepd
   Tensor xc = cast_nograd(x, dt);
   Layout L = layout_for(xc, dims);
   if (dims.empty() && x->dim() > 0) L.n = 1;
-  SX_CHECK(L.n > 0 || op == ReduceOp::Sum || op == ReduceOp::Prod, IndexError, "[", name,
+  SX_CHECK(L.n > 0 || (op != ReduceOp::Max && op != ReduceOp::Min), IndexError, "[", name,
            "] cannot reduce over an empty dimension of a tensor of shape ", shape_str(x->shape));
   Tensor out = empty(keepdim ? L.keep_shape : L.out_shape, dt, x->device());
   kern::reduce(x->device())(op, L.data, out, L.outer, L.n, L.inner);
@@ -81,6 +81,7 @@ Tensor mean(const Tensor& x, const OptDims& dims, bool keepdim) {
   SX_CHECK(is_floating(x->dtype), TypeError, "[mean] expected a floating tensor, got ", describe(x),
            "; convert it with .float() first");
   IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "mean");
+  if (!needs_grad({&x})) return reduce_impl(ReduceOp::Mean, x, d, keepdim, x->dtype, "mean");  // one pass, one rounding
   int64_t n = 1;
   for (auto i : d) n *= x->shape[i];
   return mul(sum(x, d, keepdim), Scalar(1.0 / double(n)));
@@ -185,6 +186,10 @@ Tensor logsumexp(const Tensor& x, const OptDims& dims, bool keepdim) {
 
 Tensor norm(const Tensor& x, double p, const OptDims& dims, bool keepdim) {
   SX_CHECK(is_floating(x->dtype), TypeError, "[norm] expected a floating tensor, got ", describe(x));
+  if (p == 2 && !needs_grad({&x})) {  // squares summed in one pass, without an x * x temporary
+    IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "norm");
+    return sqrt(reduce_impl(ReduceOp::SumSquares, x, d, keepdim, x->dtype, "norm"));
+  }
   if (p == 2) return sqrt(sum(mul(x, x), dims, keepdim));
   if (p == 1) return sum(unary(UnaryOp::Abs, x), dims, keepdim);
   if (std::isinf(p)) return p > 0 ? amax(unary(UnaryOp::Abs, x), dims, keepdim) : amin(unary(UnaryOp::Abs, x), dims, keepdim);
