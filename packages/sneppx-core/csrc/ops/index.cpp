@@ -9,13 +9,21 @@
 namespace sx {
 
 namespace {
+// The indexing family still runs on the host: other devices get the error of an empty kernel slot.
+void host_only(const Tensor& t, const char* op) {
+  SX_CHECK(t->device().type == DeviceType::CPU, NotImplementedError, "[", op, "] has no kernel for device ",
+           t->device().str());
+}
+
 Tensor as_index(const Tensor& idx, const char* op) {
+  host_only(idx, op);
   SX_CHECK(idx->dtype == DType::Int64 || idx->dtype == DType::Int32 || idx->dtype == DType::UInt8, TypeError, "[", op,
            "] index must be an integer tensor, got ", describe(idx));
   return contiguous(cast_nograd(idx, DType::Int64));
 }
 
 void check_range(const Tensor& idx, int64_t n, const char* op, int64_t dim) {
+  host_only(idx, op);
   const int64_t* p = idx->data<int64_t>();
   for (int64_t i = 0; i < idx->numel(); ++i)
     SX_CHECK(p[i] >= -n && p[i] < n, IndexError, "[", op, "] index ", p[i], " is out of bounds for dimension ", dim,
@@ -52,6 +60,7 @@ void check_gather_shapes(const Tensor& x, int64_t d, const Tensor& index, const 
 
 // out = x with src written (or added) at index positions along dim.
 Tensor scatter_impl(const Tensor& x, int64_t d, const Tensor& idx, const Tensor& src, bool add, const char* op) {
+  host_only(x, op);
   Tensor out = clone_nograd(x);
   Tensor s = cast_nograd(src, x->dtype);
   SX_DISPATCH_ALL(x->dtype, op, [&] {
@@ -72,6 +81,7 @@ Tensor scatter_impl(const Tensor& x, int64_t d, const Tensor& idx, const Tensor&
 }  // namespace
 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
+  host_only(x, "gather");
   int64_t d = wrap_dim(dim, x->dim(), "gather");
   Tensor idx = as_index(index, "gather");
   check_gather_shapes(x, d, idx, "gather");
@@ -188,6 +198,7 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
 }
 
 Tensor one_hot(const Tensor& x, int64_t num_classes) {
+  host_only(x, "one_hot");
   Tensor idx = as_index(x, "one_hot");
   int64_t n = num_classes;
   if (n < 0) {
@@ -250,11 +261,13 @@ static std::pair<Tensor, Tensor> sort_rows(const Tensor& x, int64_t dim, bool de
 }
 
 std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending, bool stable) {
+  host_only(x, "sort");
   int64_t n = x->dim() ? x->shape[wrap_dim(dim, x->dim(), "sort")] : 1;
   return sort_rows(x, dim, descending, n, stable);
 }
 
 std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted) {
+  host_only(x, "topk");
   int64_t n = x->dim() ? x->shape[wrap_dim(dim, x->dim(), "topk")] : 1;
   SX_CHECK(k >= 0 && k <= n, IndexError, "[topk] k=", k, " is out of range for a dimension of size ", n);
   (void)sorted;  // results are always sorted, which satisfies both settings
@@ -262,6 +275,7 @@ std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool lar
 }
 
 Tensor nonzero(const Tensor& x) {
+  host_only(x, "nonzero");
   Tensor b = contiguous(cast_nograd(x, DType::Bool));
   const bool* p = b->data<bool>();
   std::vector<int64_t> coords;
@@ -299,6 +313,7 @@ std::pair<TensorList, Shape> prep_front(const Tensor& x, const TensorList& indic
 }  // namespace
 
 Tensor index_front(const Tensor& x, const TensorList& indices) {
+  host_only(x, "index");
   auto [idx, b] = prep_front(x, indices, "index");
   int64_t k = int64_t(idx.size());
   Tensor xc = contiguous(detach(x));
@@ -325,6 +340,7 @@ Tensor index_front(const Tensor& x, const TensorList& indices) {
 }
 
 Tensor index_put_front(const Tensor& x, const TensorList& indices, const Tensor& values, bool accumulate) {
+  host_only(x, "index_put");
   auto [idx, b] = prep_front(x, indices, "index_put");
   int64_t k = int64_t(idx.size());
   Shape rest(x->shape.begin() + k, x->shape.end()), vs = b;
