@@ -222,7 +222,8 @@ def cuda(session: nox.Session):
     if os.environ.get("SNEPPX_CUDA_ARCHS"):
         args += f" -DCMAKE_CUDA_ARCHITECTURES={os.environ['SNEPPX_CUDA_ARCHS']}"
     tag = "cuda-" + os.environ.get("SNEPPX_CUDA_ARCHS", "default").replace(";", "_")
-    wheel = core_wheel(session, env={"CMAKE_ARGS": args}, tag=tag)
+    # Its own CMake build folder, apart from the CPU wheel's.
+    wheel = core_wheel(session, env={"CMAKE_ARGS": args, "SKBUILD_BUILD_DIR": f"build/{tag}"}, tag=tag)
     session.install(str(wheel), *TEST_DEPS)  # brings nvidia-cuda-runtime and nvidia-cublas along
     session.run("python", "-c", CUDA_IMPORT_CHECK)
     session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "not parity", str(CORE / "tests"),
