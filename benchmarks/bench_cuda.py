@@ -14,7 +14,6 @@ import statistics
 
 import numpy as np
 import sneppx_core as sx
-
 from common import median_time, row
 
 

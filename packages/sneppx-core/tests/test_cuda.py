@@ -10,7 +10,6 @@ import warnings
 import numpy as np
 import pytest
 import sneppx_core as sx
-
 from opcheck import LAYOUTS, case_inputs, expected_dtype, float_outputs, rng_for, to_np
 from optable import OPS, X, tolerance, values
 
@@ -68,7 +67,7 @@ FORWARD = [(s, d, lay) for s in OPS for d in DTYPES if d in s.dtypes for lay in 
 
 
 @pytest.mark.parametrize("spec,dtype,layout", FORWARD,
-                         ids=["-".join((s.name, d, lay)) for s, d, lay in FORWARD])
+                         ids=[f"{s.name}-{d}-{lay}" for s, d, lay in FORWARD])
 def test_op_forward_matches_cpu(spec, dtype, layout):
     rng = rng_for("cuda", spec.name, dtype, layout)
     for k, case in enumerate(spec.cases):
@@ -173,7 +172,7 @@ def test_matmul_layouts_and_batches(dtype):
     rng = np.random.default_rng(2)
     a, b = rng.standard_normal((3, 5, 7)), rng.standard_normal((3, 7, 4))
     ga, gb = sx.tensor(a, dtype=dtype, device=DEV), sx.tensor(b, dtype=dtype, device=DEV)
-    tol = dict(rtol=1e-4, atol=1e-5) if dtype == sx.float32 else dict(rtol=1e-10, atol=1e-12)
+    tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == sx.float32 else {"rtol": 1e-10, "atol": 1e-12}
     np.testing.assert_allclose(to_np((ga @ gb).cpu()), a @ b, **tol)
     np.testing.assert_allclose(to_np((gb.transpose(1, 2) @ ga.transpose(1, 2)).cpu()),
                                b.transpose(0, 2, 1) @ a.transpose(0, 2, 1), **tol)
@@ -195,6 +194,7 @@ def test_reductions_over_dims_and_all():
                                    a.mean(axis=dims), rtol=1e-10)
     np.testing.assert_array_equal(to_np(x.amax(1).cpu()), a.max(1))
     v, i = x.max(1)
+    np.testing.assert_array_equal(to_np(v.cpu()), a.max(1))
     np.testing.assert_array_equal(to_np(i.cpu()), a.argmax(1))
     big = sx.ones(10**6 + 3, device=DEV)
     assert big.sum().item() == 10**6 + 3
