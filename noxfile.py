@@ -225,9 +225,10 @@ def cuda(session: nox.Session):
     # Its own CMake build folder, apart from the CPU wheel's.
     wheel = core_wheel(session, env={"CMAKE_ARGS": args, "SKBUILD_BUILD_DIR": f"build/{tag}"}, tag=tag)
     session.install(str(wheel), *TEST_DEPS)  # brings nvidia-cuda-runtime and nvidia-cublas along
-    session.run("python", "-c", CUDA_IMPORT_CHECK)
+    installed = {"PYTHONPATH": ""}  # the wheel just installed, never package sources on PYTHONPATH
+    session.run("python", "-c", CUDA_IMPORT_CHECK, env=installed)
     session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "not parity", str(CORE / "tests"),
-                *session.posargs)
+                *session.posargs, env=installed)
 
 
 DOCS_DEPS = ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"]
