@@ -33,7 +33,11 @@ def _present(names):
 def _core_hash() -> str:
     h = hashlib.sha256()
     for p in sorted(CORE.rglob("*")):
-        if p.is_file() and "build" not in p.parts and p.suffix not in (".so", ".pyc") and "tests" not in p.parts:
+        parts = p.relative_to(CORE).parts
+        # Build folders (build/, build-cuda/, ...) and tool caches (.hypothesis/, ...) are not sources.
+        if any(part.startswith(("build", ".")) for part in parts):
+            continue
+        if p.is_file() and p.suffix not in (".so", ".pyc") and "tests" not in parts:
             h.update(str(p.relative_to(CORE)).encode())
             h.update(p.read_bytes())
     return h.hexdigest()[:16]
