@@ -33,7 +33,11 @@ def _present(names):
 def _core_hash() -> str:
     h = hashlib.sha256()
     for p in sorted(CORE.rglob("*")):
-        if p.is_file() and "build" not in p.parts and p.suffix not in (".so", ".pyc") and "tests" not in p.parts:
+        parts = p.relative_to(CORE).parts
+        # Build folders (build/, build-cuda/, ...) and tool caches (.hypothesis/, ...) are not sources.
+        if any(part.startswith(("build", ".")) for part in parts):
+            continue
+        if p.is_file() and p.suffix not in (".so", ".pyc") and "tests" not in parts:
             h.update(str(p.relative_to(CORE)).encode())
             h.update(p.read_bytes())
     return h.hexdigest()[:16]
@@ -246,16 +250,49 @@ def fuzz(session: nox.Session):
     session.run("pytest", "-q", "-m", "fuzz", str(CORE / "tests" / "test_fuzz.py"), *session.posargs, env=env)
 
 
+CUDA_IMPORT_CHECK = """
+import subprocess, sneppx_core as sx
+from sneppx_core import _SNEPPX_c as C
+assert sx._HAS_CUDA is True, "the CUDA build says it has no CUDA"
+libs = subprocess.run(["ldd", C.__file__], capture_output=True, text=True, check=True).stdout
+cuda_libs = [l.strip() for l in libs.splitlines() if "libcu" in l]
+print("\\n".join(cuda_libs))
+assert cuda_libs and all("nvidia/cu13/lib" in l for l in cuda_libs), "CUDA libraries not found through the RPATH"
+print("cuda.is_available():", sx.cuda.is_available(), " device_count():", sx.cuda.device_count())
+if not sx.cuda.is_available():
+    try:
+        sx.ones(2).to("cuda")
+    except RuntimeError as e:
+        assert "no CUDA device is visible" in str(e), e
+        print("x.to('cuda') raises:", e)
+    else:
+        raise AssertionError("x.to('cuda') worked without a visible GPU")
+"""
+
+
 @nox.session
 def cuda(session: nox.Session):
-    """Compile check of the CUDA backend with nvcc (runs nothing on a GPU)."""
-    if not shutil.which("nvcc"):
-        session.skip("nvcc not found")
-    if not (CORE / "csrc" / "cuda" / "kernels.cu").exists():
-        session.skip("sneppx-core has no CUDA kernels yet (csrc/cuda holds only the no-CUDA stubs)")
-    session.install("pip")
-    env = {"CMAKE_ARGS": "-DSNEPPX_CUDA=ON"}
-    session.run("python", "-m", "pip", "wheel", "--no-deps", "-w", str(WHEELS / "cuda"), str(CORE), env=env)
+    """Builds the CUDA-enabled core wheel for real and tests it.
+
+    nvcc and the CUDA libraries come from the NVIDIA wheels (build requirements of a CUDA build);
+    the wheel is compiled for the default GPU architectures (80, 86, 89, 90, 100), or for those in
+    SNEPPX_CUDA_ARCHS (e.g. "90"). It is installed with the NVIDIA runtime wheels it depends on,
+    imported (the CUDA libraries must resolve through its RPATH; without a GPU, `x.to("cuda")` must
+    raise "no CUDA device is visible"), and core's test suite runs against it: on a machine without a
+    GPU the `cuda`-marked comparisons skip and everything else runs on the CPU.
+    Arguments after `--` go to pytest (e.g. `-- -m cuda` for the GPU comparisons only).
+    """
+    args = "-DSNEPPX_CUDA=ON"
+    if os.environ.get("SNEPPX_CUDA_ARCHS"):
+        args += f" -DCMAKE_CUDA_ARCHITECTURES={os.environ['SNEPPX_CUDA_ARCHS']}"
+    tag = "cuda-" + os.environ.get("SNEPPX_CUDA_ARCHS", "default").replace(";", "_")
+    # Its own CMake build folder, apart from the CPU wheel's.
+    wheel = core_wheel(session, env={"CMAKE_ARGS": args, "SKBUILD_BUILD_DIR": f"build/{tag}"}, tag=tag)
+    session.install(str(wheel), *TEST_DEPS)  # brings nvidia-cuda-runtime and nvidia-cublas along
+    installed = {"PYTHONPATH": ""}  # the wheel just installed, never package sources on PYTHONPATH
+    session.run("python", "-c", CUDA_IMPORT_CHECK, env=installed)
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "not parity", str(CORE / "tests"),
+                *session.posargs, env=installed)
 
 
 DOCS_DEPS = ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"]

@@ -30,7 +30,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from common import THREADS, speed  # noqa: E402
 
-MODULES = ["core", "functional", "nn", "conv", "rnn", "optim", "data", "generate", "distributed", "ops"]
+MODULES = ["core", "functional", "nn", "conv", "rnn", "optim", "data", "generate", "distributed", "cuda", "ops"]
 DOCS = HERE.parent / "docs"
 CHARTS = {"speed": "assets/benchmarks-speed.png", "width": "assets/benchmarks-gpt-width.png",
           "ops": "assets/benchmarks-ops.png"}
@@ -291,6 +291,8 @@ def main(argv=None):
             rows = mod.run(quick=args.quick)
         except Exception:  # one broken module must not hide the others
             traceback.print_exc()
+            continue
+        if not rows:  # nothing to measure here (the CUDA rows without a GPU)
             continue
         sections[name] = rows
         metas[name] = {"load_before": load, "foreign_cores": watch.cores(), "seconds": time.perf_counter() - t0,

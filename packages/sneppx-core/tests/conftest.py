@@ -28,6 +28,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "parity: compares sneppx_core with PyTorch (skipped when torch is missing)")
     config.addinivalue_line("markers", "slow: long-running test (memory and fuzz loops)")
     config.addinivalue_line("markers", "fuzz: Hypothesis fuzzing in subprocesses (nox -s fuzz gives it minutes)")
+    config.addinivalue_line("markers", "cuda: compares CUDA with the CPU (skipped when no GPU is visible)")
 
 
 @pytest.fixture

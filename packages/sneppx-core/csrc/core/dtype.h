@@ -7,6 +7,14 @@
 
 #include "core/error.h"
 
+// Marks a function callable from host and device code (formula sheets compiled by nvcc for the
+// CUDA kernels and by the C++ compiler for the CPU ones).
+#ifdef __CUDACC__
+#define SX_HD __host__ __device__
+#else
+#define SX_HD
+#endif
+
 namespace sx {
 
 enum class DType : uint8_t { Bool, UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64 };

@@ -1,5 +1,7 @@
 #include "core/storage.h"
 
+#include "core/cuda_api.h"
+
 #include <cstdlib>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -9,9 +11,6 @@
 #include <vector>
 
 namespace sx {
-
-void* cuda_alloc(size_t nbytes, int index);  // csrc/cuda
-void cuda_free(void* p, int index);
 
 namespace {
 constexpr size_t kAlign = 64;
@@ -123,7 +122,7 @@ std::shared_ptr<Storage> Storage::wrap(void* data, size_t nbytes, Device device,
 Storage::~Storage() {
   if (owner || !data) return;  // foreign memory: the owner's deleter frees it
   if (device.type == DeviceType::CPU) cpu_free(data, nbytes);
-  else cuda_free(data, device.index);
+  else cuda_free(data, nbytes, device.index);
 }
 
 }  // namespace sx

@@ -4,10 +4,12 @@
 
 #include "cpu/kernels.h"
 #include "cpu/loops.h"
+#include "ops/binary_math.h"
 #include "ops/kernels.h"
 
 namespace sx::cpu {
 namespace {
+using namespace bm;
 
 // Runs o = f(x, y) over three operands with fast paths for contiguous and scalar operands.
 template <typename O, typename T, typename F>
@@ -49,64 +51,13 @@ void run1(const Tensor& out, const Tensor& a, F f) {
   });
 }
 
-template <typename C> C floordiv(C a, C b) {
-  if constexpr (std::is_integral_v<C>) {
-    if (b == 0) return 0;  // checked by the op before the kernel runs
-    // INT_MIN / -1 traps (SIGFPE) on x86: negate with wrap-around instead, as PyTorch's result is
-    if constexpr (std::is_signed_v<C>) if (b == C(-1)) return C(std::make_unsigned_t<C>(0) - std::make_unsigned_t<C>(a));
-    C q = a / b;
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-  } else {
-    return std::floor(a / b);
-  }
-}
-template <typename C> C pymod(C a, C b) {
-  if constexpr (std::is_integral_v<C>) {
-    if (b == 0) return 0;
-    if constexpr (std::is_signed_v<C>) if (b == C(-1)) return 0;  // INT_MIN % -1 traps on x86
-    C r = a % b;
-    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-  } else {
-    C r = std::fmod(a, b);
-    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-  }
-}
-template <typename C> C ipow(C a, C b) {
-  if constexpr (std::is_integral_v<C>) {
-    if (b < 0) return a == 1 ? 1 : (a == -1 ? (b % 2 ? -1 : 1) : 0);
-    C r = 1;
-    while (b) {
-      if (b & 1) r *= a;
-      a *= a;
-      b >>= 1;
-    }
-    return r;
-  } else {
-    return std::pow(a, b);
-  }
-}
-template <typename C> C vmax(C a, C b) {
-  if constexpr (!std::is_integral_v<C>) if (a != a || b != b) return a + b;
-  return a > b ? a : b;
-}
-template <typename C> C vmin(C a, C b) {
-  if constexpr (!std::is_integral_v<C>) if (a != a || b != b) return a + b;
-  return a < b ? a : b;
-}
-
-// Integer add/sub/mul wrap around (two's complement) rather than overflow, which is undefined.
-template <typename C, typename F> C wrapping(C x, C y, F f) {
-  if constexpr (std::is_integral_v<C>) return C(f(std::make_unsigned_t<C>(x), std::make_unsigned_t<C>(y)));
-  else return f(x, y);
-}
-
 template <typename T>
 void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
   using C = acc_t<T>;
   switch (op) {
-    case BinaryOp::Add: return run2<T, T>(out, a, b, [](C x, C y) { return wrapping(x, y, std::plus<>{}); });
-    case BinaryOp::Sub: return run2<T, T>(out, a, b, [](C x, C y) { return wrapping(x, y, std::minus<>{}); });
-    case BinaryOp::Mul: return run2<T, T>(out, a, b, [](C x, C y) { return wrapping(x, y, std::multiplies<>{}); });
+    case BinaryOp::Add: return run2<T, T>(out, a, b, [](C x, C y) { return wadd(x, y); });
+    case BinaryOp::Sub: return run2<T, T>(out, a, b, [](C x, C y) { return wsub(x, y); });
+    case BinaryOp::Mul: return run2<T, T>(out, a, b, [](C x, C y) { return wmul(x, y); });
     case BinaryOp::Div: return run2<T, T>(out, a, b, [](C x, C y) { return x / y; });
     case BinaryOp::FloorDiv: return run2<T, T>(out, a, b, [](C x, C y) { return floordiv(x, y); });
     case BinaryOp::Rem: return run2<T, T>(out, a, b, [](C x, C y) { return pymod(x, y); });

@@ -4,8 +4,6 @@
 
 namespace sx {
 
-void* cuda_alloc(size_t nbytes, int index);
-
 Tensor expand_view(const Tensor& t, const Shape& shape) {
   if (t->shape == shape) return t;
   int64_t nd = int64_t(shape.size()), off = nd - t->dim();
@@ -72,8 +70,12 @@ Tensor detach(const Tensor& x) { return alias_detached(x); }
 
 Tensor to_device(const Tensor& x, Device d) {
   if (x->device() == d) return x;
-  cuda_alloc(0, d.index);  // throws a clear error in builds without CUDA
-  throw RuntimeError("[to] copies between devices are not implemented in this build");
+  Tensor out = empty(x->shape, x->dtype, d);  // raises first when d is a GPU this build or machine lacks
+  Tensor src = x->is_contiguous() ? x : clone_nograd(x);
+  kern::transfer(d.type == DeviceType::CPU ? x->device() : d)(out, src);
+  if (!is_floating(x->dtype)) return out;
+  Device from = x->device();
+  return record("ToCopyBackward", {x}, out, [from](const Tensor& g) { return TensorList{to_device(g, from)}; });
 }
 
 namespace {
@@ -96,7 +98,8 @@ void rebase_view_write(const Tensor& x, const Tensor& value, const char* op) {
   record("CopySlices", {base, value}, tmp, [vs, vst, voff, vals, vd, bshape](const Tensor& g) {
     // The written region in the base's (contiguous) element order: its flat positions and a mask.
     Tensor pos = clone_nograd(make_view(arange(0, double(shape_numel(bshape, "setitem")), 1, DType::Int64), vs, vst, voff));
-    Tensor keep = ones(bshape, g->dtype);
+    if (g->device() != pos->device()) pos = to_device(pos, g->device());
+    Tensor keep = ones(bshape, g->dtype, g->device());
     kern::fill(keep->device())(make_view(keep, vs, vst, voff), Scalar(0.0));
     // Differentiable ops only, so that create_graph=True sees through the write.
     Tensor g_base = mul(g, keep);
@@ -139,8 +142,8 @@ void assign_inplace(const Tensor& x, const Tensor& value, const char* op) {
 }
 
 void copy_(const Tensor& dst, const Tensor& src) {
-  check_same_device("copy_", dst, src);
-  assign_inplace(dst, src, "copy_");
+  // As in PyTorch, copy_ is the one op that takes its source from another device.
+  assign_inplace(dst, src->device() == dst->device() ? src : to_device(src, dst->device()), "copy_");
 }
 
 namespace {

@@ -19,6 +19,7 @@ SX_DEFINE_KERNEL(where);
 SX_DEFINE_KERNEL(clamp);
 SX_DEFINE_KERNEL(copy);
 SX_DEFINE_KERNEL(fill);
+SX_DEFINE_KERNEL(transfer);
 }  // namespace kern
 
 const char* binary_name(BinaryOp op) {
@@ -112,8 +113,12 @@ static TensorList binary_vjp(BinaryOp op, const Tensor& g, const Tensor& a, cons
   }
 }
 
-Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
+Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
   const char* name = binary_name(op);
+  // As in PyTorch, a 0-d CPU tensor takes part in an op on another device as a number would.
+  Tensor a = a_in, b = b_in;
+  if (a->device() != b->device() && a->dim() == 0 && a->device().type == DeviceType::CPU) a = to_device(a, b->device());
+  if (a->device() != b->device() && b->dim() == 0 && b->device().type == DeviceType::CPU) b = to_device(b, a->device());
   check_same_device(name, a, b);
   DType ct = result_type(a, b);
   if ((op == BinaryOp::Div || op == BinaryOp::Atan2) && !is_floating(ct)) ct = DType::Float32;
@@ -125,7 +130,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem) && !is_floating(ct)) {
     Tensor zero = empty(bc->shape, DType::Bool, bc->device());
     // kernels take operands already broadcast to the output's shape
-    kern::binary(bc->device())(BinaryOp::Eq, zero, bc, expand_view(scalar_tensor(Scalar(int64_t(0)), ct), bc->shape));
+    kern::binary(bc->device())(BinaryOp::Eq, zero, bc, expand_view(scalar_tensor(Scalar(int64_t(0)), ct, bc->device()), bc->shape));
     Tensor any_zero = empty({}, DType::Bool, zero->device());
     kern::reduce(zero->device())(ReduceOp::Max, zero, any_zero, 1, zero->numel(), 1);
     SX_CHECK(!item_bool(any_zero), RuntimeError, "[", name, "] ZeroDivisionError: integer division by zero");
@@ -151,12 +156,12 @@ Tensor sub(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Sub, a, b
 Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }
 Tensor div(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Div, a, b); }
 Tensor pow(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Pow, a, b); }
-Tensor add(const Tensor& a, const Scalar& b) { return add(a, scalar_tensor(b, scalar_result_type(a, b))); }
-Tensor mul(const Tensor& a, const Scalar& b) { return mul(a, scalar_tensor(b, scalar_result_type(a, b))); }
+Tensor add(const Tensor& a, const Scalar& b) { return add(a, scalar_tensor(b, scalar_result_type(a, b), a->device())); }
+Tensor mul(const Tensor& a, const Scalar& b) { return mul(a, scalar_tensor(b, scalar_result_type(a, b), a->device())); }
 Tensor pow(const Tensor& a, const Scalar& b) {
   // A floating tensor to a number: one fused pass (x * x * x for 3, ...) with x ** c's own vjp.
   if (is_floating(a->dtype)) return unary(UnaryOp::PowScalar, a, b.to<double>(), 0.0);
-  return pow(a, scalar_tensor(b, scalar_result_type(a, b)));
+  return pow(a, scalar_tensor(b, scalar_result_type(a, b), a->device()));
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
@@ -194,7 +199,7 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi
   return record("ClampBackward", {x}, out, [sx, l, h](const Tensor& g) {
     const Tensor& v = sx.get();
     Tensor inside = binary(BinaryOp::And, binary(BinaryOp::Ge, v, scalar_tensor(l, v->dtype)),
-                           binary(BinaryOp::Le, v, scalar_tensor(h, v->dtype)));
+                           binary(BinaryOp::Le, v, scalar_tensor(h, v->dtype, v->device())));
     return TensorList{mul(g, to_dtype(inside, g->dtype))};
   });
 }

@@ -56,6 +56,7 @@ Tensor scatter_impl(const Tensor& x, int64_t d, const Tensor& idx, const Tensor&
 }  // namespace
 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
+  check_same_device("gather", x, index);
   if (x->dim() == 0) {  // a 0-d input gathers as a 1-element 1-d one
     wrap_dim(dim, 0, "gather");
     SX_CHECK(index->dim() == 0, ValueError, "[gather] a 0-d input needs a 0-d index, got ", describe(index));
@@ -107,10 +108,12 @@ static Tensor scatter_0d(const Tensor& x, int64_t dim, const Tensor& index, cons
 }
 
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  check_same_device("scatter", x, index);
+  if (src->dim()) check_same_device("scatter", x, src);
   if (x->dim() == 0) return scatter_0d(x, dim, index, src, false);
   int64_t d = wrap_dim(dim, x->dim(), "scatter");
   Tensor idx = as_index(index, "scatter");
-  Tensor s = src->dim() == 0 ? expand_view(src, idx->shape) : src;
+  Tensor s = src->dim() == 0 ? expand_view(to_device(src, x->device()), idx->shape) : src;
   check_scatter(x, d, idx, s, "scatter");
   Tensor out = scatter_impl(x, d, idx, s, false);
   if (!is_floating(x->dtype) || !needs_grad({&x, &src})) return out;
@@ -122,6 +125,8 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& 
 }
 
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  check_same_device("scatter_add", x, index);
+  check_same_device("scatter_add", x, src);
   if (x->dim() == 0) return scatter_0d(x, dim, index, src, true);
   int64_t d = wrap_dim(dim, x->dim(), "scatter_add");
   Tensor idx = as_index(index, "scatter_add");
@@ -240,7 +245,8 @@ std::pair<TensorList, Shape> prep_front(const Tensor& x, const TensorList& indic
   }
   TensorList out;
   for (size_t j = 0; j < indices.size(); ++j) {
-    Tensor i = contiguous(expand_view(as_index(indices[j], op), b));
+    // Indices may live on the CPU for a tensor on another device, as in PyTorch.
+    Tensor i = contiguous(expand_view(as_index(to_device(indices[j], x->device()), op), b));
     check_range(i, x->shape[j], "index", int64_t(j));
     out.push_back(i);
   }

@@ -23,6 +23,9 @@ SX_KERNEL(clamp, void(const Tensor& out, const Tensor& x, double lo, double hi, 
 // dst = src for any pair of dtypes; src broadcast to dst's shape; dst may be any strided view.
 SX_KERNEL(copy, void(const Tensor& dst, const Tensor& src));
 SX_KERNEL(fill, void(const Tensor& t, const Scalar& v));
+// dst = src across devices (at least one of them not the CPU): same shape and dtype, both
+// contiguous. Reached through the slot of the device that is not the CPU (dst's when both are not).
+SX_KERNEL(transfer, void(const Tensor& dst, const Tensor& src));
 
 // ---- reductions over a contiguous (outer, n, inner) layout into (outer, inner) outputs
 SX_KERNEL(reduce, void(ReduceOp op, const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner));

@@ -1,14 +1,32 @@
-// Scalar math used by the formula sheets (ops/unary_defs.h, ops/binary_defs.h). On the host these
+// Scalar math used by the formula sheets (ops/unary_defs.h, ops/binary_math.h). On the host these
 // are the branch-free float versions of cpu/vmath.h and cpu/nn_math.h, which loops vectorise; double
-// and integer types forward to <cmath>. A device backend compiles the sheets against its own versions.
+// and integer types forward to <cmath>. Compiled by nvcc, they are the device's <cmath> functions.
 #pragma once
 #include <cmath>
 #include <type_traits>
 
+#include "core/dtype.h"
+#ifndef __CUDACC__
 #include "cpu/nn_math.h"
+#endif
+
+// The device versions live in their own inline namespace so that they never share a symbol with
+// the host versions of another translation unit.
+#ifdef __CUDACC__
+#define SX_SHEET_NS inline namespace device
+#else
+#define SX_SHEET_NS inline namespace host
+#endif
 
 namespace sx::sm {
+SX_SHEET_NS {
 
+#ifdef __CUDACC__
+template <typename T> SX_HD inline T sexp(T x) { return std::exp(x); }
+template <typename T> SX_HD inline T stanh(T x) { return std::tanh(x); }
+template <typename T> SX_HD inline T serf(T x) { return std::erf(x); }
+template <typename T> SX_HD inline T slog1p(T x) { return std::log1p(x); }
+#else
 // float: the vectorisable versions; other types: <cmath>.
 template <typename T> inline T sexp(T x) {
   if constexpr (std::is_same_v<T, float>) return cpu::vexp(x);
@@ -26,13 +44,16 @@ template <typename T> inline T slog1p(T x) {
   if constexpr (std::is_same_v<T, float>) return cpu::vlog1p(x);
   else return std::log1p(x);
 }
+#endif
 
-template <typename T> inline T sigmoid(T x) { return T(1) / (T(1) + sexp<T>(-x)); }
+template <typename T> SX_HD inline T sigmoid(T x) { return T(1) / (T(1) + sexp<T>(-x)); }
 // log(1 + exp(z)) without overflow.
-template <typename T> inline T softplus(T z) {
+template <typename T> SX_HD inline T softplus(T z) {
   T a = z < T(0) ? -z : z;
   return (z > T(0) ? z : T(0)) + slog1p<T>(sexp<T>(-a));
 }
+
+}  // SX_SHEET_NS
 
 inline constexpr double kSqrt1_2 = 0.70710678118654752440;     // 1 / sqrt(2)
 inline constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)

@@ -46,6 +46,7 @@ enum class DRule : uint8_t { Same, Signed, Float, Bool };
 enum class Api : uint8_t { Math, Activation, Internal };
 
 namespace unary_def {
+SX_SHEET_NS {
 
 struct Base {
   static constexpr DRule rule = DRule::Float;
@@ -60,19 +61,19 @@ template <typename C> constexpr bool is_int = std::is_integral_v<C>;
 struct Neg : Base {
   static constexpr const char* name = "neg";
   static constexpr DRule rule = DRule::Signed;
-  template <typename C> static C f(C x, C, C) { return -x; }
+  template <typename C> SX_HD static C f(C x, C, C) { return -x; }
   static Tensor vjp(const Tensor& g, const Tensor&, const Tensor&, double, double) { return neg(g); }
 };
 struct Abs : Base {
   static constexpr const char* name = "abs";
   static constexpr DRule rule = DRule::Same;
-  template <typename C> static C f(C x, C, C) { return x < C(0) ? -x : x; }
+  template <typename C> SX_HD static C f(C x, C, C) { return x < C(0) ? -x : x; }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) { return mul(g, sign(x)); }
 };
 struct Square : Base {
   static constexpr const char* name = "square";
   static constexpr DRule rule = DRule::Same;
-  template <typename C> static C f(C x, C, C) { return x * x; }
+  template <typename C> SX_HD static C f(C x, C, C) { return x * x; }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return mul(g, mul(x, Scalar(2.0)));
   }
@@ -80,12 +81,12 @@ struct Square : Base {
 #define SX_ZERO_GRAD(NAME, EXPR, INT_EXPR)                        \
   static constexpr const char* name = NAME;                       \
   static constexpr DRule rule = DRule::Same;                      \
-  template <typename C> static C f(C x, C, C) {                   \
+  template <typename C> SX_HD static C f(C x, C, C) {                   \
     if constexpr (is_int<C>) return INT_EXPR;                     \
     else return EXPR;                                             \
   }                                                               \
-  template <typename C> static C df(C, C, C) { return C(0); }     \
-  template <typename C> static C d2f(C, C, C) { return C(0); }
+  template <typename C> SX_HD static C df(C, C, C) { return C(0); }     \
+  template <typename C> SX_HD static C d2f(C, C, C) { return C(0); }
 struct Sign : Base { SX_ZERO_GRAD("sign", C((C(0) < x) - (x < C(0))), C((C(0) < x) - (x < C(0)))) };
 struct Floor : Base { SX_ZERO_GRAD("floor", std::floor(x), x) };
 struct Ceil : Base { SX_ZERO_GRAD("ceil", std::ceil(x), x) };
@@ -97,7 +98,7 @@ struct Trunc : Base { SX_ZERO_GRAD("trunc", std::trunc(x), x) };
 #define SX_PREDICATE(NAME, EXPR)                                  \
   static constexpr const char* name = NAME;                       \
   static constexpr DRule rule = DRule::Bool;                      \
-  template <typename C> static bool f(C x, C, C) { return EXPR; }
+  template <typename C> SX_HD static bool f(C x, C, C) { return EXPR; }
 struct Not : Base { SX_PREDICATE("logical_not", x == C(0)) };
 struct IsNan : Base { SX_PREDICATE("isnan", x != x) };
 struct IsInf : Base { SX_PREDICATE("isinf", !is_int<C> && (x == C(INFINITY) || x == C(-INFINITY))) };
@@ -107,129 +108,129 @@ struct IsFinite : Base { SX_PREDICATE("isfinite", x == x && (is_int<C> || (x != 
 // ---- exponentials and logarithms (integers compute in float32)
 struct Exp : Base {
   static constexpr const char* name = "exp";
-  template <typename C> static C f(C x, C, C) { return sm::sexp(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::sexp(x); }
   static Tensor vjp(const Tensor& g, const Tensor&, const Tensor& y, double, double) { return mul(g, y); }
 };
 struct Exp2 : Base {
   static constexpr const char* name = "exp2";
-  template <typename C> static C f(C x, C, C) { return std::exp2(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return std::exp2(x); }
   static Tensor vjp(const Tensor& g, const Tensor&, const Tensor& y, double, double) {
     return mul(g, mul(y, Scalar(sm::kLn2)));
   }
 };
 struct Expm1 : Base {
   static constexpr const char* name = "expm1";
-  template <typename C> static C f(C x, C, C) { return std::expm1(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return std::expm1(x); }
   static Tensor vjp(const Tensor& g, const Tensor&, const Tensor& y, double, double) {
     return mul(g, add(y, Scalar(1.0)));
   }
 };
 struct Log : Base {
   static constexpr const char* name = "log";
-  template <typename C> static C f(C x, C, C) { return std::log(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return std::log(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) { return div(g, x); }
 };
 struct Log2 : Base {
   static constexpr const char* name = "log2";
-  template <typename C> static C f(C x, C, C) { return std::log2(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return std::log2(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return div(g, mul(x, Scalar(sm::kLn2)));
   }
 };
 struct Log10 : Base {
   static constexpr const char* name = "log10";
-  template <typename C> static C f(C x, C, C) { return std::log10(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return std::log10(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return div(g, mul(x, Scalar(sm::kLn10)));
   }
 };
 struct Log1p : Base {
   static constexpr const char* name = "log1p";
-  template <typename C> static C f(C x, C, C) { return std::log1p(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return std::log1p(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return div(g, add(x, Scalar(1.0)));
   }
 };
 struct Sqrt : Base {
   static constexpr const char* name = "sqrt";
-  template <typename C> static C f(C x, C, C) { return std::sqrt(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return std::sqrt(x); }
   static Tensor vjp(const Tensor& g, const Tensor&, const Tensor& y, double, double) {
     return div(g, mul(y, Scalar(2.0)));
   }
 };
 struct Rsqrt : Base {
   static constexpr const char* name = "rsqrt";
-  template <typename C> static C f(C x, C, C) { return C(1) / std::sqrt(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return C(1) / std::sqrt(x); }
   static Tensor vjp(const Tensor& g, const Tensor&, const Tensor& y, double, double) {
     return mul(mul(g, mul(y, mul(y, y))), Scalar(-0.5));
   }
 };
 struct Reciprocal : Base {
   static constexpr const char* name = "reciprocal";
-  template <typename C> static C f(C x, C, C) { return C(1) / x; }
+  template <typename C> SX_HD static C f(C x, C, C) { return C(1) / x; }
   static Tensor vjp(const Tensor& g, const Tensor&, const Tensor& y, double, double) { return neg(mul(g, mul(y, y))); }
 };
 
 // ---- trigonometric and hyperbolic
 struct Sin : Base {
   static constexpr const char* name = "sin";
-  template <typename C> static C f(C x, C, C) { return std::sin(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return std::sin(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return mul(g, unary(UnaryOp::Cos, x));
   }
 };
 struct Cos : Base {
   static constexpr const char* name = "cos";
-  template <typename C> static C f(C x, C, C) { return std::cos(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return std::cos(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return neg(mul(g, unary(UnaryOp::Sin, x)));
   }
 };
 struct Tan : Base {
   static constexpr const char* name = "tan";
-  template <typename C> static C f(C x, C, C) { return std::tan(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return std::tan(x); }
   static Tensor vjp(const Tensor& g, const Tensor&, const Tensor& y, double, double) {
     return mul(g, add(mul(y, y), Scalar(1.0)));
   }
 };
 struct Asin : Base {
   static constexpr const char* name = "asin";
-  template <typename C> static C f(C x, C, C) { return std::asin(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return std::asin(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return mul(g, unary(UnaryOp::Rsqrt, sub(ones_like(x), mul(x, x))));
   }
 };
 struct Acos : Base {
   static constexpr const char* name = "acos";
-  template <typename C> static C f(C x, C, C) { return std::acos(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return std::acos(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return neg(mul(g, unary(UnaryOp::Rsqrt, sub(ones_like(x), mul(x, x)))));
   }
 };
 struct Atan : Base {
   static constexpr const char* name = "atan";
-  template <typename C> static C f(C x, C, C) { return std::atan(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return std::atan(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return div(g, add(mul(x, x), Scalar(1.0)));
   }
 };
 struct Sinh : Base {
   static constexpr const char* name = "sinh";
-  template <typename C> static C f(C x, C, C) { return std::sinh(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return std::sinh(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return mul(g, unary(UnaryOp::Cosh, x));
   }
 };
 struct Cosh : Base {
   static constexpr const char* name = "cosh";
-  template <typename C> static C f(C x, C, C) { return std::cosh(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return std::cosh(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return mul(g, unary(UnaryOp::Sinh, x));
   }
 };
 struct Erf : Base {
   static constexpr const char* name = "erf";
-  template <typename C> static C f(C x, C, C) { return sm::serf(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::serf(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return mul(g, mul(exp(neg(mul(x, x))), Scalar(sm::k2InvSqrtPi)));
   }
@@ -238,24 +239,24 @@ struct Erf : Base {
 // ---- activations: fused forward and backward; d2f makes the backward differentiable
 struct Tanh : Base {
   static constexpr const char* name = "tanh";
-  template <typename C> static C f(C x, C, C) { return sm::stanh(x); }
-  template <typename C> static C df(C x, C, C) {
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::stanh(x); }
+  template <typename C> SX_HD static C df(C x, C, C) {
     C t = sm::stanh(x);
     return C(1) - t * t;
   }
-  template <typename C> static C d2f(C x, C, C) {
+  template <typename C> SX_HD static C d2f(C x, C, C) {
     C t = sm::stanh(x);
     return C(-2) * t * (C(1) - t * t);
   }
 };
 struct Sigmoid : Base {
   static constexpr const char* name = "sigmoid";
-  template <typename C> static C f(C x, C, C) { return sm::sigmoid(x); }
-  template <typename C> static C df(C x, C, C) {
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::sigmoid(x); }
+  template <typename C> SX_HD static C df(C x, C, C) {
     C s = sm::sigmoid(x);
     return s * (C(1) - s);
   }
-  template <typename C> static C d2f(C x, C, C) {
+  template <typename C> SX_HD static C d2f(C x, C, C) {
     C s = sm::sigmoid(x);
     return s * (C(1) - s) * (C(1) - C(2) * s);
   }
@@ -264,33 +265,33 @@ struct Relu : Base {
   static constexpr const char* name = "relu";
   static constexpr DRule rule = DRule::Same;
   static constexpr Api api = Api::Activation;
-  template <typename C> static C f(C x, C, C) { return x < C(0) ? C(0) : x; }  // NaN stays NaN
-  template <typename C> static C df(C x, C, C) { return x > C(0) ? C(1) : C(0); }
-  template <typename C> static C d2f(C, C, C) { return C(0); }
+  template <typename C> SX_HD static C f(C x, C, C) { return x < C(0) ? C(0) : x; }  // NaN stays NaN
+  template <typename C> SX_HD static C df(C x, C, C) { return x > C(0) ? C(1) : C(0); }
+  template <typename C> SX_HD static C d2f(C, C, C) { return C(0); }
 };
 struct Gelu : Base {  // x * Phi(x)
   static constexpr const char* name = "gelu";
   static constexpr Api api = Api::Internal;  // bound by hand: gelu(x, approximate="none" | "tanh")
-  template <typename C> static C f(C x, C, C) { return C(0.5) * x * (C(1) + sm::serf(x * C(sm::kSqrt1_2))); }
-  template <typename C> static C df(C x, C, C) {
+  template <typename C> SX_HD static C f(C x, C, C) { return C(0.5) * x * (C(1) + sm::serf(x * C(sm::kSqrt1_2))); }
+  template <typename C> SX_HD static C df(C x, C, C) {
     C cdf = C(0.5) * (C(1) + sm::serf(x * C(sm::kSqrt1_2)));
     return cdf + x * C(sm::kInvSqrt2Pi) * sm::sexp(C(-0.5) * x * x);
   }
-  template <typename C> static C d2f(C x, C, C) {  // phi(x) (2 - x^2)
+  template <typename C> SX_HD static C d2f(C x, C, C) {  // phi(x) (2 - x^2)
     return C(sm::kInvSqrt2Pi) * sm::sexp(C(-0.5) * x * x) * (C(2) - x * x);
   }
 };
 struct GeluTanh : Base {  // 0.5 x (1 + tanh(u)), u = k (x + c x^3)
   static constexpr const char* name = "gelu";
   static constexpr Api api = Api::Internal;
-  template <typename C> static C f(C x, C, C) {
+  template <typename C> SX_HD static C f(C x, C, C) {
     return C(0.5) * x * (C(1) + sm::stanh(C(sm::kGeluK) * (x + C(sm::kGeluC) * x * x * x)));
   }
-  template <typename C> static C df(C x, C, C) {
+  template <typename C> SX_HD static C df(C x, C, C) {
     C x2 = x * x, t = sm::stanh(C(sm::kGeluK) * (x + C(sm::kGeluC) * x2 * x));
     return C(0.5) * (C(1) + t) + C(0.5) * x * (C(1) - t * t) * C(sm::kGeluK) * (C(1) + C(3 * sm::kGeluC) * x2);
   }
-  template <typename C> static C d2f(C x, C, C) {  // (1 - t^2) (u' - x t u'^2 + x u'' / 2)
+  template <typename C> SX_HD static C d2f(C x, C, C) {  // (1 - t^2) (u' - x t u'^2 + x u'' / 2)
     C x2 = x * x, t = sm::stanh(C(sm::kGeluK) * (x + C(sm::kGeluC) * x2 * x));
     C u1 = C(sm::kGeluK) * (C(1) + C(3 * sm::kGeluC) * x2), u2 = C(6 * sm::kGeluK * sm::kGeluC) * x;
     return (C(1) - t * t) * (u1 - x * t * u1 * u1 + C(0.5) * x * u2);
@@ -299,12 +300,12 @@ struct GeluTanh : Base {  // 0.5 x (1 + tanh(u)), u = k (x + c x^3)
 struct Silu : Base {
   static constexpr const char* name = "silu";
   static constexpr Api api = Api::Activation;
-  template <typename C> static C f(C x, C, C) { return x / (C(1) + sm::sexp(-x)); }
-  template <typename C> static C df(C x, C, C) {
+  template <typename C> SX_HD static C f(C x, C, C) { return x / (C(1) + sm::sexp(-x)); }
+  template <typename C> SX_HD static C df(C x, C, C) {
     C s = sm::sigmoid(x);
     return s * (C(1) + x * (C(1) - s));
   }
-  template <typename C> static C d2f(C x, C, C) {
+  template <typename C> SX_HD static C d2f(C x, C, C) {
     C s = sm::sigmoid(x);
     return s * (C(1) - s) * (C(2) + x * (C(1) - C(2) * s));
   }
@@ -314,38 +315,38 @@ struct LeakyRelu : Base {
   static constexpr Api api = Api::Activation;
   static constexpr const char* p0 = "negative_slope";
   static constexpr double d0 = 0.01;
-  template <typename C> static C f(C x, C a, C) { return x > C(0) ? x : x * a; }
-  template <typename C> static C df(C x, C a, C) { return x > C(0) ? C(1) : a; }
-  template <typename C> static C d2f(C, C, C) { return C(0); }
+  template <typename C> SX_HD static C f(C x, C a, C) { return x > C(0) ? x : x * a; }
+  template <typename C> SX_HD static C df(C x, C a, C) { return x > C(0) ? C(1) : a; }
+  template <typename C> SX_HD static C d2f(C, C, C) { return C(0); }
 };
 struct Elu : Base {
   static constexpr const char* name = "elu";
   static constexpr Api api = Api::Activation;
   static constexpr const char* p0 = "alpha";
   static constexpr double d0 = 1.0;
-  template <typename C> static C f(C x, C a, C) { return x > C(0) ? x : a * (sm::sexp(x) - C(1)); }
-  template <typename C> static C df(C x, C a, C) { return x > C(0) ? C(1) : a * sm::sexp(x); }
-  template <typename C> static C d2f(C x, C a, C) { return x > C(0) ? C(0) : a * sm::sexp(x); }
+  template <typename C> SX_HD static C f(C x, C a, C) { return x > C(0) ? x : a * (sm::sexp(x) - C(1)); }
+  template <typename C> SX_HD static C df(C x, C a, C) { return x > C(0) ? C(1) : a * sm::sexp(x); }
+  template <typename C> SX_HD static C d2f(C x, C a, C) { return x > C(0) ? C(0) : a * sm::sexp(x); }
 };
 struct Celu : Base {
   static constexpr const char* name = "celu";
   static constexpr Api api = Api::Activation;
   static constexpr const char* p0 = "alpha";
   static constexpr double d0 = 1.0;
-  template <typename C> static C f(C x, C a, C) { return x > C(0) ? x : a * (sm::sexp(x / a) - C(1)); }
-  template <typename C> static C df(C x, C a, C) { return x > C(0) ? C(1) : sm::sexp(x / a); }
-  template <typename C> static C d2f(C x, C a, C) { return x > C(0) ? C(0) : sm::sexp(x / a) / a; }
+  template <typename C> SX_HD static C f(C x, C a, C) { return x > C(0) ? x : a * (sm::sexp(x / a) - C(1)); }
+  template <typename C> SX_HD static C df(C x, C a, C) { return x > C(0) ? C(1) : sm::sexp(x / a); }
+  template <typename C> SX_HD static C d2f(C x, C a, C) { return x > C(0) ? C(0) : sm::sexp(x / a) / a; }
 };
 struct Selu : Base {
   static constexpr const char* name = "selu";
   static constexpr Api api = Api::Activation;
-  template <typename C> static C f(C x, C, C) {
+  template <typename C> SX_HD static C f(C x, C, C) {
     return C(sm::kSeluScale) * (x > C(0) ? x : C(sm::kSeluAlpha) * (sm::sexp(x) - C(1)));
   }
-  template <typename C> static C df(C x, C, C) {
+  template <typename C> SX_HD static C df(C x, C, C) {
     return C(sm::kSeluScale) * (x > C(0) ? C(1) : C(sm::kSeluAlpha) * sm::sexp(x));
   }
-  template <typename C> static C d2f(C x, C, C) {
+  template <typename C> SX_HD static C d2f(C x, C, C) {
     return x > C(0) ? C(0) : C(sm::kSeluScale * sm::kSeluAlpha) * sm::sexp(x);
   }
 };
@@ -355,9 +356,9 @@ struct Softplus : Base {  // log(1 + exp(beta x)) / beta, the identity where bet
   static constexpr const char* p0 = "beta";
   static constexpr const char* p1 = "threshold";
   static constexpr double d0 = 1.0, d1 = 20.0;
-  template <typename C> static C f(C x, C b, C t) { return x * b > t ? x : sm::softplus(x * b) / b; }
-  template <typename C> static C df(C x, C b, C t) { return x * b > t ? C(1) : sm::sigmoid(x * b); }
-  template <typename C> static C d2f(C x, C b, C t) {
+  template <typename C> SX_HD static C f(C x, C b, C t) { return x * b > t ? x : sm::softplus(x * b) / b; }
+  template <typename C> SX_HD static C df(C x, C b, C t) { return x * b > t ? C(1) : sm::sigmoid(x * b); }
+  template <typename C> SX_HD static C d2f(C x, C b, C t) {
     C s = sm::sigmoid(x * b);
     return x * b > t ? C(0) : b * s * (C(1) - s);
   }
@@ -365,12 +366,12 @@ struct Softplus : Base {  // log(1 + exp(beta x)) / beta, the identity where bet
 struct Mish : Base {  // x tanh(softplus(x))
   static constexpr const char* name = "mish";
   static constexpr Api api = Api::Activation;
-  template <typename C> static C f(C x, C, C) { return x * sm::stanh(sm::softplus(x)); }
-  template <typename C> static C df(C x, C, C) {
+  template <typename C> SX_HD static C f(C x, C, C) { return x * sm::stanh(sm::softplus(x)); }
+  template <typename C> SX_HD static C df(C x, C, C) {
     C t = sm::stanh(sm::softplus(x));
     return t + x * (C(1) - t * t) * sm::sigmoid(x);
   }
-  template <typename C> static C d2f(C x, C, C) {
+  template <typename C> SX_HD static C d2f(C x, C, C) {
     C t = sm::stanh(sm::softplus(x)), s = sm::sigmoid(x), sech2 = C(1) - t * t;
     return sech2 * s * (C(2) - C(2) * x * t * s + x * (C(1) - s));
   }
@@ -382,40 +383,40 @@ struct Hardtanh : Base {
   static constexpr const char* p0 = "min_val";
   static constexpr const char* p1 = "max_val";
   static constexpr double d0 = -1.0, d1 = 1.0;
-  template <typename C> static C f(C x, C lo, C hi) { return x < lo ? lo : (x > hi ? hi : x); }
-  template <typename C> static C df(C x, C lo, C hi) { return x > lo && x < hi ? C(1) : C(0); }
-  template <typename C> static C d2f(C, C, C) { return C(0); }
+  template <typename C> SX_HD static C f(C x, C lo, C hi) { return x < lo ? lo : (x > hi ? hi : x); }
+  template <typename C> SX_HD static C df(C x, C lo, C hi) { return x > lo && x < hi ? C(1) : C(0); }
+  template <typename C> SX_HD static C d2f(C, C, C) { return C(0); }
 };
 struct Relu6 : Base {
   static constexpr const char* name = "relu6";
   static constexpr DRule rule = DRule::Same;
   static constexpr Api api = Api::Activation;
-  template <typename C> static C f(C x, C, C) { return x < C(0) ? C(0) : (x > C(6) ? C(6) : x); }
-  template <typename C> static C df(C x, C, C) { return x > C(0) && x < C(6) ? C(1) : C(0); }
-  template <typename C> static C d2f(C, C, C) { return C(0); }
+  template <typename C> SX_HD static C f(C x, C, C) { return x < C(0) ? C(0) : (x > C(6) ? C(6) : x); }
+  template <typename C> SX_HD static C df(C x, C, C) { return x > C(0) && x < C(6) ? C(1) : C(0); }
+  template <typename C> SX_HD static C d2f(C, C, C) { return C(0); }
 };
 struct Hardsigmoid : Base {  // relu6(x + 3) / 6
   static constexpr const char* name = "hardsigmoid";
   static constexpr Api api = Api::Activation;
-  template <typename C> static C f(C x, C, C) { return x <= C(-3) ? C(0) : (x >= C(3) ? C(1) : x / C(6) + C(0.5)); }
-  template <typename C> static C df(C x, C, C) { return x > C(-3) && x < C(3) ? C(1) / C(6) : C(0); }
-  template <typename C> static C d2f(C, C, C) { return C(0); }
+  template <typename C> SX_HD static C f(C x, C, C) { return x <= C(-3) ? C(0) : (x >= C(3) ? C(1) : x / C(6) + C(0.5)); }
+  template <typename C> SX_HD static C df(C x, C, C) { return x > C(-3) && x < C(3) ? C(1) / C(6) : C(0); }
+  template <typename C> SX_HD static C d2f(C, C, C) { return C(0); }
 };
 struct Hardswish : Base {  // x relu6(x + 3) / 6
   static constexpr const char* name = "hardswish";
   static constexpr Api api = Api::Activation;
-  template <typename C> static C f(C x, C, C) { return x <= C(-3) ? C(0) : (x >= C(3) ? x : x * (x + C(3)) / C(6)); }
-  template <typename C> static C df(C x, C, C) {
+  template <typename C> SX_HD static C f(C x, C, C) { return x <= C(-3) ? C(0) : (x >= C(3) ? x : x * (x + C(3)) / C(6)); }
+  template <typename C> SX_HD static C df(C x, C, C) {
     return x < C(-3) ? C(0) : (x > C(3) ? C(1) : (C(2) * x + C(3)) / C(6));
   }
-  template <typename C> static C d2f(C x, C, C) { return x > C(-3) && x < C(3) ? C(1) / C(3) : C(0); }
+  template <typename C> SX_HD static C d2f(C x, C, C) { return x > C(-3) && x < C(3) ? C(1) / C(3) : C(0); }
 };
 struct LogSigmoid : Base {  // -softplus(-x)
   static constexpr const char* name = "logsigmoid";
   static constexpr Api api = Api::Activation;
-  template <typename C> static C f(C x, C, C) { return -sm::softplus(-x); }
-  template <typename C> static C df(C x, C, C) { return sm::sigmoid(-x); }
-  template <typename C> static C d2f(C x, C, C) {
+  template <typename C> SX_HD static C f(C x, C, C) { return -sm::softplus(-x); }
+  template <typename C> SX_HD static C df(C x, C, C) { return sm::sigmoid(-x); }
+  template <typename C> SX_HD static C d2f(C x, C, C) {
     C s = sm::sigmoid(x);
     return -s * (C(1) - s);
   }
@@ -423,12 +424,12 @@ struct LogSigmoid : Base {  // -softplus(-x)
 struct Softsign : Base {  // x / (1 + |x|)
   static constexpr const char* name = "softsign";
   static constexpr Api api = Api::Activation;
-  template <typename C> static C f(C x, C, C) { return x / (C(1) + (x < C(0) ? -x : x)); }
-  template <typename C> static C df(C x, C, C) {
+  template <typename C> SX_HD static C f(C x, C, C) { return x / (C(1) + (x < C(0) ? -x : x)); }
+  template <typename C> SX_HD static C df(C x, C, C) {
     C d = C(1) + (x < C(0) ? -x : x);
     return C(1) / (d * d);
   }
-  template <typename C> static C d2f(C x, C, C) {
+  template <typename C> SX_HD static C d2f(C x, C, C) {
     C d = C(1) + (x < C(0) ? -x : x);
     return (x < C(0) ? C(2) : C(-2)) / (d * d * d);
   }
@@ -439,7 +440,7 @@ struct PowScalar : Base {
   static constexpr const char* name = "pow";
   static constexpr DRule rule = DRule::Same;
   static constexpr Api api = Api::Internal;  // reached through pow(tensor, number)
-  template <typename C> static C f(C x, C c, C) {
+  template <typename C> SX_HD static C f(C x, C c, C) {
     if (c == C(2)) return x * x;
     if (c == C(3)) return x * x * x;
     if (c == C(1)) return x;
@@ -451,6 +452,7 @@ struct PowScalar : Base {
   }
 };
 
+}  // SX_SHEET_NS
 }  // namespace unary_def
 
 // ---- the table the rest of the engine reads

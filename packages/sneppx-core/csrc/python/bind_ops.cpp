@@ -336,9 +336,7 @@ void bind_ops(py::module_& m, Cls& cls) {
     return zeros(s, dt.is_none() ? DType::Float32 : parse_dtype(dt), parse_device(dev));
   });
   m.def("_empty", [](const IntList& s, py::handle dt, py::handle dev) {
-    Device d = parse_device(dev);
-    if (d != Device{}) return to_device(zeros({0}), d);
-    return empty(s, dt.is_none() ? DType::Float32 : parse_dtype(dt), d);
+    return empty(s, dt.is_none() ? DType::Float32 : parse_dtype(dt), parse_device(dev));
   });
   m.def("_arange", &arange);
   m.def("_linspace", &linspace);

@@ -111,7 +111,9 @@ Tensor operand(py::handle h, const Tensor& other, const char* op) {
 IntList int_list(py::handle h, const char* op) {
   if (PyLong_Check(h.ptr())) return {h.cast<int64_t>()};
   if (is_tensor(h)) {
-    Tensor t = contiguous(cast_nograd(h.cast<Tensor>(), DType::Int64));
+    Tensor t = h.cast<Tensor>();
+    if (t->device().type != DeviceType::CPU) t = to_device(t, Device{});
+    t = contiguous(cast_nograd(t, DType::Int64));
     return IntList(t->data<int64_t>(), t->data<int64_t>() + t->numel());
   }
   IntList out;
@@ -246,7 +248,8 @@ void PyPostAccHook::operator()(const Tensor& leaf) const {
 }
 
 py::object tolist(const Tensor& t) {
-  Tensor c = t->dtype == DType::Float16 || t->dtype == DType::BFloat16 ? cast_nograd(t, DType::Float32) : t;
+  Tensor c = t->device().type == DeviceType::CPU ? t : to_device(detach(t), Device{});  // as PyTorch: a copy back
+  if (c->dtype == DType::Float16 || c->dtype == DType::BFloat16) c = cast_nograd(c, DType::Float32);
   py::array a = to_numpy(c);
   return a.attr("tolist")();
 }

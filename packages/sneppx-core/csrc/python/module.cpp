@@ -4,12 +4,11 @@
 
 #include <cmath>
 
+#include "core/cuda_api.h"
 #include "core/parallel.h"
 #include "cpu/blas.h"
 
 namespace sx {
-bool cuda_available();
-int cuda_device_count();
 void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls);
 void bind_ops(py::module_& m, py::class_<TensorImpl, Tensor>& cls);
 void bind_nn(py::module_& m);
@@ -201,6 +200,17 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
   m.def("cached_bytes", &cpu_cached_bytes);
   m.def("cuda_is_available", &cuda_available);
   m.def("cuda_device_count", &cuda_device_count);
+  m.def("cuda_memory_stats", [](int index) {
+    CudaMemoryStats s = cuda_memory_stats(index);
+    return py::make_tuple(s.allocated, s.peak, s.reserved);
+  }, "(allocated, peak allocated, reserved) bytes of a GPU's caching allocator.");
+  m.def("cuda_reset_peak_memory", &cuda_reset_peak_memory);
+  m.def("cuda_device_name", &cuda_device_name);
+  m.def("cuda_empty_cache", &cuda_empty_cache, "Returns cached GPU blocks to the driver; returns bytes freed.");
+  m.def("cuda_synchronize", [](int index) {
+    py::gil_scoped_release nogil;
+    cuda_synchronize(index);
+  });
   m.def("from_dlpack", &from_dlpack);
   m.def("_parallel_raise", [](const std::string& kind) {
     // Throws from every chunk but the first (which the calling thread runs), so a worker throws: the

@@ -84,6 +84,8 @@ def _float_formatter(a):
 
 def _fmt_array(self):
     t = self.detach()
+    if t.device != "cpu":
+        t = t.cpu()
     if t.dtype in (Dtype.BFLOAT16, Dtype.FLOAT16):
         t = t.to(Dtype.FLOAT32)
     a = t.numpy()

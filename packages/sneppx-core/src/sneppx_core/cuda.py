@@ -1,8 +1,10 @@
-"""CUDA device queries and the ``torch.cuda`` functions training scripts call.
+"""CUDA device queries, device memory statistics and the ``torch.cuda`` functions training scripts call.
 
-This build reports what it was compiled with, never a simulated device. On a machine without
-CUDA the seed functions are accepted silently (as in PyTorch, so scripts can seed every device
-unconditionally); functions that need a GPU raise RuntimeError.
+This build reports what it was compiled with, never a simulated device: in a build without CUDA
+(the default) and in a CUDA build on a machine without a visible GPU, ``is_available()`` is False.
+The seed functions and ``empty_cache`` are then accepted silently (as in PyTorch, so scripts can
+call them unconditionally); functions that need a GPU raise RuntimeError, saying either that this
+build of sneppx-core has no CUDA or that no CUDA device is visible.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ def _need_gpu(op: str) -> None:
     if not _C._HAS_CUDA:
         raise RuntimeError(f"[cuda.{op}] this build of sneppx-core has no CUDA")
     if not is_available():
-        raise RuntimeError(f"[cuda.{op}] no CUDA GPU is visible")
+        raise RuntimeError(f"[cuda.{op}] no CUDA device is visible")
 
 
 def manual_seed(seed) -> None:
@@ -94,12 +96,37 @@ def current_device() -> int:
     return _current[0]
 
 
-def synchronize(device=None) -> None:
-    """Waits until all work queued on the GPU has finished."""
-    _need_gpu("synchronize")
-    from ._factories import zeros
+def _device_index(device, op: str) -> int:
+    _need_gpu(op)
+    index = _current[0] if device is None else _index(device)
+    if not 0 <= index < device_count():
+        raise ValueError(f"[cuda.{op}] device index {index} is out of range: {device_count()} GPU(s) visible")
+    return index
 
-    zeros(1, device=f"cuda:{_current[0] if device is None else _index(device)}").to("cpu")  # a copy back waits
+
+def synchronize(device=None) -> None:
+    """Waits until all work queued on the GPU (the current one by default) has finished."""
+    _C.cuda_synchronize(_device_index(device, "synchronize"))
+
+
+def memory_allocated(device=None) -> int:
+    """Bytes of GPU memory held by live tensors on ``device`` (rounded to the allocator's size classes)."""
+    return int(_C.cuda_memory_stats(_device_index(device, "memory_allocated"))[0])
+
+
+def max_memory_allocated(device=None) -> int:
+    """The most ``memory_allocated(device)`` has been since start or ``reset_peak_memory_stats``."""
+    return int(_C.cuda_memory_stats(_device_index(device, "max_memory_allocated"))[1])
+
+
+def memory_reserved(device=None) -> int:
+    """Bytes the caching allocator holds on ``device``: in use by tensors plus cached for reuse."""
+    return int(_C.cuda_memory_stats(_device_index(device, "memory_reserved"))[2])
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    """Starts ``max_memory_allocated(device)`` again from the current allocation."""
+    _C.cuda_reset_peak_memory(_device_index(device, "reset_peak_memory_stats"))
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
@@ -108,16 +135,16 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
 
 
 def get_device_name(device=None) -> str:
-    """Name of a GPU."""
-    _need_gpu("get_device_name")
-    return f"CUDA device {_current[0] if device is None else _index(device)}"
+    """Name of a GPU, as the driver reports it."""
+    return str(_C.cuda_device_name(_device_index(device, "get_device_name")))
 
 
 def empty_cache() -> None:
-    """Releases cached GPU memory (a no-op without a GPU)."""
+    """Returns the GPU blocks cached for reuse to the driver (a no-op without a GPU)."""
     if is_available():
-        _C.empty_cache()
+        _C.cuda_empty_cache()
 
 
 __all__ = ["is_available", "device_count", "is_initialized", "manual_seed", "manual_seed_all", "seed", "seed_all",
-           "set_device", "current_device", "synchronize", "is_bf16_supported", "get_device_name", "empty_cache"]
+           "set_device", "current_device", "synchronize", "is_bf16_supported", "get_device_name", "empty_cache",
+           "memory_allocated", "max_memory_allocated", "memory_reserved", "reset_peak_memory_stats"]

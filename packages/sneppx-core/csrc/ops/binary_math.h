@@ -1,0 +1,73 @@
+// The binary ops' scalar formulas with Python's semantics (floor division and remainder round
+// toward negative infinity, max/min propagate NaN, integer add/sub/mul wrap around), shared by the
+// CPU kernels (cpu/elementwise.cpp) and, compiled by nvcc, the CUDA ones (cuda/elementwise.cu).
+#pragma once
+#include <cmath>
+#include <type_traits>
+
+#include "ops/scalar_math.h"
+
+namespace sx::bm {
+SX_SHEET_NS {
+
+template <typename C> SX_HD C floordiv(C a, C b) {
+  if constexpr (std::is_integral_v<C>) {
+    if (b == 0) return 0;  // checked by the op before the kernel runs
+    // INT_MIN / -1 traps (SIGFPE) on x86: negate with wrap-around instead, as PyTorch's result is
+    if constexpr (std::is_signed_v<C>) if (b == C(-1)) return C(std::make_unsigned_t<C>(0) - std::make_unsigned_t<C>(a));
+    C q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  } else {
+    return std::floor(a / b);
+  }
+}
+template <typename C> SX_HD C pymod(C a, C b) {
+  if constexpr (std::is_integral_v<C>) {
+    if (b == 0) return 0;
+    if constexpr (std::is_signed_v<C>) if (b == C(-1)) return 0;  // INT_MIN % -1 traps on x86
+    C r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  } else {
+    C r = std::fmod(a, b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  }
+}
+template <typename C> SX_HD C ipow(C a, C b) {
+  if constexpr (std::is_integral_v<C>) {
+    if (b < 0) return a == 1 ? 1 : (a == -1 ? (b % 2 ? -1 : 1) : 0);
+    C r = 1;
+    while (b) {
+      if (b & 1) r *= a;
+      a *= a;
+      b >>= 1;
+    }
+    return r;
+  } else {
+    return std::pow(a, b);
+  }
+}
+template <typename C> SX_HD C vmax(C a, C b) {
+  if constexpr (!std::is_integral_v<C>) if (a != a || b != b) return a + b;
+  return a > b ? a : b;
+}
+template <typename C> SX_HD C vmin(C a, C b) {
+  if constexpr (!std::is_integral_v<C>) if (a != a || b != b) return a + b;
+  return a < b ? a : b;
+}
+
+// Integer add/sub/mul wrap around (two's complement) rather than overflow, which is undefined.
+template <typename C> SX_HD C wadd(C x, C y) {
+  if constexpr (std::is_integral_v<C>) return C(std::make_unsigned_t<C>(x) + std::make_unsigned_t<C>(y));
+  else return x + y;
+}
+template <typename C> SX_HD C wsub(C x, C y) {
+  if constexpr (std::is_integral_v<C>) return C(std::make_unsigned_t<C>(x) - std::make_unsigned_t<C>(y));
+  else return x - y;
+}
+template <typename C> SX_HD C wmul(C x, C y) {
+  if constexpr (std::is_integral_v<C>) return C(std::make_unsigned_t<C>(x) * std::make_unsigned_t<C>(y));
+  else return x * y;
+}
+
+}  // SX_SHEET_NS
+}  // namespace sx::bm
