@@ -6,6 +6,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "ops/ops.h"
 
@@ -42,6 +43,14 @@ Tensor rms_norm(const Tensor& x, const IntList& normalized_shape, const Tensor& 
 // gated(k, a, b) is the same on two tensors of equal shape.
 Tensor glu(const Tensor& x, int64_t dim, Gate k = Gate::Glu);
 Tensor gated(Gate k, const Tensor& a, const Tensor& b);
+
+// ---- recurrent cells (rnn.cpp)
+// lstm_cell: gates (B, 4H) pre-activations in the order i, f, g, o and c_prev (B, H) give
+// c = sigmoid(f) * c_prev + sigmoid(i) * tanh(g) and h = sigmoid(o) * tanh(c), returned as (h, c).
+std::pair<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& c_prev);
+// gru_cell: gi, gh (B, 3H) in the order r, z, n and h_prev (B, H) give r = sigmoid(gi_r + gh_r),
+// z = sigmoid(gi_z + gh_z), n = tanh(gi_n + r * gh_n) and h = (1 - z) * n + z * h_prev.
+Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h_prev);
 
 // ---- linear, embedding, dropout (nn_layers.cpp)
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
@@ -130,6 +139,19 @@ SX_KERNEL(gate_fwd, void(nn::Gate k, const Tensor& a, int64_t a_off, const Tenso
                          int64_t outer, int64_t len, int64_t in_stride));
 SX_KERNEL(gate_bwd, void(nn::Gate k, const Tensor& g, const Tensor& a, int64_t a_off, const Tensor& b, int64_t b_off,
                          const Tensor& ga, const Tensor& gb, int64_t outer, int64_t len, int64_t in_stride));
+// recurrent cells over B rows of H units. lstm: hc (2, B, H) receives h then c; ws (B, 5H), null when no
+// backward follows, keeps sigmoid(i), sigmoid(f), tanh(g), sigmoid(o), tanh(c). The backward reads
+// dhc (2, B, H) and writes dgates (B, 4H) and dc_prev (B, H).
+SX_KERNEL(lstm_cell_fwd, void(const Tensor& gates, const Tensor& c_prev, const Tensor& hc, const Tensor& ws, int64_t B,
+                              int64_t H));
+SX_KERNEL(lstm_cell_bwd, void(const Tensor& dhc, const Tensor& c_prev, const Tensor& ws, const Tensor& dgates,
+                              const Tensor& dc_prev, int64_t B, int64_t H));
+// gru: h (B, H); ws (B, 4H), null when no backward follows, keeps r, z, n and gh_n. The backward writes
+// dgi, dgh (B, 3H) and dh_prev (B, H).
+SX_KERNEL(gru_cell_fwd, void(const Tensor& gi, const Tensor& gh, const Tensor& h_prev, const Tensor& h,
+                             const Tensor& ws, int64_t B, int64_t H));
+SX_KERNEL(gru_cell_bwd, void(const Tensor& dh, const Tensor& h_prev, const Tensor& ws, const Tensor& dgi,
+                             const Tensor& dgh, const Tensor& dh_prev, int64_t B, int64_t H));
 // pointwise losses on equal-length buffers (w: pos_weight for BCE with logits, may be null)
 SX_KERNEL(ploss_fwd, void(nn::PLoss k, const Tensor& x, const Tensor& t, const Tensor& w, const Tensor& out, double beta));
 SX_KERNEL(ploss_bwd, void(nn::PLoss k, const Tensor& g, const Tensor& x, const Tensor& t, const Tensor& w,

@@ -67,6 +67,18 @@ void bind_nn(py::module_& m) {
   n.def("gated", [](const Tensor& a, const Tensor& b, bool swiglu) {
     return nn::gated(swiglu ? nn::Gate::SwiGlu : nn::Gate::Glu, a, b);
   }, "input"_a, "other"_a, "swiglu"_a);
+  n.def("lstm_cell", [](const Tensor& gates, const Tensor& c_prev) {
+    std::pair<Tensor, Tensor> hc;
+    {
+      ReleaseGilIf nogil(heavy(gates));
+      hc = nn::lstm_cell(gates, c_prev);
+    }
+    return py::make_tuple(hc.first, hc.second);
+  }, "gates"_a, "c_prev"_a);
+  n.def("gru_cell", [](const Tensor& gi, const Tensor& gh, const Tensor& h_prev) {
+    ReleaseGilIf nogil(heavy(gi));
+    return nn::gru_cell(gi, gh, h_prev);
+  }, "gi"_a, "gh"_a, "h_prev"_a);
   n.def("linear", [](const Tensor& x, const Tensor& w, py::handle b) {
     auto bt = opt_tensor(b, "linear", "bias");
     ReleaseGilIf nogil(heavy(x) || heavy(w));

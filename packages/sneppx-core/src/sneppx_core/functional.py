@@ -2,7 +2,8 @@
 
 Names and signatures follow ``torch.nn.functional``. The heavy ones are fused C++ kernels with
 hand-written backward passes: softmax and log_softmax, the norms, the activations, linear (one GEMM,
-bias in the epilogue), embedding, dropout, the losses (see ``_functional_losses``), attention, and the
+bias in the epilogue), embedding, dropout, the LSTM and GRU cells (``lstm_cell``, ``gru_cell``, which
+PyTorch has no public name for), the losses (see ``_functional_losses``), attention, and the
 fused optimizer steps (see ``_functional_optim``); ``pad`` and ``interpolate`` are compositions of
 differentiable core ops. float16/bfloat16 inputs compute in float32.
 
@@ -185,9 +186,31 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                             None if scale is None else float(scale), bool(enable_gqa), generator)
 
 
+def lstm_cell(gates, c_prev):
+    """The elementwise half of an LSTM step, fused: returns ``(h, c)``.
+
+    ``gates`` (B, 4*H) holds the pre-activations ``x W_ih^T + b_ih + h W_hh^T + b_hh`` in PyTorch's gate
+    order i, f, g, o, and ``c_prev`` (B, H) the previous cell state:
+    ``c = sigmoid(f) * c_prev + sigmoid(i) * tanh(g)``, ``h = sigmoid(o) * tanh(c)``.
+    One kernel computes both; its backward is one kernel too (first-order gradients only).
+    """
+    return _nn.lstm_cell(gates, c_prev)
+
+
+def gru_cell(gi, gh, h_prev):
+    """The elementwise half of a GRU step, fused: returns the next hidden state (B, H).
+
+    ``gi = x W_ih^T + b_ih`` and ``gh = h_prev W_hh^T + b_hh`` (both (B, 3*H), PyTorch's gate order
+    r, z, n): ``r = sigmoid(gi_r + gh_r)``, ``z = sigmoid(gi_z + gh_z)``, ``n = tanh(gi_n + r * gh_n)``,
+    ``h = (1 - z) * n + z * h_prev``. One kernel forward, one backward (first-order gradients only).
+    """
+    return _nn.gru_cell(gi, gh, h_prev)
+
+
 __all__ = ACTIVATIONS + [
     "sigmoid", "tanh", "gelu", "glu", "swiglu", "softmax",
     "log_softmax", "layer_norm", "rms_norm", "linear", "embedding", "dropout", "scaled_dot_product_attention",
+    "lstm_cell", "gru_cell",
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "sgd_step", "adam_step", "lion_step", "lamb_step", "total_norm",
     "scale_", "pad", "interpolate",

@@ -2,7 +2,8 @@
 
 Parameter names, shapes, gate order and initialisation are PyTorch's, so state_dicts move between
 the two unchanged. A layer runs one GEMM for the input projection of the whole sequence, then per
-step one GEMM for the hidden projection and the gate arithmetic:
+step one GEMM for the hidden projection and the gate arithmetic (one fused kernel for LSTM and GRU,
+``sneppx_core.functional.lstm_cell`` / ``gru_cell``):
 
 - RNN:  ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu)
 - LSTM: gates ``i, f, g, o`` (in that order) of ``x W_ih^T + b_ih + h W_hh^T + b_hh``;
@@ -31,17 +32,11 @@ def _rnn_step(gi, h, w_hh, b_hh, relu):
 
 
 def _lstm_step(gi, h, c, w_hh, b_hh):
-    i, f, g, o = (gi + F.linear(h, w_hh, b_hh)).chunk(4, -1)
-    c = sx.sigmoid(f) * c + sx.sigmoid(i) * sx.tanh(g)
-    return sx.sigmoid(o) * sx.tanh(c), c
+    return F.lstm_cell(gi + F.linear(h, w_hh, b_hh), c)
 
 
 def _gru_step(gi, h, w_hh, b_hh):
-    xr, xz, xn = gi.chunk(3, -1)
-    hr, hz, hn = F.linear(h, w_hh, b_hh).chunk(3, -1)
-    r, z = sx.sigmoid(xr + hr), sx.sigmoid(xz + hz)
-    n = sx.tanh(xn + r * hn)
-    return n + z * (h - n)
+    return F.gru_cell(gi, F.linear(h, w_hh, b_hh), h)
 
 
 def _steps(t):
