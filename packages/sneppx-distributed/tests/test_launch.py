@@ -1,5 +1,6 @@
 """launch(): arguments and return value, failures and timeouts reach the caller quickly."""
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -51,7 +52,8 @@ def test_plain_mpiexec_timeout_aborts_the_job(run_mpi):
     # Rank 0 fails inside all_reduce. Normally its message is printed in full; on a loaded machine
     # mpiexec can tear the job down while the traceback is still being written, so the failing
     # collective's frames are what is always there.
-    assert "all_reduce: rank 0 timed out after 2 s" in out.stderr or 'start("all_reduce"' in out.stderr, out.stderr
+    assert ("all_reduce: rank 0 timed out after 2 s" in out.stderr
+            or re.search(r'start\w*\("all_reduce"', out.stderr)), out.stderr
     assert time.monotonic() - t0 < 20
 
 
