@@ -35,3 +35,14 @@ def pytest_configure(config):
 def torch():
     """The torch module, or a skip when it is not installed."""
     return pytest.importorskip("torch")
+
+
+@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
+def threads(request):
+    """Runs a test at 1 and at 2 threads of the core's pool, restoring the setting afterwards."""
+    import sneppx_core as sx
+
+    n0 = sx.get_num_threads()
+    sx.set_num_threads(request.param)
+    yield request.param
+    sx.set_num_threads(n0)

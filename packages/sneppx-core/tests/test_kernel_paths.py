@@ -9,14 +9,6 @@ import pytest
 import sneppx_core as sx
 
 
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    n0 = sx.get_num_threads()
-    sx.set_num_threads(request.param)
-    yield request.param
-    sx.set_num_threads(n0)
-
-
 @pytest.mark.parametrize("n", [1, 7, 255, 256, 257, 1000, 131_073, 300_001])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_sum_and_norm_of_long_rows(threads, n, dtype):

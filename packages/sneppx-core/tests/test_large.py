@@ -13,14 +13,6 @@ SHAPE = (600, 500)  # 300k elements: above the kernels' parallel grain
 LAYOUTS = ["contiguous", "transposed", "sliced", "broadcast"]
 
 
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    n0 = sx.get_num_threads()
-    sx.set_num_threads(request.param)
-    yield request.param
-    sx.set_num_threads(n0)
-
-
 def _erf(a):
     import math
 
