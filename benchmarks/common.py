@@ -6,6 +6,12 @@ so that a change in machine load hits both sides alike. A row reports the median
 the spread (interquartile range over the median) of each side, and the ratio of CPU time
 (``time.process_time``: every thread of the process) beside the wall-time ratio; CPU time is
 less disturbed by other processes competing for the cores.
+
+Before each batch the runner sleeps ``SETTLE`` seconds, so that the worker threads of the library
+timed just before have gone to sleep: PyTorch's OpenMP threads poll for new work for a few
+milliseconds after each op, and SneppX's pool for a fraction of one. Without the pause each library
+is timed while the other's idle threads still spin on the two cores, which can slow a small GEMM
+fifty-fold; with it each side is timed as a program that uses only that library would see it.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import time
 from dataclasses import dataclass
 
 THREADS = 2
+SETTLE = 0.01  # seconds of sleep before each timed batch of an interleaved comparison
 
 
 def set_threads(n: int = THREADS):
@@ -76,7 +83,8 @@ def interleaved(fns: list, repeat: int = 7, number: int | None = None, min_time:
 
     ``warmup`` calls of each come first. Each of the ``repeat`` rounds then times a batch of
     ``number`` calls of every function (by default as many as take ``min_time`` seconds, found
-    per function), in turn, the order reversed on odd rounds.
+    per function), in turn, the order reversed on odd rounds, each batch after a pause of
+    ``SETTLE`` seconds when there is more than one function.
     """
     for _ in range(warmup):
         for fn in fns:
@@ -87,6 +95,8 @@ def interleaved(fns: list, repeat: int = 7, number: int | None = None, min_time:
     for r in range(repeat):
         for i in (order if r % 2 == 0 else order[::-1]):
             fn, n = fns[i], numbers[i]
+            if len(fns) > 1:
+                time.sleep(SETTLE)
             c0, t0 = time.process_time(), time.perf_counter()
             for _ in range(n):
                 fn()

@@ -177,8 +177,11 @@ void set_num_threads(int n) {
   std::lock_guard<std::mutex> g(run_mu);
   num_threads() = n;
   if (pool_ptr()) pool_ptr()->resize(n);
-  scipy_openblas_set_num_threads(n);
 }
+
+// BLAS runs single-threaded inside the pool's chunks (cpu/gemm.cpp splits a product over the pool):
+// its own threads would otherwise keep polling for work for about 0.1 s after every product.
+static const int blas_single_threaded = (scipy_openblas_set_num_threads(1), 0);
 
 // A forked child (DataLoader workers) has none of the parent's threads: start a fresh pool lazily.
 static void reset_after_fork() { pool_ptr() = nullptr; }

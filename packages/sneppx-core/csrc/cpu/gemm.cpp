@@ -97,9 +97,30 @@ void gemv(int64_t n, int64_t K, const T* x, int64_t incx, const T* B, int64_t sk
   });
 }
 
-// C = op(A) @ op(B), row-major. BLAS takes 32-bit ints: sizes past 2**31 - 1 (or the lower block limit
-// that tests set) are split into blocks, K blocks accumulating with beta = 1; a leading dimension past
-// 2**31 - 1 cannot be expressed and raises.
+// C = op(A) @ op(B) + beta * C on the calling thread. BLAS takes 32-bit ints: sizes past 2**31 - 1 (or
+// the lower block limit that tests set) are split into blocks, K blocks accumulating with beta = 1.
+template <typename T>
+void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb,
+                 T beta, T* C, int64_t ldc) {
+  const int64_t lim = blas_int_limit();
+  for (int64_t i0 = 0; i0 < M; i0 += lim)
+    for (int64_t j0 = 0; j0 < N; j0 += lim)
+      for (int64_t k0 = 0; k0 < K; k0 += lim) {
+        int64_t m = std::min(lim, M - i0), n = std::min(lim, N - j0), k = std::min(lim, K - k0);
+        const T* a = ta ? A + k0 * lda + i0 : A + i0 * lda + k0;
+        const T* b = tb ? B + j0 * ldb + k0 : B + k0 * ldb + j0;
+        gemm_call<T>(ta, tb, int(m), int(n), int(k), a, int(lda), b, int(ldb), k0 == 0 ? beta : T(1), C + i0 * ldc + j0,
+                     int(ldc));
+      }
+}
+
+// Products below this many multiply-adds run on the calling thread: waking the pool costs more.
+constexpr double kParallelMacs = double(1 << 19);
+
+// C = op(A) @ op(B) + beta * C. BLAS always runs single-threaded; the thread pool splits the output
+// into one band of rows or columns per thread. One pool means no second set of threads that keeps
+// polling for work after the product is done and competes with the pool (or with another library's
+// threads) for the cores. A leading dimension past 2**31 - 1 cannot be expressed and raises.
 template <typename T>
 void gemm_blocks(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb,
                  T beta, T* C, int64_t ldc) {
@@ -111,19 +132,28 @@ void gemm_blocks(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, 
     gemv<T>(M, K, B, tb ? 1 : ldb, A, ta ? lda : 1, ta ? 1 : lda, beta, C, ldc);
     return;
   }
-  const int64_t lim = blas_int_limit(), imax = std::numeric_limits<int>::max();
+  const int64_t imax = std::numeric_limits<int>::max();
   SX_CHECK(lda <= imax && ldb <= imax && ldc <= imax, RuntimeError, "[matmul] a row of ", std::max({lda, ldb, ldc}),
            " elements exceeds the 2**31 - 1 that BLAS's 32-bit leading dimensions can hold (shapes (", M, ", ", K,
            ") and (", K, ", ", N, "))");
-  for (int64_t i0 = 0; i0 < M; i0 += lim)
-    for (int64_t j0 = 0; j0 < N; j0 += lim)
-      for (int64_t k0 = 0; k0 < K; k0 += lim) {
-        int64_t m = std::min(lim, M - i0), n = std::min(lim, N - j0), k = std::min(lim, K - k0);
-        const T* a = ta ? A + k0 * lda + i0 : A + i0 * lda + k0;
-        const T* b = tb ? B + j0 * ldb + k0 : B + k0 * ldb + j0;
-        gemm_call<T>(ta, tb, int(m), int(n), int(k), a, int(lda), b, int(ldb), k0 == 0 ? beta : T(1), C + i0 * ldc + j0,
-                     int(ldc));
-      }
+  const int64_t threads = get_num_threads();
+  if (threads <= 1 || double(M) * double(N) * double(K) < kParallelMacs) {
+    gemm_serial<T>(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  // Bands of whole multiples of 16 rows or columns, the wider dimension split.
+  const bool cols = N >= M;
+  const int64_t len = cols ? N : M;
+  const int64_t band = std::max<int64_t>(16, ((len + threads - 1) / threads + 15) / 16 * 16);
+  parallel_for((len + band - 1) / band, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t s = t * band, n = std::min(band, len - s);
+      if (cols)
+        gemm_serial<T>(ta, tb, M, n, K, A, lda, tb ? B + s * ldb : B + s, ldb, beta, C + s, ldc);
+      else
+        gemm_serial<T>(ta, tb, n, N, K, ta ? A + s : A + s * lda, lda, B, ldb, beta, C + s * ldc, ldc);
+    }
+  });
 }
 
 template <typename T>
@@ -168,13 +198,24 @@ void batched_mm(const Tensor& a, const Tensor& b, const Tensor& out) {
     if (!blas_layout(sa, M, K, ta, lda) || lda > imax) { ac = clone_nograd(a); sa = {K, 1}; blas_layout(sa, M, K, ta, lda); }
     if (!blas_layout(sb, K, N, tb, ldb) || ldb > imax) { bc = clone_nograd(b); sb = {N, 1}; blas_layout(sb, K, N, tb, ldb); }
     if (K == 0) { cpu::fill(out, Scalar(0.0)); return; }
-    for (int64_t bi = 0; bi < batch; ++bi) {
-      SX_DISPATCH_FLOAT(dt, "matmul", [&] {
-        if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>)
-          gemm<scalar_t>(ta, tb, M, N, K, ac->data<scalar_t>() + offset(ac, bi), lda,
-                         bc->data<scalar_t>() + offset(bc, bi), ldb, out->data<scalar_t>() + bi * M * N, N);
-      });
-    }
+    SX_CHECK(N <= imax, RuntimeError, "[matmul] a row of ", N, " elements exceeds the 2**31 - 1 that BLAS's 32-bit ",
+             "leading dimensions can hold (shapes (", M, ", ", K, ") and (", K, ", ", N, "))");
+    auto run = [&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      auto one = [&](int64_t bi) {
+        gemm<T>(ta, tb, M, N, K, ac->data<T>() + offset(ac, bi), lda, bc->data<T>() + offset(bc, bi), ldb,
+                out->data<T>() + bi * M * N, N);
+      };
+      // Many small products: one thread per product (the product itself then runs inline).
+      if (batch > 1 && double(M) * double(N) * double(K) < 64 * kParallelMacs)
+        parallel_for(batch, 1, [&](int64_t b0, int64_t b1) {
+          for (int64_t bi = b0; bi < b1; ++bi) one(bi);
+        });
+      else
+        for (int64_t bi = 0; bi < batch; ++bi) one(bi);
+    };
+    if (dt == DType::Float32) run(static_cast<float*>(nullptr));
+    else run(static_cast<double*>(nullptr));
     return;
   }
   SX_DISPATCH_ALL(dt, "matmul", [&] {
