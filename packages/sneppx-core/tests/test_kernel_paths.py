@@ -95,3 +95,44 @@ def test_transposing_copies(threads, dtype, shape, perm):
     a = (np.random.default_rng(3).standard_normal(shape) * 10).astype(dtype)
     got = sx.from_numpy(a).permute(*perm).contiguous().numpy()
     np.testing.assert_array_equal(got, np.ascontiguousarray(a.transpose(perm)))
+
+
+def test_matmul_leaves_no_threads_polling():
+    """After a product no thread keeps burning a core: BLAS runs inside the pool, which parks quickly.
+
+    A threaded BLAS keeps its workers polling for about 0.1 s after each call, which starves the
+    pool's own workers (and any other library's) on a small machine.
+    """
+    import time
+
+    n0 = sx.get_num_threads()
+    sx.set_num_threads(2)
+    try:
+        a = sx.randn(256, 256)
+        for _ in range(5):
+            a @ a
+        c0 = time.process_time()
+        time.sleep(0.3)
+        burnt = time.process_time() - c0
+    finally:
+        sx.set_num_threads(n0)
+    assert burnt < 0.03, f"{burnt * 1e3:.0f} ms of CPU burnt by idle threads in 0.3 s after a matmul"
+
+
+@pytest.mark.parametrize("shape", [(300, 200, 17), (17, 200, 300), (513, 129, 257), (5, 1000, 999)])
+def test_matmul_split_over_the_pool_matches_numpy(threads, shape):
+    """Products large enough to be split into bands (rows or columns), every transpose layout."""
+    m, k, n = shape
+    rng = np.random.default_rng(m + n)
+    for ta in (False, True):
+        for tb in (False, True):
+            A = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
+            B = rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
+            a, b = sx.tensor(A), sx.tensor(B)
+            got = ((a.t() if ta else a) @ (b.t() if tb else b)).numpy()
+            want = (A.T if ta else A).astype(np.float64) @ (B.T if tb else B)
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3 * np.abs(want).max())
+    A = rng.standard_normal((6, m, k)).astype(np.float32)
+    B = rng.standard_normal((6, k, n)).astype(np.float32)
+    got = (sx.tensor(A) @ sx.tensor(B)).numpy()
+    np.testing.assert_allclose(got, A.astype(np.float64) @ B, rtol=1e-4, atol=1e-3 * np.abs(A @ B).max())
