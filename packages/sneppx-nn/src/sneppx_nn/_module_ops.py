@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+from typing import TYPE_CHECKING
 
 from . import _preflight, _state, checkpoint
+
+if TYPE_CHECKING:
+    from .module import Module
 
 
 class ModuleOps:
