@@ -6,15 +6,19 @@
 #include "ops/unary_defs.h"
 #include "ops/nn_util.h"
 
+#include <mutex>
+#include <set>
+#include <string>
+
 namespace sx::nn {
 namespace {
 
+// The op's name from its kind and rank: ("max", 2) -> "max_pool2d". Names live as long as the process.
 const char* pool_name(const char* kind, size_t nsp) {
-  static const std::string names[] = {"max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_max_pool1d",
-                                      "adaptive_max_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d"};
-  std::string k(kind);
-  int base = k == "max" ? 0 : k == "avg" ? 2 : k == "adaptive_max" ? 4 : 6;
-  return names[base + (nsp == 2)].c_str();
+  static std::mutex mu;
+  static std::set<std::string> names;
+  std::lock_guard<std::mutex> lock(mu);
+  return names.insert(std::string(kind) + "_pool" + std::to_string(nsp) + "d").first->c_str();
 }
 
 // Validates (N, C, spatial...) input for a pool over nsp dims and returns its geometry (image part).
