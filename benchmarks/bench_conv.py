@@ -4,6 +4,9 @@ Cases:
 
 * ``cnn train step``: two blocks of [Conv2d 3x3 -> BatchNorm2d -> ReLU -> MaxPool2d(2)] (3 -> 32 -> 64
   channels) and a Linear head, cross-entropy, SGD with momentum 0.9; batch 32 of 3x32x32 images;
+* ``conv2d`` and ``batch_norm2d``: one layer of the train-step network (Conv2d 32 -> 64, 3x3, padding 1
+  on (32, 32, 16, 16); BatchNorm2d(32) in training mode on (32, 32, 32, 32)), forward + backward with a
+  fixed output gradient;
 * ``resnet18 forward``: a ResNet-18-shaped network (7x7/2 stem, max pool, 4 stages of 2 basic blocks
   with 64-128-256-512 channels, global average pool, 1000-way Linear) in eval mode under no_grad,
   batch 8 of 3x64x64 images.
@@ -81,6 +84,18 @@ def _train_step(model, opt, loss_fn, x, y):
     return step
 
 
+def _layer_step(layer, lib, rng, shape):
+    """Forward + backward of one layer on random input, with a fixed random output gradient."""
+    x = lib.tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=True)
+    g = lib.tensor(rng.standard_normal(tuple(layer(x).shape)).astype(np.float32))
+
+    def step():
+        x.grad = None
+        layer.zero_grad()
+        layer(x).backward(g)
+    return step
+
+
 def run(quick: bool = False) -> list:
     """Times both cases in both libraries; rows name, sneppx, torch, ratio, unit."""
     import sneppx_optim as optim
@@ -107,6 +122,15 @@ def run(quick: bool = False) -> list:
         steps.append(_train_step(theirs, torch.optim.SGD(theirs.parameters(), lr=0.01, momentum=0.9),
                                  torch.nn.CrossEntropyLoss(), torch.from_numpy(x), torch.from_numpy(y)))
     rows.append(_row("cnn train step 2x[conv3x3-bn-relu-pool] batch 32 3x32x32", _median_ms(steps, cfg)))
+
+    for name, make, shape in (("conv2d 32->64 3x3 fwd+bwd (32, 32, 16, 16)", lambda m: m.Conv2d(32, 64, 3, padding=1),
+                               (32, 32, 16, 16)),
+                              ("batch_norm2d train fwd+bwd (32, 32, 32, 32)", lambda m: m.BatchNorm2d(32),
+                               (32, 32, 32, 32))):
+        steps = [_layer_step(make(nn), sx, rng, shape)]
+        if torch is not None:
+            steps.append(_layer_step(make(torch.nn), torch, rng, shape))
+        rows.append(_row(name, _median_ms(steps, cfg)))
 
     ours = resnet18(nn).eval()
     xi = sx.tensor(img)

@@ -9,6 +9,10 @@ alternating so that machine load hits both alike):
 * scaled_dot_product_attention, B=8, H=8, D=64, causal, T=256 and T=1024;
 * one AdamW step over 10 million float32 parameters in 100 tensors (sneppx: ``F.adam_step`` with
   ``decoupled_weight_decay=True``; torch: ``torch.optim.AdamW(foreach=True).step()``);
+* exact gelu over (64, 6, 192) (the MLP activation of a small GPT), ``x ** 3.0`` over (64, 6, 192)
+  (forward, and forward + backward) and ``x.transpose(1, 2).contiguous()`` of (8, 256, 8, 64) (the head
+  split of attention; forward only): these take tens of microseconds, so each timed batch repeats the
+  call for at least 10 ms;
 * peak memory of attention forward + backward at T=1024: each library runs in a fresh subprocess that
   warms up on a tiny problem, resets the kernel's peak-RSS counter (``/proc/self/clear_refs``), and
   reports peak RSS (``VmHWM``) minus the RSS just before one forward + backward, i.e. the memory the
@@ -82,6 +86,24 @@ def _cases(sx, F, torch, TF, quick):
                     3 if quick else 5))
     out.append(("adamw step 10M params / 100 tensors", *_adamw(sx, F, torch, rng), reps))
     return out
+
+
+def _small_cases(sx, F, torch, TF, quick):
+    """(name, sneppx callable, torch callable, repeats) for the cases timed in batches of calls."""
+    rng = np.random.default_rng(1)
+    reps = 5 if quick else 15
+    xs, xt = _both((64, 6, 192), sx, torch, rng)
+    gs, gt = _both((64, 6, 192), sx, torch, rng, False)
+    x0s, x0t = xs.detach(), xt.detach()
+    hs, ht = _both((8, 256, 8, 64), sx, torch, rng, False)
+    return [
+        ("gelu (64, 6, 192)", _fwd_bwd(lambda: F.gelu(xs), [xs], gs), _fwd_bwd(lambda: TF.gelu(xt), [xt], gt), reps),
+        ("pow(x, 3.0) (64, 6, 192) forward", lambda: x0s ** 3.0, lambda: x0t ** 3.0, reps),
+        ("pow(x, 3.0) (64, 6, 192)", _fwd_bwd(lambda: xs ** 3.0, [xs], gs), _fwd_bwd(lambda: xt ** 3.0, [xt], gt),
+         reps),
+        ("transpose(1, 2).contiguous() (8, 256, 8, 64)", lambda: hs.transpose(1, 2).contiguous(),
+         lambda: ht.transpose(1, 2).contiguous(), reps),
+    ]
 
 
 def _adamw(sx, F, torch, rng):
@@ -172,6 +194,9 @@ def run(quick=False):
     rows = []
     for name, fs, ft, reps in _cases(sx, F, torch, TF, quick):
         s, t = interleaved([fs, ft], repeat=reps, number=1, warmup=2)
+        rows.append(timing_row(name, s, t, "ms"))
+    for name, fs, ft, reps in _small_cases(sx, F, torch, TF, quick):
+        s, t = interleaved([fs, ft], repeat=reps, min_time=0.01, warmup=3)
         rows.append(timing_row(name, s, t, "ms"))
     ms, mt = _peak_growth("sneppx"), _peak_growth("torch")
     rows.append({"name": "sdpa T1024 peak RSS growth", "sneppx": ms, "torch": mt, "ratio": ms / max(mt, 1e-9),

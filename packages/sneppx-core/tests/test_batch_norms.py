@@ -43,6 +43,130 @@ def test_batch_norm_gradients():
     gradcheck(lambda x: F.batch_norm(x, None, None, training=True), [t64(RNG.standard_normal((5, 3)))])
 
 
+def _bn_reference(x, rm, rv, w, b, training, momentum, eps):
+    """NumPy float64 batch norm over axis 1: output and the updated running statistics."""
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    if training or rm is None:
+        mu, var = x.mean(axis=axes), x.var(axis=axes)
+        if training and rm is not None:
+            n = x.size // x.shape[1]
+            rm, rv = (1 - momentum) * rm + momentum * mu, (1 - momentum) * rv + momentum * var * n / (n - 1)
+    else:
+        mu, var = rm, rv
+    y = (x - mu.reshape(shape)) / np.sqrt(var.reshape(shape) + eps)
+    if w is not None:
+        y = y * w.reshape(shape)
+    if b is not None:
+        y = y + b.reshape(shape)
+    return y, rm, rv
+
+
+BN_CASES = [  # (shape, training, running statistics, affine)
+    ((6, 4), True, True, True), ((5, 3, 7), True, True, True), ((4, 3, 5, 6), True, True, True),
+    ((4, 3, 5, 6), True, False, True), ((4, 3, 5, 6), False, True, True), ((4, 3, 5, 6), False, False, False),
+    ((3, 2, 40), True, True, False), ((2, 5, 33, 3), False, True, True)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,training,running,affine", BN_CASES)
+def test_batch_norm_matches_numpy(shape, training, running, affine, dtype):
+    x = RNG.standard_normal(shape) * 3 + 2
+    c = shape[1]
+    w, b = (RNG.standard_normal(c), RNG.standard_normal(c)) if affine else (None, None)
+    rm, rv = (RNG.standard_normal(c), RNG.random(c) + 0.5) if running else (None, None)
+    dt = getattr(sx, dtype)
+    t = (lambda a: None if a is None else sx.tensor(a, dtype=dt))
+    srm, srv = t(rm), t(rv)
+    y = F.batch_norm(t(x), srm, srv, t(w), t(b), training=training, momentum=0.3, eps=1e-4)
+    ref, rm2, rv2 = _bn_reference(x, rm, rv, w, b, training, 0.3, 1e-4)
+    tol = 1e-10 if dtype == "float64" else 2e-5
+    np.testing.assert_allclose(y.numpy(), ref, atol=tol, rtol=tol)
+    if running:
+        np.testing.assert_allclose(srm.numpy(), rm2, atol=tol, rtol=tol)
+        np.testing.assert_allclose(srv.numpy(), rv2, atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("shape,training,running,affine", BN_CASES[:6])
+def test_batch_norm_gradients_all_modes(shape, training, running, affine):
+    c = shape[1]
+    x = RNG.standard_normal(shape)
+    rm, rv = (t64(RNG.standard_normal(c), False), t64(RNG.random(c) + 0.5, False)) if running else (None, None)
+    if affine:
+        fn = lambda x, w, b: F.batch_norm(x, rm, rv, w, b, training=training, momentum=0.0)  # noqa: E731
+        gradcheck(fn, [t64(x), t64(RNG.standard_normal(c)), t64(RNG.standard_normal(c))])
+    else:
+        gradcheck(lambda x: F.batch_norm(x, rm, rv, training=training, momentum=0.0), [t64(x)])
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_double_backward(training):
+    """create_graph=True differentiates the batch norm gradient again (checked by finite differences)."""
+    rm, rv = t64(RNG.standard_normal(3), False), t64(RNG.random(3) + 0.5, False)
+    seed = t64(RNG.standard_normal((4, 3, 2)), False)
+
+    def grads(x, w):
+        # finite differences call this on leaves without requires_grad: differentiate copies then
+        x, w = (t if t.requires_grad else t.detach().requires_grad_(True) for t in (x, w))
+        y = F.batch_norm(x, rm, rv, w, None, training=training, momentum=0.0)
+        gx, gw = sx.autograd.grad((y * seed).sum(), [x, w], create_graph=True)
+        return (gx * gx).sum() + (gw * gw * 0.5).sum()
+
+    gradcheck(grads, [t64(RNG.standard_normal((4, 3, 2))), t64(RNG.standard_normal(3))])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_batch_norm_half_input_and_other_running_dtype(dtype):
+    """Half inputs compute in float32; running statistics of another dtype are updated through a copy."""
+    x = RNG.standard_normal((4, 3, 5)).astype(np.float32)
+    xs = sx.tensor(x).to(getattr(sx, dtype))
+    x_rounded = xs.float().numpy().astype(np.float64)
+    rm, rv = sx.zeros(3, dtype=sx.float64), sx.ones(3, dtype=sx.float64)
+    y = F.batch_norm(xs, rm, rv, training=True, momentum=0.5)
+    assert y.dtype == getattr(sx, dtype)
+    ref, rm2, rv2 = _bn_reference(x_rounded, np.zeros(3), np.ones(3), None, None, True, 0.5, 1e-5)
+    np.testing.assert_allclose(y.float().numpy(), ref, atol=3e-2)
+    np.testing.assert_allclose(rm.numpy(), rm2, atol=1e-6)
+    np.testing.assert_allclose(rv.numpy(), rv2, atol=1e-6)
+
+
+def test_batch_norm_same_for_any_thread_count():
+    x = sx.tensor(RNG.standard_normal((8, 6, 40, 40)).astype(np.float32), requires_grad=True)
+    g = sx.tensor(RNG.standard_normal((8, 6, 40, 40)).astype(np.float32))
+    outs = []
+    before = sx.get_num_threads()
+    try:
+        for n in (1, 2):
+            sx.set_num_threads(n)
+            x.grad = None
+            y = F.batch_norm(x, None, None, training=True)
+            y.backward(g)
+            outs.append((y.detach().numpy(), x.grad.numpy()))
+    finally:
+        sx.set_num_threads(before)
+    np.testing.assert_array_equal(outs[0][0], outs[1][0])
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+
+
+def test_batch_norm_running_stats_read_only_and_versions():
+    rm, rv = sx.zeros(3), sx.ones(3)
+    x = sx.randn(4, 3, 2, requires_grad=True)
+    w = sx.ones(3, requires_grad=True)
+    before = rm._version
+    F.batch_norm(x, rm, rv, w, None, training=True)
+    assert rm._version > before
+    frozen = np.zeros(3, dtype=np.float32)
+    frozen.flags.writeable = False
+    ro = sx.Tensor.from_numpy(frozen)
+    with pytest.raises(RuntimeError, match="batch_norm"):
+        F.batch_norm(x, ro, sx.ones(3), training=True)
+    y = F.batch_norm(x, None, None, w, None, training=True)
+    with sx.no_grad():
+        x.mul_(2.0)  # x is saved for backward
+    with pytest.raises(RuntimeError):
+        y.sum().backward()
+
+
 def test_group_and_instance_norm():
     x = RNG.standard_normal((2, 6, 3, 2))
     w, b = RNG.standard_normal(6), RNG.standard_normal(6)

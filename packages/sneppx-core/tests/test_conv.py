@@ -209,6 +209,26 @@ def test_max_pool_indices_and_nan():
     assert np.isnan(F.max_pool2d(t64(x, False), 2).numpy()[0, 0, 0, 0])
 
 
+@pytest.mark.parametrize("k,s", [((2, 2), (2, 2)), ((3, 2), (1, 2)), ((2, 3), (3, 1))])
+def test_max_pool_windows_inside_ties_and_nans(k, s):
+    """Windows that never leave the image: the first maximum in window order, and the first NaN, win."""
+    x = RNG.integers(0, 3, (2, 3, 7, 8)).astype(np.float64)
+    x[RNG.random(x.shape) < 0.05] = np.nan
+    out, idx = F.max_pool2d(t64(x, False), k, s, return_indices=True)
+    oh, ow = (7 - k[0]) // s[0] + 1, (8 - k[1]) // s[1] + 1
+    ref_i = np.zeros((2, 3, oh, ow), dtype=np.int64)
+    for y in range(oh):
+        for z in range(ow):
+            rows = [(y * s[0] + a) * 8 + z * s[1] + b for a in range(k[0]) for b in range(k[1])]
+            win = x.reshape(2, 3, 56)[:, :, rows]
+            nan = np.isnan(win)
+            first = np.where(nan.any(-1), nan.argmax(-1), np.nanargmax(np.where(nan, -np.inf, win), -1))
+            ref_i[:, :, y, z] = np.array(rows)[first]
+    np.testing.assert_array_equal(idx.numpy(), ref_i)
+    np.testing.assert_array_equal(out.numpy(), np.take_along_axis(x.reshape(2, 3, 56), ref_i.reshape(2, 3, -1),
+                                                                  2).reshape(out.shape))
+
+
 def test_pool_gradients():
     x = RNG.permutation(60).astype(np.float64).reshape(1, 3, 4, 5) / 10  # distinct values: max is smooth
     gradcheck(lambda x: F.max_pool2d(x, 3, 2, 1, dilation=1, ceil_mode=True), [t64(x)])

@@ -1,6 +1,7 @@
 """The specialised kernel paths against NumPy: long sums split into segments, sums of squares
 (norm) and means in one pass, vectorised arg-extremes over rows, cumsum over interleaved rows,
-and transposing copies by tiles (ragged edges included)."""
+transposing copies by tiles (ragged edges included), copies of whole rows under permuted outer
+dims, and matrix products split over the thread pool."""
 
 from __future__ import annotations
 
@@ -158,3 +159,45 @@ def test_matmul_split_over_the_pool_matches_numpy(threads, shape):
     B = rng.standard_normal((6, k, n)).astype(np.float32)
     got = (sx.tensor(A) @ sx.tensor(B)).numpy()
     np.testing.assert_allclose(got, A.astype(np.float64) @ B, rtol=1e-4, atol=1e-3 * np.abs(A @ B).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.bool_])
+@pytest.mark.parametrize("shape,perm", [((8, 256, 8, 64), (0, 2, 1, 3)), ((3, 5, 7, 16), (2, 0, 1, 3)),
+                                        ((40, 33, 17), (1, 0, 2)), ((2, 3, 4, 5, 20), (4, 3, 0, 1, 2))])
+def test_copies_of_whole_rows(threads, dtype, shape, perm):
+    a = (np.random.default_rng(4).standard_normal(shape) * 10).astype(dtype)
+    got = sx.from_numpy(a).permute(*perm).contiguous().numpy()
+    np.testing.assert_array_equal(got, np.ascontiguousarray(a.transpose(perm)))
+    # into a strided destination: every other row of a larger buffer
+    dst = sx.zeros(*((2,) + a.transpose(perm).shape), dtype=sx.from_numpy(a).dtype)
+    dst[1].copy_(sx.from_numpy(a).permute(*perm))
+    np.testing.assert_array_equal(dst[1].numpy(), np.ascontiguousarray(a.transpose(perm)))
+    assert not dst[0].numpy().any()
+
+
+@pytest.mark.parametrize("m,k,n", [(7, 20000, 5), (64, 8192, 288), (64, 300, 1000), (1000, 300, 64), (33, 70, 45)])
+@pytest.mark.parametrize("trans", [(False, False), (True, False), (False, True), (True, True)])
+def test_matrix_products_split_over_the_pool(threads, m, k, n, trans):
+    """Long-K products (cut into K slices), wide and tall ones (cut along N or M) and small ones against
+    NumPy float64, with either operand transposed."""
+    rng = np.random.default_rng(m + k + n)
+    a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    sa = sx.from_numpy(np.ascontiguousarray(a.T)).t() if trans[0] else sx.from_numpy(a)
+    sb = sx.from_numpy(np.ascontiguousarray(b.T)).t() if trans[1] else sx.from_numpy(b)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose((sa @ sb).numpy(), ref, rtol=1e-4, atol=1e-4 * np.sqrt(k))
+
+
+def test_long_k_products_do_not_depend_on_thread_count():
+    rng = np.random.default_rng(9)
+    a, b = rng.standard_normal((16, 30000)).astype(np.float32), rng.standard_normal((30000, 24)).astype(np.float32)
+    n0 = sx.get_num_threads()
+    try:
+        outs = []
+        for n in (1, 2, 3):
+            sx.set_num_threads(n)
+            outs.append((sx.from_numpy(a) @ sx.from_numpy(b)).numpy())
+    finally:
+        sx.set_num_threads(n0)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[0], outs[2])

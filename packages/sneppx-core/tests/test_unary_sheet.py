@@ -89,3 +89,37 @@ def test_activation_parameters_by_keyword_and_position():
     np.testing.assert_allclose(F.softplus(x, 2.0, 1.0).numpy(), F.softplus(x, beta=2.0, threshold=1.0).numpy())
     with pytest.raises(TypeError, match="leaky_relu"):
         F.leaky_relu(x, slope=0.5)
+
+
+POW_EXPONENTS = [0.0, 0.5, -0.5, 1.0, -1.0, 1.5, 2.0, -2.0, 3.0, 4.0, 2.5, -1.5, 0.25, 7.0]
+POW_SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.3, -2.5, 3.7, 1e-30, 1e20, float("inf"), float("-inf"), float("nan")]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("c", POW_EXPONENTS)
+def test_pow_scalar_formulas_match_numpy(c, dtype):
+    """x ** c, whether a fixed formula or pow computes it, matches NumPy on ordinary and special values.
+    Where NumPy's float64 result leaves the dtype's normal range, the result need only leave it the same
+    way; -inf (where PyTorch's sqrt-based answers differ from pow) is left to the torch comparison."""
+    rng = np.random.default_rng(5)
+    special = [v for v in POW_SPECIAL if v != float("-inf")]
+    a = np.concatenate([np.array(special), rng.standard_normal(50) * 3, rng.uniform(0.1, 5, 50)]).astype(dtype)
+    y = (sx.tensor(a) ** c).numpy().astype(np.float64)
+    with np.errstate(all="ignore"):
+        ref = np.power(a.astype(np.float64), c)
+    tiny, huge = np.abs(ref) < 1e-36, np.abs(ref) > 1e36
+    normal = ~tiny & ~huge & ~np.isnan(ref)
+    rtol = 1e-6 if dtype == "float32" else 1e-14
+    np.testing.assert_allclose(y[normal], ref[normal], rtol=rtol)
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(ref))
+    assert np.all(np.abs(y[tiny]) < 1e-36) and np.all(np.abs(y[huge]) > 1e36)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("c", POW_EXPONENTS)
+def test_pow_scalar_special_values_match_torch(torch, c):
+    a = np.array(POW_SPECIAL + [-3.0, 2.0], dtype=np.float32)
+    y = (sx.tensor(a) ** c).numpy()
+    ref = (torch.tensor(a) ** c).numpy()
+    np.testing.assert_allclose(y, ref, rtol=1e-6, atol=0)
+    np.testing.assert_array_equal(np.signbit(y[y == 0]), np.signbit(ref[y == 0]))

@@ -14,8 +14,6 @@
 #include <immintrin.h>
 #endif
 
-extern "C" void scipy_openblas_set_num_threads(int);
-
 namespace sx {
 namespace {
 
@@ -179,10 +177,6 @@ void set_num_threads(int n) {
   if (pool_ptr()) pool_ptr()->resize(n);
 }
 
-// BLAS runs single-threaded inside the pool's chunks (cpu/gemm.cpp splits a product over the pool):
-// its own threads would otherwise keep polling for work for about 0.1 s after every product.
-static const int blas_single_threaded = (scipy_openblas_set_num_threads(1), 0);
-
 // A forked child (DataLoader workers) has none of the parent's threads: start a fresh pool lazily.
 static void reset_after_fork() { pool_ptr() = nullptr; }
 static const int fork_handler_registered = pthread_atfork(nullptr, nullptr, reset_after_fork);
@@ -190,7 +184,10 @@ static const int fork_handler_registered = pthread_atfork(nullptr, nullptr, rese
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   int threads = num_threads();
-  int64_t chunks = std::min<int64_t>(int64_t(threads) * kChunksPerThread, (n + grain - 1) / std::max<int64_t>(grain, 1));
+  // ceil(n / grain) chunks; past the thread count, rounded up to a multiple of it (3 grains on 2 threads
+  // become 4 smaller chunks, 2 per thread, rather than 3 chunks of which one thread runs 2)
+  int64_t chunks = (n + grain - 1) / std::max<int64_t>(grain, 1);
+  if (chunks > threads) chunks = std::min<int64_t>(int64_t(threads) * kChunksPerThread, (chunks + threads - 1) / threads * threads);
   if (threads <= 1 || chunks <= 1 || in_parallel) {
     fn(0, n);
     return;

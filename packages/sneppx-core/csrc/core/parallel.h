@@ -6,8 +6,10 @@
 namespace sx {
 
 int get_num_threads();
-void set_num_threads(int n);  // BLAS itself stays single-threaded: products split over the pool
-// Calls fn(begin, end) on disjoint chunks covering [0, n); chunks are at least `grain` long.
+void set_num_threads(int n);  // BLAS itself runs single-threaded: cpu/gemm.cpp splits products over the pool
+// Calls fn(begin, end) on disjoint chunks covering [0, n). Work of up to `grain` elements runs as one
+// call; larger work is cut into ceil(n / grain) chunks, a number that past the thread count is rounded up
+// to a multiple of it, so a chunk is at least grain / 2 long.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
 }  // namespace sx

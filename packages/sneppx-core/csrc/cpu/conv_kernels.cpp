@@ -87,8 +87,37 @@ template <typename T> void col2im_impl(const T* cols, T* x, const ConvGeom& g) {
   });
 }
 
+// Max pooling when every window lies inside the image (no padding or dilation): no bounds checks.
+// Same result as the general loop: the first maximum in window order, and the first NaN wins.
+template <typename T> void max_pool_inside(const T* x, T* y, int64_t* idx, const ConvGeom& g) {
+  int64_t plane = g.H * g.W, L = g.oh * g.ow;
+  parallel_for(g.N * g.C, grain_for(L * g.kh * g.kw), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* xp = x + p * plane;
+      T* yp = y + p * L;
+      int64_t* ip = idx + p * L;
+      for (int64_t oy = 0; oy < g.oh; ++oy)
+        for (int64_t ox = 0; ox < g.ow; ++ox) {
+          int64_t at = oy * g.sh * g.W + ox * g.sw, bi = at;
+          T best = xp[at];
+          for (int64_t a = 0; a < g.kh; ++a)
+            for (int64_t b = 0; b < g.kw; ++b) {
+              int64_t i = at + a * g.W + b;
+              T v = xp[i];
+              if (v > best || (v != v && best == best)) best = v, bi = i;
+            }
+          yp[oy * g.ow + ox] = best;
+          ip[oy * g.ow + ox] = bi;
+        }
+    }
+  });
+}
+
 template <typename T> void max_pool_impl(const T* x, T* y, int64_t* idx, const ConvGeom& g) {
   int64_t plane = g.H * g.W, L = g.oh * g.ow;
+  if (!g.adaptive && g.ph == 0 && g.pw == 0 && g.dh == 1 && g.dw == 1 && (g.oh - 1) * g.sh + g.kh <= g.H &&
+      (g.ow - 1) * g.sw + g.kw <= g.W)
+    return max_pool_inside(x, y, idx, g);
   parallel_for(g.N * g.C, grain_for(L * g.kh * g.kw), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       const T* xp = x + p * plane;

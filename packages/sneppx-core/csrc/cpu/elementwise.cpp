@@ -168,6 +168,47 @@ bool copy_transposed(const Tensor& dst, const Tensor& src) {
   return true;
 }
 
+// A copy whose innermost dimension is contiguous on both sides while the outer ones are permuted
+// (the head split of attention, x.transpose(1, 2).contiguous()): whole rows are copied, and the outer
+// index advances by pointer increments instead of recomputing both offsets for every row. Returns false
+// for other layouts.
+template <typename D>
+bool copy_rows(const Tensor& dst, const Tensor& src) {
+  Geometry<2> g = coalesce<2>(dst->shape, {dst.get(), src.get()});
+  int64_t nd = int64_t(g.shape.size());
+  constexpr int64_t es = sizeof(D);
+  if (nd < 2) return false;
+  const Shape &ds = g.strides[0], &ss = g.strides[1];
+  const int64_t len = g.shape[nd - 1];
+  if (ds[nd - 1] != es || ss[nd - 1] != es || len < 16) return false;
+  int64_t rows = 1;
+  for (int64_t d = 0; d < nd - 1; ++d) rows *= g.shape[d];
+  char* dbase = dst->raw();
+  const char* sbase = src->raw();
+  parallel_for(rows, std::max<int64_t>(1, kGrain / len), [&](int64_t r0, int64_t r1) {
+    Shape idx(size_t(nd - 1));
+    int64_t doff = 0, soff = 0;
+    for (int64_t d = nd - 2, rem = r0; d >= 0; --d) {
+      idx[d] = rem % g.shape[d];
+      rem /= g.shape[d];
+      doff += idx[d] * ds[d];
+      soff += idx[d] * ss[d];
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      std::memcpy(dbase + doff, sbase + soff, size_t(len * es));
+      for (int64_t d = nd - 2; d >= 0; --d) {  // next row: odometer over the outer dims
+        doff += ds[d];
+        soff += ss[d];
+        if (++idx[d] < g.shape[d]) break;
+        doff -= g.shape[d] * ds[d];
+        soff -= g.shape[d] * ss[d];
+        idx[d] = 0;
+      }
+    }
+  });
+  return true;
+}
+
 }  // namespace
 
 void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
@@ -180,7 +221,7 @@ void copy(const Tensor& dst, const Tensor& src) {
     SX_DISPATCH_ALL(src->dtype, "copy", [&] {
       using S = scalar_t;
       if constexpr (std::is_same_v<D, S>) {
-        if (copy_transposed<D>(dst, src)) return;
+        if (copy_transposed<D>(dst, src) || copy_rows<D>(dst, src)) return;
         for_each<2>(dst->shape, {dst.get(), src.get()}, [&](char** p, const int64_t* s, int64_t n) {
           if (s[0] == int64_t(sizeof(D)) && s[1] == int64_t(sizeof(D))) {
             std::memcpy(p[0], p[1], size_t(n) * sizeof(D));

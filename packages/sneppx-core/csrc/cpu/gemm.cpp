@@ -1,10 +1,12 @@
 // Matrix products on the CPU: float32/float64 through BLAS (sizes past its 32-bit ints split into
-// blocks), other dtypes with a plain loop.
+// blocks), other dtypes with a plain loop. BLAS runs single-threaded; a large product is cut into
+// independent pieces that the thread pool runs (see gemm_split).
 #include <cblas.h>
 
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <vector>
 
 #include "core/parallel.h"
 #include "cpu/blas.h"
@@ -54,6 +56,68 @@ void gemm_call(bool ta, bool tb, int M, int N, int K, const T* A, int lda, const
                       lda, B, ldb, beta, C, ldc);
 }
 
+// Products below this many multiply-adds run as one BLAS call.
+constexpr double kSplitWork = 1 << 20;
+// K-sliced products use slices of about this many k, at most kMaxSlices of them.
+constexpr int64_t kSliceK = 2048, kMaxSlices = 8;
+// M- or N-pieces are at least this many rows or columns.
+constexpr int64_t kMinPiece = 32;
+
+extern "C" void scipy_openblas_set_num_threads(int);
+// BLAS's own threads synchronise with each other several times per call (once per block of K it
+// packs), and a thread that is descheduled on a shared core stalls all of them; so BLAS runs on the
+// calling thread and the pool splits the work (gemm_split). Its idle threads would also keep polling
+// for work for about 0.1 s after every call, competing with the pool (and other libraries) for the cores.
+[[maybe_unused]] const bool blas_single_threaded = (scipy_openblas_set_num_threads(1), true);
+
+// C = op(A) @ op(B) + beta C (sizes within BLAS's ints) as independent single-threaded BLAS calls on the
+// pool. A long K with small M and N (a weight gradient: K is the batch) is cut into a fixed number of
+// K slices, a function of K alone, whose partial products are added in slice order, so the result does
+// not depend on the thread count; other products are cut along the longer of M and N.
+template <typename T>
+void gemm_split(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb,
+                T beta, T* C, int64_t ldc) {
+  auto a_at = [&](int64_t i, int64_t k) { return ta ? A + k * lda + i : A + i * lda + k; };
+  auto b_at = [&](int64_t k, int64_t j) { return tb ? B + j * ldb + k : B + k * ldb + j; };
+  auto call = [&](int64_t m, int64_t n, int64_t k, const T* a, const T* b, T bt, T* c, int64_t ld) {
+    gemm_call<T>(ta, tb, int(m), int(n), int(k), a, int(lda), b, int(ldb), bt, c, int(ld));
+  };
+  if (double(M) * double(N) * double(K) < kSplitWork) {
+    call(M, N, K, A, B, beta, C, ldc);
+    return;
+  }
+  if (K >= 2 * kSliceK && K >= 8 * std::max(M, N)) {
+    const int64_t slices = std::min(K / kSliceK, kMaxSlices), mn = M * N;
+    std::vector<T> part(size_t((slices - 1) * mn));
+    parallel_for(slices, 1, [&](int64_t s0, int64_t s1) {
+      for (int64_t s = s0; s < s1; ++s) {
+        int64_t k0 = K * s / slices, k1 = K * (s + 1) / slices;
+        if (s == 0) call(M, N, k1 - k0, a_at(0, k0), b_at(k0, 0), beta, C, ldc);
+        else call(M, N, k1 - k0, a_at(0, k0), b_at(k0, 0), T(0), part.data() + (s - 1) * mn, N);
+      }
+    });
+    for (int64_t s = 1; s < slices; ++s)
+      for (int64_t i = 0; i < M; ++i) {
+        const T* p = part.data() + (s - 1) * mn + i * N;
+        T* c = C + i * ldc;
+        for (int64_t j = 0; j < N; ++j) c[j] += p[j];
+      }
+    return;
+  }
+  const bool by_cols = N >= M;
+  const int64_t len = by_cols ? N : M;
+  const int64_t pieces = get_num_threads() > 1 ? std::min<int64_t>(2 * get_num_threads(), len / kMinPiece) : 1;
+  if (pieces < 2) {
+    call(M, N, K, A, B, beta, C, ldc);
+    return;
+  }
+  parallel_for(pieces, 1, [&](int64_t p0, int64_t p1) {
+    int64_t lo = len * p0 / pieces, hi = len * p1 / pieces;
+    if (by_cols) call(M, hi - lo, K, A, b_at(0, lo), beta, C + lo, ldc);
+    else call(hi - lo, N, K, a_at(lo, 0), B, beta, C + lo * ldc, ldc);
+  });
+}
+
 // y[j * incy] = beta * y[j * incy] + sum_k x[k * incx] * B(k, j), with B(k, j) = B[k * sk + j * sj], for
 // j in [0, n): the one-row (or one-column) product. BLAS's threaded GEMM pays a synchronisation per
 // call that can cost a hundred times the arithmetic when M == 1 (decoding one token), so this
@@ -97,30 +161,9 @@ void gemv(int64_t n, int64_t K, const T* x, int64_t incx, const T* B, int64_t sk
   });
 }
 
-// C = op(A) @ op(B) + beta * C on the calling thread. BLAS takes 32-bit ints: sizes past 2**31 - 1 (or
-// the lower block limit that tests set) are split into blocks, K blocks accumulating with beta = 1.
-template <typename T>
-void gemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb,
-                 T beta, T* C, int64_t ldc) {
-  const int64_t lim = blas_int_limit();
-  for (int64_t i0 = 0; i0 < M; i0 += lim)
-    for (int64_t j0 = 0; j0 < N; j0 += lim)
-      for (int64_t k0 = 0; k0 < K; k0 += lim) {
-        int64_t m = std::min(lim, M - i0), n = std::min(lim, N - j0), k = std::min(lim, K - k0);
-        const T* a = ta ? A + k0 * lda + i0 : A + i0 * lda + k0;
-        const T* b = tb ? B + j0 * ldb + k0 : B + k0 * ldb + j0;
-        gemm_call<T>(ta, tb, int(m), int(n), int(k), a, int(lda), b, int(ldb), k0 == 0 ? beta : T(1), C + i0 * ldc + j0,
-                     int(ldc));
-      }
-}
-
-// Products below this many multiply-adds run on the calling thread: waking the pool costs more.
-constexpr double kParallelMacs = double(1 << 19);
-
-// C = op(A) @ op(B) + beta * C. BLAS always runs single-threaded; the thread pool splits the output
-// into one band of rows or columns per thread. One pool means no second set of threads that keeps
-// polling for work after the product is done and competes with the pool (or with another library's
-// threads) for the cores. A leading dimension past 2**31 - 1 cannot be expressed and raises.
+// C = op(A) @ op(B), row-major. BLAS takes 32-bit ints: sizes past 2**31 - 1 (or the lower block limit
+// that tests set) are split into blocks, K blocks accumulating with beta = 1; a leading dimension past
+// 2**31 - 1 cannot be expressed and raises.
 template <typename T>
 void gemm_blocks(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb,
                  T beta, T* C, int64_t ldc) {
@@ -132,28 +175,18 @@ void gemm_blocks(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, 
     gemv<T>(M, K, B, tb ? 1 : ldb, A, ta ? lda : 1, ta ? 1 : lda, beta, C, ldc);
     return;
   }
-  const int64_t imax = std::numeric_limits<int>::max();
+  const int64_t lim = blas_int_limit(), imax = std::numeric_limits<int>::max();
   SX_CHECK(lda <= imax && ldb <= imax && ldc <= imax, RuntimeError, "[matmul] a row of ", std::max({lda, ldb, ldc}),
            " elements exceeds the 2**31 - 1 that BLAS's 32-bit leading dimensions can hold (shapes (", M, ", ", K,
            ") and (", K, ", ", N, "))");
-  const int64_t threads = get_num_threads();
-  if (threads <= 1 || double(M) * double(N) * double(K) < kParallelMacs) {
-    gemm_serial<T>(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
-    return;
-  }
-  // Bands of whole multiples of 16 rows or columns, the wider dimension split.
-  const bool cols = N >= M;
-  const int64_t len = cols ? N : M;
-  const int64_t band = std::max<int64_t>(16, ((len + threads - 1) / threads + 15) / 16 * 16);
-  parallel_for((len + band - 1) / band, 1, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t s = t * band, n = std::min(band, len - s);
-      if (cols)
-        gemm_serial<T>(ta, tb, M, n, K, A, lda, tb ? B + s * ldb : B + s, ldb, beta, C + s, ldc);
-      else
-        gemm_serial<T>(ta, tb, n, N, K, ta ? A + s : A + s * lda, lda, B, ldb, beta, C + s * ldc, ldc);
-    }
-  });
+  for (int64_t i0 = 0; i0 < M; i0 += lim)
+    for (int64_t j0 = 0; j0 < N; j0 += lim)
+      for (int64_t k0 = 0; k0 < K; k0 += lim) {
+        int64_t m = std::min(lim, M - i0), n = std::min(lim, N - j0), k = std::min(lim, K - k0);
+        const T* a = ta ? A + k0 * lda + i0 : A + i0 * lda + k0;
+        const T* b = tb ? B + j0 * ldb + k0 : B + k0 * ldb + j0;
+        gemm_split<T>(ta, tb, m, n, k, a, lda, b, ldb, k0 == 0 ? beta : T(1), C + i0 * ldc + j0, ldc);
+      }
 }
 
 template <typename T>
@@ -198,24 +231,19 @@ void batched_mm(const Tensor& a, const Tensor& b, const Tensor& out) {
     if (!blas_layout(sa, M, K, ta, lda) || lda > imax) { ac = clone_nograd(a); sa = {K, 1}; blas_layout(sa, M, K, ta, lda); }
     if (!blas_layout(sb, K, N, tb, ldb) || ldb > imax) { bc = clone_nograd(b); sb = {N, 1}; blas_layout(sb, K, N, tb, ldb); }
     if (K == 0) { cpu::fill(out, Scalar(0.0)); return; }
-    SX_CHECK(N <= imax, RuntimeError, "[matmul] a row of ", N, " elements exceeds the 2**31 - 1 that BLAS's 32-bit ",
-             "leading dimensions can hold (shapes (", M, ", ", K, ") and (", K, ", ", N, "))");
-    auto run = [&](auto* tag) {
-      using T = std::remove_pointer_t<decltype(tag)>;
-      auto one = [&](int64_t bi) {
-        gemm<T>(ta, tb, M, N, K, ac->data<T>() + offset(ac, bi), lda, bc->data<T>() + offset(bc, bi), ldb,
-                out->data<T>() + bi * M * N, N);
-      };
-      // Many small products: one thread per product (the product itself then runs inline).
-      if (batch > 1 && double(M) * double(N) * double(K) < 64 * kParallelMacs)
-        parallel_for(batch, 1, [&](int64_t b0, int64_t b1) {
-          for (int64_t bi = b0; bi < b1; ++bi) one(bi);
+    auto run = [&](int64_t b0, int64_t b1) {
+      for (int64_t bi = b0; bi < b1; ++bi) {
+        SX_DISPATCH_FLOAT(dt, "matmul", [&] {
+          if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>)
+            gemm<scalar_t>(ta, tb, M, N, K, ac->data<scalar_t>() + offset(ac, bi), lda,
+                           bc->data<scalar_t>() + offset(bc, bi), ldb, out->data<scalar_t>() + bi * M * N, N);
         });
-      else
-        for (int64_t bi = 0; bi < batch; ++bi) one(bi);
+      }
     };
-    if (dt == DType::Float32) run(static_cast<float*>(nullptr));
-    else run(static_cast<double*>(nullptr));
+    // Products too small to split run side by side on the pool, one per chunk of the batch.
+    double work = double(M) * double(N) * double(K);
+    if (batch > 1 && work < kSplitWork) parallel_for(batch, std::max<int64_t>(1, int64_t(kSplitWork / work)), run);
+    else run(0, batch);
     return;
   }
   SX_DISPATCH_ALL(dt, "matmul", [&] {

@@ -57,6 +57,30 @@ void map2(const Tensor& out, const Tensor& g, const Tensor& x, F h) {
   });
 }
 
+// A definition with fixed formulas for some parameter values (PowScalar: x ** c for the exponents of
+// `half_steps`) runs the formula picked once for the whole call; returns false for other values.
+template <typename D, typename T>
+bool fixed_form(const Tensor& out, const Tensor& x, double p0) {
+  using C = acc_t<T>;
+  auto run = [&]<int K>() {
+    map1<T, T>(out, x, [](C v) { return D::template fixed<K, C>(v); });
+    return true;
+  };
+  switch (D::half_steps(p0)) {
+    case 0: return run.template operator()<0>();
+    case 1: return run.template operator()<1>();
+    case -1: return run.template operator()<-1>();
+    case 2: return run.template operator()<2>();
+    case -2: return run.template operator()<-2>();
+    case 3: return run.template operator()<3>();
+    case 4: return run.template operator()<4>();
+    case -4: return run.template operator()<-4>();
+    case 6: return run.template operator()<6>();
+    case 8: return run.template operator()<8>();
+    default: return false;
+  }
+}
+
 // One function per definition (not inlined into the dispatcher), so that each gets the compiler's
 // full inlining budget and its loop vectorises.
 template <typename D>
@@ -67,6 +91,9 @@ template <typename D>
     if constexpr (D::rule == DRule::Float && !std::is_floating_point_v<C>) {
       throw TypeError(msg("[", D::name, "] kernel called with ", dtype_name(x->dtype)));
     } else {
+      if constexpr (std::is_floating_point_v<C> && requires { D::half_steps(0.0); }) {
+        if (fixed_form<D, T>(out, x, p0)) return;
+      }
       C a = C(p0), b = C(p1);
       if constexpr (D::rule == DRule::Bool)
         map1<bool, T>(out, x, [a, b](C v) { return D::template f<C>(v, a, b); });

@@ -13,6 +13,8 @@ SX_DEFINE_KERNEL(kern::max_pool_fwd);
 SX_DEFINE_KERNEL(kern::max_pool_bwd);
 SX_DEFINE_KERNEL(kern::avg_pool_fwd);
 SX_DEFINE_KERNEL(kern::avg_pool_bwd);
+SX_DEFINE_KERNEL(kern::batch_norm_fwd);
+SX_DEFINE_KERNEL(kern::batch_norm_bwd);
 
 namespace nn {
 namespace {

@@ -23,6 +23,14 @@ struct ConvGeom {
   bool adaptive = false;
 };
 
+// Batch normalisation over contiguous (N, C, S) data, per channel. `training`: the batch statistics
+// normalise (and the running ones, when given, are updated); otherwise the running statistics do.
+struct BatchNormArgs {
+  int64_t N = 0, C = 0, S = 1;
+  bool training = true;
+  double momentum = 0.1, eps = 1e-5;
+};
+
 // Average-pool divisor rules (PyTorch's count_include_pad and divisor_override; 0 = no override).
 struct AvgOpts {
   bool count_include_pad = true;
@@ -42,6 +50,17 @@ SX_KERNEL(max_pool_bwd, void(const Tensor& gy, const Tensor& idx, const Tensor& 
 // y = window means; gx = the adjoint (each gy spread evenly over its window).
 SX_KERNEL(avg_pool_fwd, void(const Tensor& x, const Tensor& y, const ConvGeom& g, const AvgOpts& o));
 SX_KERNEL(avg_pool_bwd, void(const Tensor& gy, const Tensor& gx, const ConvGeom& g, const AvgOpts& o));
+// Batch norm forward over x (N, C, S): mean / invstd (C) receive the statistics that normalise (batch
+// mean and 1 / sqrt(biased var + eps) in training, else running_mean and 1 / sqrt(running_var + eps)),
+// y = (x - mean) * invstd * w + b. In training, rm / rv (null: not tracked) are updated in place:
+// r = (1 - momentum) r + momentum * stat, the variance unbiased. w, b may be null.
+SX_KERNEL(batch_norm_fwd, void(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& rm, const Tensor& rv,
+                               const Tensor& y, const Tensor& mean, const Tensor& invstd, const BatchNormArgs& a));
+// Its backward from the saved mean / invstd: gx (through the batch statistics in training), gw = sum g * xhat,
+// gb = sum g; each output may be null.
+SX_KERNEL(batch_norm_bwd, void(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& mean,
+                               const Tensor& invstd, const Tensor& gx, const Tensor& gw, const Tensor& gb,
+                               const BatchNormArgs& a));
 }  // namespace kern
 
 namespace nn {

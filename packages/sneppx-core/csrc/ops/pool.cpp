@@ -1,7 +1,8 @@
 // Pooling (max, average, adaptive) and the batch-statistics norms (batch_norm, group_norm).
 // The pooling backward passes are themselves recorded ops (max: a scatter whose vjp is a gather;
-// average: the adjoint kernel whose vjp is the forward), so higher-order gradients work. The norms are
-// compositions of public ops, so their gradients come from the tape.
+// average: the adjoint kernel whose vjp is the forward), so higher-order gradients work. batch_norm runs
+// fused kernels with a hand-written backward (public ops under create_graph, and on devices without the
+// kernels); group_norm is a composition of public ops, so its gradient comes from the tape.
 #include "ops/conv.h"
 #include "ops/unary_defs.h"
 #include "ops/nn_util.h"
@@ -173,30 +174,12 @@ void check_channel_vec(const Tensor& t, int64_t C, const Tensor& x, const char* 
 }
 }  // namespace
 
-Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
-                  const Tensor& bias, bool training, double momentum, double eps) {
-  const char* op = "batch_norm";
-  SX_CHECK(x && is_floating(x->dtype), TypeError, "[batch_norm] expected a floating input, got ",
-           x ? describe(x) : "None");
-  SX_CHECK(x->dim() >= 2, ValueError, "[batch_norm] expected input (N, C, ...) with at least 2 dims, got ", describe(x));
-  int64_t C = x->shape[1];
-  check_channel_vec(running_mean, C, x, op, "running_mean");
-  check_channel_vec(running_var, C, x, op, "running_var");
-  check_channel_vec(weight, C, x, op, "weight");
-  check_channel_vec(bias, C, x, op, "bias");
-  SX_CHECK(bool(running_mean) == bool(running_var), ValueError,
-           "[batch_norm] running_mean and running_var must be given together");
-  bool batch_stats = training || !running_mean;
-  Shape cshape(size_t(x->dim()), 1);
-  cshape[1] = C;
-  IntList dims{0};
-  for (int64_t d = 2; d < x->dim(); ++d) dims.push_back(d);
-  int64_t n = x->numel() / std::max<int64_t>(C, 1);
-  if (batch_stats)
-    SX_CHECK(n > 1, ValueError, "[batch_norm] expected more than 1 value per channel when training, got input ",
-             describe(x));
-  DType dt = x->dtype;
-  Tensor xf = is_half(dt) ? to_dtype(x, DType::Float32) : x;
+namespace {
+// Batch norm from public ops, for devices without the fused kernels: the tape differentiates it.
+Tensor batch_norm_composite(const Tensor& xf, const Tensor& running_mean, const Tensor& running_var,
+                            const Tensor& weight, const Tensor& bias, bool training, bool batch_stats,
+                            double momentum, double eps, const Shape& cshape, const IntList& dims, int64_t n) {
+  int64_t C = cshape[1];
   Tensor mu, var_;
   if (batch_stats) {
     mu = mean(xf, dims, true);
@@ -217,15 +200,128 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   Tensor scale = unary(UnaryOp::Rsqrt, add(var_, Scalar(eps)));
   if (weight) scale = mul(scale, reshape(to_dtype(weight, xf->dtype), cshape));
   Tensor b = bias ? reshape(to_dtype(bias, xf->dtype), cshape) : Tensor();
-  Tensor y;
   if (batch_stats) {
-    y = mul(sub(xf, mu), scale);
-    if (b) y = add(y, b);
-  } else {
-    Tensor shift = b ? sub(b, mul(mu, scale)) : neg(mul(mu, scale));
-    y = add(mul(xf, scale), shift);
+    Tensor y = mul(sub(xf, mu), scale);
+    return b ? add(y, b) : y;
   }
-  return to_dtype(y, dt);
+  Tensor shift = b ? sub(b, mul(mu, scale)) : neg(mul(mu, scale));
+  return add(mul(xf, scale), shift);
+}
+
+// The gradient of the fused batch norm written with public ops, so that create_graph=True can
+// differentiate it again. Training recomputes the batch statistics from x (they depend on it); eval
+// uses the saved running mean and invstd as constants.
+TensorList batch_norm_backward_composite(const Tensor& g, const Tensor& x, const Tensor& w, bool want_gw, bool want_gb,
+                                         const Tensor& mean_c, const Tensor& invstd_c, bool training, double eps,
+                                         const Shape& cshape, const IntList& dims) {
+  int64_t C = cshape[1];
+  Tensor mu, is;
+  if (training) {
+    mu = mean(x, dims, true);
+    is = unary(UnaryOp::Rsqrt, add(var(x, dims, 0.0, true), Scalar(eps)));
+  } else {
+    mu = reshape(mean_c, cshape);
+    is = reshape(invstd_c, cshape);
+  }
+  Tensor xhat = mul(sub(x, mu), is);
+  Tensor gw = want_gw ? reshape(sum(mul(g, xhat), dims), {C}) : Tensor();
+  Tensor gb = want_gb ? reshape(sum(g, dims), {C}) : Tensor();
+  Tensor gxhat = w ? mul(g, reshape(to_dtype(w, x->dtype), cshape)) : g;
+  Tensor gx = x->requires_grad
+                  ? (training ? mul(is, sub(sub(gxhat, mean(gxhat, dims, true)), mul(xhat, mean(mul(gxhat, xhat), dims, true))))
+                              : mul(gxhat, is))
+                  : Tensor();
+  return {gx, gw, gb};
+}
+}  // namespace
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum, double eps) {
+  const char* op = "batch_norm";
+  SX_CHECK(x && is_floating(x->dtype), TypeError, "[batch_norm] expected a floating input, got ",
+           x ? describe(x) : "None");
+  SX_CHECK(x->dim() >= 2, ValueError, "[batch_norm] expected input (N, C, ...) with at least 2 dims, got ", describe(x));
+  int64_t C = x->shape[1];
+  check_channel_vec(running_mean, C, x, op, "running_mean");
+  check_channel_vec(running_var, C, x, op, "running_var");
+  check_channel_vec(weight, C, x, op, "weight");
+  check_channel_vec(bias, C, x, op, "bias");
+  SX_CHECK(bool(running_mean) == bool(running_var), ValueError,
+           "[batch_norm] running_mean and running_var must be given together");
+  for (const Tensor* t : {&running_mean, &running_var, &weight, &bias})
+    SX_CHECK(!*t || is_floating((*t)->dtype), TypeError, "[batch_norm] expected floating running statistics, weight "
+             "and bias, got ", describe(*t));
+  bool batch_stats = training || !running_mean;
+  Shape cshape(size_t(x->dim()), 1);
+  cshape[1] = C;
+  IntList dims{0};
+  for (int64_t d = 2; d < x->dim(); ++d) dims.push_back(d);
+  int64_t n = x->numel() / std::max<int64_t>(C, 1);
+  if (batch_stats)
+    SX_CHECK(n > 1, ValueError, "[batch_norm] expected more than 1 value per channel when training, got input ",
+             describe(x));
+  DType dt = x->dtype;
+  Tensor xf = is_half(dt) ? to_dtype(x, DType::Float32) : x;
+  Device dev = x->device();
+  if (!kern::batch_norm_fwd.has(dev.type) || !kern::batch_norm_bwd.has(dev.type))
+    return to_dtype(batch_norm_composite(xf, running_mean, running_var, weight, bias, training, batch_stats, momentum,
+                                         eps, cshape, dims, n), dt);
+
+  DType t = xf->dtype;
+  bool update = training && running_mean;
+  if (update) {
+    running_mean->check_writable(op);
+    running_var->check_writable(op);
+  }
+  BatchNormArgs a;
+  a.N = x->shape[0], a.C = C, a.S = C && a.N ? n / a.N : 1;
+  a.training = batch_stats, a.momentum = momentum, a.eps = eps;
+  Tensor xc = contig(xf), wc = weight ? contig(weight, t) : Tensor(), bc = bias ? contig(bias, t) : Tensor();
+  Tensor rm = running_mean && (update || !batch_stats) ? contig(running_mean, t) : Tensor();
+  Tensor rv = running_var && (update || !batch_stats) ? contig(running_var, t) : Tensor();
+  Tensor y = empty(x->shape, t, dev), mean_c = empty({C}, t, dev), invstd_c = empty({C}, t, dev);
+  if (x->numel()) kern::batch_norm_fwd(dev)(xc, wc, bc, rm, rv, y, mean_c, invstd_c, a);
+  if (update && x->numel()) {  // write back when the kernel updated a converted copy
+    NoGradGuard ng;
+    for (auto [dst, src] : {std::pair{running_mean, rm}, std::pair{running_var, rv}}) {
+      if (src.get() != dst.get()) copy_(dst, src);
+      else dst->bump_version();
+    }
+  }
+  if (!needs_grad({&xf, &weight, &bias})) return to_dtype(y, dt);
+  Saved sx_(xf), sw(weight);
+  Tensor pb = bias ? alias_detached(bias) : Tensor();
+  if (pb) {
+    pb->requires_grad = bias->requires_grad;
+    pb->storage = nullptr;  // only its shape and dtype are needed
+  }
+  Tensor rec = record("BatchNormBackward", {xf, weight, bias}, y,
+                      [sx_, sw, pb, mean_c, invstd_c, a, cshape, dims](const Tensor& g) {
+    const Tensor& xs = sx_.get();
+    const Tensor& ws = sw.get();
+    bool want_gw = ws && ws->requires_grad, want_gb = pb && pb->requires_grad;
+    TensorList out;
+    if (grad_mode::enabled()) {
+      out = batch_norm_backward_composite(g, xs, ws, want_gw, want_gb, mean_c, invstd_c, a.training, a.eps, cshape, dims);
+    } else {
+      DType t = xs->dtype;
+      Device dev = xs->device();
+      Tensor gc = contig(g, t), xc2 = contig(xs), wc2 = ws ? contig(ws, t) : ws;
+      Tensor gx = xs->requires_grad ? empty(xs->shape, t, dev) : Tensor();
+      Tensor gw = want_gw ? empty({a.C}, t, dev) : Tensor(), gb = want_gb ? empty({a.C}, t, dev) : Tensor();
+      if (xs->numel()) {
+        kern::batch_norm_bwd(dev)(gc, xc2, wc2, mean_c, invstd_c, gx, gw, gb, a);
+      } else {
+        for (Tensor* z : {&gw, &gb})
+          if (*z) kern::fill(dev)(*z, Scalar(0.0));
+      }
+      out = {gx, gw, gb};
+    }
+    if (out[1] && out[1]->dtype != ws->dtype) out[1] = to_dtype(out[1], ws->dtype);
+    if (out[2] && out[2]->dtype != pb->dtype) out[2] = to_dtype(out[2], pb->dtype);
+    return out;
+  });
+  return to_dtype(rec, dt);
 }
 
 Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& weight, const Tensor& bias, double eps) {

@@ -435,17 +435,51 @@ struct Softsign : Base {  // x / (1 + |x|)
   }
 };
 
-// ---- x ** c for a floating x and a number c (the common exponents without a call to pow)
+// ---- x ** c for a floating x and a number c. The exponents c = K / 2 with K in kFixed have a formula of
+// products and at most one square root (`fixed<K>`); the CPU kernel picks that formula once per call
+// instead of per element, so its loop vectorises. Other exponents call pow.
 struct PowScalar : Base {
   static constexpr const char* name = "pow";
   static constexpr DRule rule = DRule::Same;
   static constexpr Api api = Api::Internal;  // reached through pow(tensor, number)
+  static constexpr int kNone = 99;
+  // 2 c when c is one of the exponents with a formula, else kNone.
+  SX_HD static int half_steps(double c) {
+    double k = 2 * c;
+    int ki = int(k);
+    if (!(k >= -4 && k <= 8) || double(ki) != k) return kNone;
+    return ki == -3 || ki == 5 || ki == 7 ? kNone : ki;
+  }
+  template <int K, typename C> SX_HD static C fixed(C x) {
+    if constexpr (K == 0) return C(1);
+    else if constexpr (K == 1) return std::sqrt(x);
+    else if constexpr (K == -1) return C(1) / std::sqrt(x);
+    else if constexpr (K == 2) return x;
+    else if constexpr (K == -2) return C(1) / x;
+    else if constexpr (K == 3) return x == C(-INFINITY) ? C(INFINITY) : x * std::sqrt(x);  // pow(-inf, 1.5) = inf
+    else if constexpr (K == 4) return x * x;
+    else if constexpr (K == -4) return C(1) / (x * x);
+    else if constexpr (K == 6) return x * x * x;
+    else {
+      static_assert(K == 8, "no formula for this exponent");
+      C x2 = x * x;
+      return x2 * x2;
+    }
+  }
   template <typename C> SX_HD static C f(C x, C c, C) {
-    if (c == C(2)) return x * x;
-    if (c == C(3)) return x * x * x;
-    if (c == C(1)) return x;
-    if (c == C(-1)) return C(1) / x;
-    return std::pow(x, c);
+    switch (half_steps(double(c))) {
+      case 0: return fixed<0>(x);
+      case 1: return fixed<1>(x);
+      case -1: return fixed<-1>(x);
+      case 2: return fixed<2>(x);
+      case -2: return fixed<-2>(x);
+      case 3: return fixed<3>(x);
+      case 4: return fixed<4>(x);
+      case -4: return fixed<-4>(x);
+      case 6: return fixed<6>(x);
+      case 8: return fixed<8>(x);
+      default: return std::pow(x, c);
+    }
   }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double c, double) {
     return mul(mul(g, pow(x, Scalar(c - 1))), Scalar(c));
