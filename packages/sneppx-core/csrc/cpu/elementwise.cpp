@@ -36,6 +36,68 @@ void run2(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
   });
 }
 
+// run2 for a float formula `f` valid where bad(x, y) is false: the loops note whether any element
+// was out of range, and a second pass over the chunk computes those with `exact`.
+template <typename F, typename B, typename E>
+[[gnu::noinline]] void checked2_contig(float* __restrict o, const float* x, int64_t sx, const float* y, int64_t sy,
+                                       int64_t n, F f, B bad, E exact) {
+  int any = 0;
+  if (sx == 1 && sy == 1) {
+    for (int64_t i = 0; i < n; ++i) {
+      o[i] = f(x[i], y[i]);
+      any |= int(bad(x[i], y[i]));
+    }
+  } else if (sx == 1) {
+    float yv = *y;
+    for (int64_t i = 0; i < n; ++i) {
+      o[i] = f(x[i], yv);
+      any |= int(bad(x[i], yv));
+    }
+  } else {
+    float xv = *x;
+    for (int64_t i = 0; i < n; ++i) {
+      o[i] = f(xv, y[i]);
+      any |= int(bad(xv, y[i]));
+    }
+  }
+  if (any)
+    for (int64_t i = 0; i < n; ++i)
+      if (bad(x[i * sx], y[i * sy])) o[i] = exact(x[i * sx], y[i * sy]);
+}
+
+template <typename F, typename B, typename E>
+void run2_checked(const Tensor& out, const Tensor& a, const Tensor& b, F f, B bad, E exact) {
+  for_each<3>(out->shape, {out.get(), a.get(), b.get()}, [&](char** p, const int64_t* s, int64_t n) {
+    float* o = reinterpret_cast<float*>(p[0]);
+    const float* x = reinterpret_cast<const float*>(p[1]);
+    const float* y = reinterpret_cast<const float*>(p[2]);
+    constexpr int64_t st = sizeof(float);
+    bool alias = static_cast<const void*>(o) == x || static_cast<const void*>(o) == y;
+    if (!alias && s[0] == st && (s[1] == st || s[1] == 0) && (s[2] == st || s[2] == 0) && (s[1] | s[2]) != 0) {
+      checked2_contig(o, x, s[1] / st, y, s[2] / st, n, f, bad, exact);
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        float xv = *reinterpret_cast<const float*>(p[1] + i * s[1]);
+        float yv = *reinterpret_cast<const float*>(p[2] + i * s[2]);
+        *reinterpret_cast<float*>(p[0] + i * s[0]) = bad(xv, yv) ? exact(xv, yv) : f(xv, yv);
+      }
+    }
+  });
+}
+
+// Python's remainder of floats: for |x / y| < 2^23 (and finite y) the quotient t = trunc(x / y)
+// computed in double is exact (x and y have 24-bit significands, so x / y is never within
+// double rounding of an integer it does not reach) and x - t y is exact, so this is fmod exactly;
+// other arguments (y = 0, inf, NaN, huge quotients) go to std::fmod.
+inline bool rem_out_of_range(float x, float y) {
+  return !(std::fabs(x) < 8388608.0f * std::fabs(y) && std::fabs(y) < INFINITY);
+}
+inline float rem_fast(float x, float y) {
+  double t = std::trunc(double(x) / double(y));
+  float r = float(double(x) - t * double(y));
+  return (r != 0.0f && ((r < 0.0f) != (y < 0.0f))) ? r + y : r;
+}
+
 template <typename O, typename T, typename F>
 void run1(const Tensor& out, const Tensor& a, F f) {
   using C = acc_t<T>;
@@ -54,6 +116,16 @@ void run1(const Tensor& out, const Tensor& a, F f) {
 template <typename T>
 void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
   using C = acc_t<T>;
+  if constexpr (std::is_same_v<T, float>) {
+    if (op == BinaryOp::Rem)
+      return run2_checked(out, a, b, [](float x, float y) { return rem_fast(x, y); },
+                          [](float x, float y) { return rem_out_of_range(x, y); },
+                          [](float x, float y) { return pymod(x, y); });
+    if (op == BinaryOp::Atan2)
+      return run2_checked(out, a, b, [](float y, float x) { return vatan2(y, x); },
+                          [](float y, float x) { return atan2_out_of_range(y, x); },
+                          [](float y, float x) { return float(std::atan2(double(y), double(x))); });
+  }
   switch (op) {
     case BinaryOp::Add: return run2<T, T>(out, a, b, [](C x, C y) { return wadd(x, y); });
     case BinaryOp::Sub: return run2<T, T>(out, a, b, [](C x, C y) { return wsub(x, y); });
