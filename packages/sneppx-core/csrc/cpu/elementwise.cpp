@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -291,20 +292,95 @@ void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor&
   });
 }
 
+// Integers clamp in their own type (so that the loop vectorises to min/max), the others in acc_t.
+template <typename T> using clamp_t = std::conditional_t<std::is_integral_v<T>, T, acc_t<T>>;
+
 void clamp(const Tensor& out, const Tensor& x, double lo, double hi, bool has_lo, bool has_hi) {
   SX_DISPATCH_ALL(x->dtype, "clamp", [&] {
     using T = scalar_t;
-    using C = acc_t<T>;
+    using C = clamp_t<T>;
     C a = C(lo), b = C(hi);
-    if (has_lo && has_hi) run1<T, T>(out, x, [a, b](C v) { return v < a ? a : (v > b ? b : v); });
+    // min(max(x, lo), hi): lo > hi gives hi everywhere, as in PyTorch; NaN x stays NaN
+    if (has_lo && has_hi) run1<T, T>(out, x, [a, b](C v) { C r = v < a ? a : v; return r > b ? b : r; });
     else if (has_lo) run1<T, T>(out, x, [a](C v) { return v < a ? a : v; });
     else run1<T, T>(out, x, [b](C v) { return v > b ? b : v; });
+  });
+}
+
+// One row of clamp_tensor with compile-time strides (1: contiguous, 0: broadcast) for the bounds.
+template <int KL, int KH, typename T, typename F>
+[[gnu::noinline]] void clamp_row(T* __restrict o, const T* __restrict x, const T* l, const T* h, int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], l[i * KL], h[i * KH]);
+}
+
+template <typename T, bool L, bool H>
+void clamp_tensor_t(const Tensor& out, const Tensor& x, const Tensor& lo, const Tensor& hi) {
+  using C = clamp_t<T>;
+  auto f = [](T xv, T lv, T hv) {
+    C v = C(xv), l = C(lv), h = C(hv);
+    if constexpr (L) v = (v < l || l != l) ? l : v;
+    if constexpr (H) v = (v > h || h != h) ? h : v;
+    return T(v);
+  };
+  for_each<4>(out->shape, {out.get(), x.get(), lo.get(), hi.get()}, [&](char** p, const int64_t* s, int64_t n) {
+    constexpr int64_t st = sizeof(T);
+    T* o = reinterpret_cast<T*>(p[0]);
+    const T* xp = reinterpret_cast<const T*>(p[1]);
+    const T* lp = reinterpret_cast<const T*>(p[2]);
+    const T* hp = reinterpret_cast<const T*>(p[3]);
+    bool fast = s[0] == st && s[1] == st && (s[2] == st || s[2] == 0) && (s[3] == st || s[3] == 0);
+    if (fast && s[2] == st && s[3] == st) clamp_row<1, 1>(o, xp, lp, hp, n, f);
+    else if (fast && s[2] == st) clamp_row<1, 0>(o, xp, lp, hp, n, f);
+    else if (fast && s[3] == st) clamp_row<0, 1>(o, xp, lp, hp, n, f);
+    else if (fast) clamp_row<0, 0>(o, xp, lp, hp, n, f);
+    else
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<T*>(p[0] + i * s[0]) =
+            f(*reinterpret_cast<const T*>(p[1] + i * s[1]), *reinterpret_cast<const T*>(p[2] + i * s[2]),
+              *reinterpret_cast<const T*>(p[3] + i * s[3]));
+  });
+}
+
+void clamp_tensor(const Tensor& out, const Tensor& x, const Tensor& lo, const Tensor& hi, bool has_lo, bool has_hi) {
+  SX_DISPATCH_ALL(x->dtype, "clamp", [&] {
+    using T = scalar_t;
+    if (has_lo && has_hi) clamp_tensor_t<T, true, true>(out, x, lo, hi);
+    else if (has_lo) clamp_tensor_t<T, true, false>(out, x, lo, hi);
+    else clamp_tensor_t<T, false, true>(out, x, lo, hi);
+  });
+}
+
+// Rows of the (..., n, m) output: the kept columns (j <= i + k for tril, j >= i + k for triu) are
+// copied, the others zeroed (all-zero bytes are 0 in every dtype).
+void tri(const Tensor& out, const Tensor& x, int64_t k, bool lower) {
+  int64_t nd = out->dim(), n = out->shape[nd - 2], m = out->shape[nd - 1];
+  if (out->numel() == 0) return;
+  int64_t rows = out->numel() / m;
+  size_t es = itemsize(out->dtype);
+  char* o = out->raw();
+  const char* src = x->raw();
+  parallel_for(rows, std::max<int64_t>(1, kGrain / m), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      int64_t i = r % n;
+      int64_t c = std::clamp<int64_t>(lower ? i + k + 1 : i + k, 0, m);  // first column of the second part
+      char* orow = o + size_t(r * m) * es;
+      const char* srow = src + size_t(r * m) * es;
+      if (lower) {
+        std::memcpy(orow, srow, size_t(c) * es);
+        std::memset(orow + size_t(c) * es, 0, size_t(m - c) * es);
+      } else {
+        std::memset(orow, 0, size_t(c) * es);
+        std::memcpy(orow + size_t(c) * es, srow + size_t(c) * es, size_t(m - c) * es);
+      }
+    }
   });
 }
 
 SX_REGISTER_KERNEL(kern::binary, CPU, &binary);
 SX_REGISTER_KERNEL(kern::where, CPU, &where);
 SX_REGISTER_KERNEL(kern::clamp, CPU, &clamp);
+SX_REGISTER_KERNEL(kern::clamp_tensor, CPU, &clamp_tensor);
+SX_REGISTER_KERNEL(kern::tri, CPU, &tri);
 SX_REGISTER_KERNEL(kern::copy, CPU, &copy);
 SX_REGISTER_KERNEL(kern::fill, CPU, &fill);
 
