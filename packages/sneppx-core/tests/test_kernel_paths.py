@@ -97,6 +97,18 @@ def test_transposing_copies(threads, dtype, shape, perm):
     np.testing.assert_array_equal(got, np.ascontiguousarray(a.transpose(perm)))
 
 
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 130, 255, 257])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sums_of_many_short_rows(threads, n, dtype):
+    a = np.random.default_rng(n).standard_normal((40, 50, n)).astype(dtype)
+    ref = a.astype(np.float64)
+    tol = 1e-6 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(sx.from_numpy(a).sum(-1, keepdim=True).numpy(), ref.sum(-1, keepdims=True), rtol=tol,
+                               atol=tol * np.abs(ref).sum(-1, keepdims=True).max())
+    np.testing.assert_allclose(sx.from_numpy(a).norm(dim=-1).numpy(), np.sqrt((ref * ref).sum(-1)), rtol=tol)
+    np.testing.assert_allclose(sx.from_numpy(a).mean(-1).numpy(), ref.mean(-1), rtol=tol, atol=tol)
+
+
 BOUND_SHAPES = [((300, 400), (400,), (300, 1)), ((300, 400), (300, 400), (300, 400)), ((300, 400), (300, 1), (400,)),
                 ((300, 400), (), (1, 400)), ((1, 400), (300, 1), (300, 400))]
 

@@ -79,7 +79,20 @@ double sum_run_f32(const float* p, int64_t n) {
     std::memcpy(f, a, sizeof(f));
     for (int k = 0; k < kLanes; ++k) tot[k] += double(f[k]);
   }
-  double r = 0;
+  // the rest (all of a short row) eight at a time straight into double lanes
+  typedef double dvec __attribute__((vector_size(32)));
+  typedef float hvec __attribute__((vector_size(16)));
+  dvec d0 = {}, d1 = {};
+  for (; i + 8 <= n; i += 8) {
+    hvec lo, hi;
+    std::memcpy(&lo, p + i, sizeof(hvec));
+    std::memcpy(&hi, p + i + 4, sizeof(hvec));
+    if (Sq) lo *= lo, hi *= hi;
+    d0 += __builtin_convertvector(lo, dvec);
+    d1 += __builtin_convertvector(hi, dvec);
+  }
+  dvec d = d0 + d1;
+  double r = (d[0] + d[1]) + (d[2] + d[3]);
   for (; i < n; ++i) r += Sq ? double(p[i] * p[i]) : double(p[i]);
   for (int w = kLanes / 2; w > 0; w /= 2)
     for (int k = 0; k < w; ++k) tot[k] += tot[k + w];
