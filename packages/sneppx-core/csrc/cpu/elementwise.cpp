@@ -241,6 +241,25 @@ bool copy_transposed(const Tensor& dst, const Tensor& src) {
   return true;
 }
 
+// memcpy of one run, except where dst lies just above src modulo 4 KiB (a copy into a view shifted
+// by a few elements, as in roll and cat): there a forward copy's loads wait on the stores just
+// before them (4K aliasing), so the run is copied backward in 32-byte pieces.
+inline void copy_bytes(char* dst, const char* src, size_t n) {
+  size_t delta = (reinterpret_cast<uintptr_t>(dst) - reinterpret_cast<uintptr_t>(src)) & 4095;
+  if (n < 1024 || delta == 0 || delta >= 256) {
+    std::memcpy(dst, src, n);
+    return;
+  }
+  typedef char vec __attribute__((vector_size(32)));
+  size_t i = n;
+  for (; i >= 32; i -= 32) {
+    vec v;
+    std::memcpy(&v, src + i - 32, sizeof(vec));
+    std::memcpy(dst + i - 32, &v, sizeof(vec));
+  }
+  std::memcpy(dst, src, i);
+}
+
 }  // namespace
 
 void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
@@ -256,7 +275,7 @@ void copy(const Tensor& dst, const Tensor& src) {
         if (copy_transposed<D>(dst, src)) return;
         for_each<2>(dst->shape, {dst.get(), src.get()}, [&](char** p, const int64_t* s, int64_t n) {
           if (s[0] == int64_t(sizeof(D)) && s[1] == int64_t(sizeof(D))) {
-            std::memcpy(p[0], p[1], size_t(n) * sizeof(D));
+            copy_bytes(p[0], p[1], size_t(n) * sizeof(D));
           } else {
             for (int64_t i = 0; i < n; ++i)
               *reinterpret_cast<D*>(p[0] + i * s[0]) = *reinterpret_cast<const D*>(p[1] + i * s[1]);
