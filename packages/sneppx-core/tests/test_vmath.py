@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import sneppx_core as sx
 
 F32 = np.float32
