@@ -201,3 +201,69 @@ def test_long_k_products_do_not_depend_on_thread_count():
         sx.set_num_threads(n0)
     np.testing.assert_array_equal(outs[0], outs[1])
     np.testing.assert_array_equal(outs[0], outs[2])
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 130, 255, 257])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sums_of_many_short_rows(threads, n, dtype):
+    a = np.random.default_rng(n).standard_normal((40, 50, n)).astype(dtype)
+    ref = a.astype(np.float64)
+    tol = 1e-6 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(sx.from_numpy(a).sum(-1, keepdim=True).numpy(), ref.sum(-1, keepdims=True), rtol=tol,
+                               atol=tol * np.abs(ref).sum(-1, keepdims=True).max())
+    np.testing.assert_allclose(sx.from_numpy(a).norm(dim=-1).numpy(), np.sqrt((ref * ref).sum(-1)), rtol=tol)
+    np.testing.assert_allclose(sx.from_numpy(a).mean(-1).numpy(), ref.mean(-1), rtol=tol, atol=tol)
+
+
+BOUND_SHAPES = [((300, 400), (400,), (300, 1)), ((300, 400), (300, 400), (300, 400)), ((300, 400), (300, 1), (400,)),
+                ((300, 400), (), (1, 400)), ((1, 400), (300, 1), (300, 400))]
+
+
+@pytest.mark.parametrize("shapes", BOUND_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.float16])
+def test_clamp_with_tensor_bounds(threads, shapes, dtype):
+    rng = np.random.default_rng(0)
+    x, lo, hi = (rng.uniform(-3, 3, s).astype(dtype) for s in shapes)
+    ref = np.minimum(np.maximum(x, lo), hi)
+    got = sx.clamp(sx.tensor(x), sx.tensor(lo), sx.tensor(hi))
+    np.testing.assert_array_equal(got.numpy(), ref)
+    np.testing.assert_array_equal(sx.clamp(sx.tensor(x), min=sx.tensor(lo)).numpy(), np.maximum(x, lo))
+    np.testing.assert_array_equal(sx.clamp(sx.tensor(x), max=sx.tensor(hi)).numpy(), np.minimum(x, hi))
+
+
+def test_clamp_tensor_bounds_nan_rules_and_gradient():
+    x = np.array([np.nan, -2.0, 0.5, 2.0, 1.0], dtype=np.float32)
+    lo = np.array([0.0, np.nan, 0.0, 0.0, 1.0], dtype=np.float32)
+    hi = np.array([1.0, 1.0, np.nan, 1.0, 1.0], dtype=np.float32)
+    got = sx.clamp(sx.tensor(x), sx.tensor(lo), sx.tensor(hi)).numpy()
+    np.testing.assert_array_equal(got, [np.nan, np.nan, np.nan, 1.0, 1.0])  # NaN x or NaN bound: NaN
+    t = sx.tensor(np.array([-2.0, 0.5, 2.0, 1.0]), requires_grad=True)
+    lt = sx.tensor(np.array([0.0, 0.0, 0.0, 1.0]), requires_grad=True)
+    sx.clamp(t, lt, sx.tensor(np.ones(4))).sum().backward()
+    np.testing.assert_array_equal(t.grad.numpy(), [0.0, 1.0, 0.0, 1.0])  # at a tie x keeps the gradient
+    np.testing.assert_array_equal(lt.grad.numpy(), [1.0, 0.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.int8])
+def test_clamp_scalar_bounds_integer_and_inverted(threads, dtype):
+    x = np.random.default_rng(0).integers(-100, 100, (500, 300)).astype(dtype)
+    np.testing.assert_array_equal(sx.tensor(x).clamp(-7, 9).numpy(), np.clip(x, -7, 9))
+    # min above max: every element becomes max (min(max(x, lo), hi))
+    np.testing.assert_array_equal(sx.tensor(x).clamp(5, 2).numpy(), np.minimum(np.maximum(x, 5), 2))
+
+
+@pytest.mark.parametrize("k", [-1000, -301, -5, -1, 0, 1, 3, 399, 401, 10**15])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.bool_])
+def test_tril_triu_rows(threads, k, dtype):
+    a = np.random.default_rng(0).standard_normal((3, 300, 400)) > 0 if dtype == np.bool_ else \
+        np.random.default_rng(0).standard_normal((3, 300, 400)).astype(dtype) * 10
+    np.testing.assert_array_equal(sx.tensor(a).tril(k).numpy(), np.tril(a, k))
+    np.testing.assert_array_equal(sx.tensor(a).triu(k).numpy(), np.triu(a, k))
+    view = sx.tensor(a).transpose(1, 2)  # a strided input
+    np.testing.assert_array_equal(sx.tril(view, k).numpy(), np.tril(a.transpose(0, 2, 1), k))
+
+
+def test_tril_gradient_is_the_mask():
+    t = sx.tensor(np.ones((4, 5)), requires_grad=True)
+    (sx.tril(t, 1) * sx.tensor(np.arange(20.0).reshape(4, 5))).sum().backward()
+    np.testing.assert_array_equal(t.grad.numpy(), np.tril(np.arange(20.0).reshape(4, 5), 1))

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -36,6 +37,68 @@ void run2(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
   });
 }
 
+// run2 for a float formula `f` valid where bad(x, y) is false: the loops note whether any element
+// was out of range, and a second pass over the chunk computes those with `exact`.
+template <typename F, typename B, typename E>
+[[gnu::noinline]] void checked2_contig(float* __restrict o, const float* x, int64_t sx, const float* y, int64_t sy,
+                                       int64_t n, F f, B bad, E exact) {
+  int any = 0;
+  if (sx == 1 && sy == 1) {
+    for (int64_t i = 0; i < n; ++i) {
+      o[i] = f(x[i], y[i]);
+      any |= int(bad(x[i], y[i]));
+    }
+  } else if (sx == 1) {
+    float yv = *y;
+    for (int64_t i = 0; i < n; ++i) {
+      o[i] = f(x[i], yv);
+      any |= int(bad(x[i], yv));
+    }
+  } else {
+    float xv = *x;
+    for (int64_t i = 0; i < n; ++i) {
+      o[i] = f(xv, y[i]);
+      any |= int(bad(xv, y[i]));
+    }
+  }
+  if (any)
+    for (int64_t i = 0; i < n; ++i)
+      if (bad(x[i * sx], y[i * sy])) o[i] = exact(x[i * sx], y[i * sy]);
+}
+
+template <typename F, typename B, typename E>
+void run2_checked(const Tensor& out, const Tensor& a, const Tensor& b, F f, B bad, E exact) {
+  for_each<3>(out->shape, {out.get(), a.get(), b.get()}, [&](char** p, const int64_t* s, int64_t n) {
+    float* o = reinterpret_cast<float*>(p[0]);
+    const float* x = reinterpret_cast<const float*>(p[1]);
+    const float* y = reinterpret_cast<const float*>(p[2]);
+    constexpr int64_t st = sizeof(float);
+    bool alias = static_cast<const void*>(o) == x || static_cast<const void*>(o) == y;
+    if (!alias && s[0] == st && (s[1] == st || s[1] == 0) && (s[2] == st || s[2] == 0) && (s[1] | s[2]) != 0) {
+      checked2_contig(o, x, s[1] / st, y, s[2] / st, n, f, bad, exact);
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        float xv = *reinterpret_cast<const float*>(p[1] + i * s[1]);
+        float yv = *reinterpret_cast<const float*>(p[2] + i * s[2]);
+        *reinterpret_cast<float*>(p[0] + i * s[0]) = bad(xv, yv) ? exact(xv, yv) : f(xv, yv);
+      }
+    }
+  });
+}
+
+// Python's remainder of floats: for |x / y| < 2^23 (and finite y) the quotient t = trunc(x / y)
+// computed in double is exact (x and y have 24-bit significands, so x / y is never within
+// double rounding of an integer it does not reach) and x - t y is exact, so this is fmod exactly;
+// other arguments (y = 0, inf, NaN, huge quotients) go to std::fmod.
+inline bool rem_out_of_range(float x, float y) {
+  return !(std::fabs(x) < 8388608.0f * std::fabs(y) && std::fabs(y) < INFINITY);
+}
+inline float rem_fast(float x, float y) {
+  double t = std::trunc(double(x) / double(y));
+  float r = float(double(x) - t * double(y));
+  return (r != 0.0f && ((r < 0.0f) != (y < 0.0f))) ? r + y : r;
+}
+
 template <typename O, typename T, typename F>
 void run1(const Tensor& out, const Tensor& a, F f) {
   using C = acc_t<T>;
@@ -54,6 +117,16 @@ void run1(const Tensor& out, const Tensor& a, F f) {
 template <typename T>
 void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
   using C = acc_t<T>;
+  if constexpr (std::is_same_v<T, float>) {
+    if (op == BinaryOp::Rem)
+      return run2_checked(out, a, b, [](float x, float y) { return rem_fast(x, y); },
+                          [](float x, float y) { return rem_out_of_range(x, y); },
+                          [](float x, float y) { return pymod(x, y); });
+    if (op == BinaryOp::Atan2)
+      return run2_checked(out, a, b, [](float y, float x) { return vatan2(y, x); },
+                          [](float y, float x) { return atan2_out_of_range(y, x); },
+                          [](float y, float x) { return float(std::atan2(double(y), double(x))); });
+  }
   switch (op) {
     case BinaryOp::Add: return run2<T, T>(out, a, b, [](C x, C y) { return wadd(x, y); });
     case BinaryOp::Sub: return run2<T, T>(out, a, b, [](C x, C y) { return wsub(x, y); });
@@ -168,6 +241,25 @@ bool copy_transposed(const Tensor& dst, const Tensor& src) {
   return true;
 }
 
+// memcpy of one run, except where dst lies just above src modulo 4 KiB (a copy into a view shifted
+// by a few elements, as in roll and cat): there a forward copy's loads wait on the stores just
+// before them (4K aliasing), so the run is copied backward in 32-byte pieces.
+inline void copy_bytes(char* dst, const char* src, size_t n) {
+  size_t delta = (reinterpret_cast<uintptr_t>(dst) - reinterpret_cast<uintptr_t>(src)) & 4095;
+  if (n < 1024 || delta == 0 || delta >= 256) {
+    std::memcpy(dst, src, n);
+    return;
+  }
+  typedef char vec __attribute__((vector_size(32)));
+  size_t i = n;
+  for (; i >= 32; i -= 32) {
+    vec v;
+    std::memcpy(&v, src + i - 32, sizeof(vec));
+    std::memcpy(dst + i - 32, &v, sizeof(vec));
+  }
+  std::memcpy(dst, src, i);
+}
+
 // A copy whose innermost dimension is contiguous on both sides while the outer ones are permuted
 // (the head split of attention, x.transpose(1, 2).contiguous()): whole rows are copied, and the outer
 // index advances by pointer increments instead of recomputing both offsets for every row. Returns false
@@ -224,7 +316,7 @@ void copy(const Tensor& dst, const Tensor& src) {
         if (copy_transposed<D>(dst, src) || copy_rows<D>(dst, src)) return;
         for_each<2>(dst->shape, {dst.get(), src.get()}, [&](char** p, const int64_t* s, int64_t n) {
           if (s[0] == int64_t(sizeof(D)) && s[1] == int64_t(sizeof(D))) {
-            std::memcpy(p[0], p[1], size_t(n) * sizeof(D));
+            copy_bytes(p[0], p[1], size_t(n) * sizeof(D));
           } else {
             for (int64_t i = 0; i < n; ++i)
               *reinterpret_cast<D*>(p[0] + i * s[0]) = *reinterpret_cast<const D*>(p[1] + i * s[1]);
@@ -260,20 +352,95 @@ void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor&
   });
 }
 
+// Integers clamp in their own type (so that the loop vectorises to min/max), the others in acc_t.
+template <typename T> using clamp_t = std::conditional_t<std::is_integral_v<T>, T, acc_t<T>>;
+
 void clamp(const Tensor& out, const Tensor& x, double lo, double hi, bool has_lo, bool has_hi) {
   SX_DISPATCH_ALL(x->dtype, "clamp", [&] {
     using T = scalar_t;
-    using C = acc_t<T>;
+    using C = clamp_t<T>;
     C a = C(lo), b = C(hi);
-    if (has_lo && has_hi) run1<T, T>(out, x, [a, b](C v) { return v < a ? a : (v > b ? b : v); });
+    // min(max(x, lo), hi): lo > hi gives hi everywhere, as in PyTorch; NaN x stays NaN
+    if (has_lo && has_hi) run1<T, T>(out, x, [a, b](C v) { C r = v < a ? a : v; return r > b ? b : r; });
     else if (has_lo) run1<T, T>(out, x, [a](C v) { return v < a ? a : v; });
     else run1<T, T>(out, x, [b](C v) { return v > b ? b : v; });
+  });
+}
+
+// One row of clamp_tensor with compile-time strides (1: contiguous, 0: broadcast) for the bounds.
+template <int KL, int KH, typename T, typename F>
+[[gnu::noinline]] void clamp_row(T* __restrict o, const T* __restrict x, const T* l, const T* h, int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], l[i * KL], h[i * KH]);
+}
+
+template <typename T, bool L, bool H>
+void clamp_tensor_t(const Tensor& out, const Tensor& x, const Tensor& lo, const Tensor& hi) {
+  using C = clamp_t<T>;
+  auto f = [](T xv, T lv, T hv) {
+    C v = C(xv), l = C(lv), h = C(hv);
+    if constexpr (L) v = (v < l || l != l) ? l : v;
+    if constexpr (H) v = (v > h || h != h) ? h : v;
+    return T(v);
+  };
+  for_each<4>(out->shape, {out.get(), x.get(), lo.get(), hi.get()}, [&](char** p, const int64_t* s, int64_t n) {
+    constexpr int64_t st = sizeof(T);
+    T* o = reinterpret_cast<T*>(p[0]);
+    const T* xp = reinterpret_cast<const T*>(p[1]);
+    const T* lp = reinterpret_cast<const T*>(p[2]);
+    const T* hp = reinterpret_cast<const T*>(p[3]);
+    bool fast = s[0] == st && s[1] == st && (s[2] == st || s[2] == 0) && (s[3] == st || s[3] == 0);
+    if (fast && s[2] == st && s[3] == st) clamp_row<1, 1>(o, xp, lp, hp, n, f);
+    else if (fast && s[2] == st) clamp_row<1, 0>(o, xp, lp, hp, n, f);
+    else if (fast && s[3] == st) clamp_row<0, 1>(o, xp, lp, hp, n, f);
+    else if (fast) clamp_row<0, 0>(o, xp, lp, hp, n, f);
+    else
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<T*>(p[0] + i * s[0]) =
+            f(*reinterpret_cast<const T*>(p[1] + i * s[1]), *reinterpret_cast<const T*>(p[2] + i * s[2]),
+              *reinterpret_cast<const T*>(p[3] + i * s[3]));
+  });
+}
+
+void clamp_tensor(const Tensor& out, const Tensor& x, const Tensor& lo, const Tensor& hi, bool has_lo, bool has_hi) {
+  SX_DISPATCH_ALL(x->dtype, "clamp", [&] {
+    using T = scalar_t;
+    if (has_lo && has_hi) clamp_tensor_t<T, true, true>(out, x, lo, hi);
+    else if (has_lo) clamp_tensor_t<T, true, false>(out, x, lo, hi);
+    else clamp_tensor_t<T, false, true>(out, x, lo, hi);
+  });
+}
+
+// Rows of the (..., n, m) output: the kept columns (j <= i + k for tril, j >= i + k for triu) are
+// copied, the others zeroed (all-zero bytes are 0 in every dtype).
+void tri(const Tensor& out, const Tensor& x, int64_t k, bool lower) {
+  int64_t nd = out->dim(), n = out->shape[nd - 2], m = out->shape[nd - 1];
+  if (out->numel() == 0) return;
+  int64_t rows = out->numel() / m;
+  size_t es = itemsize(out->dtype);
+  char* o = out->raw();
+  const char* src = x->raw();
+  parallel_for(rows, std::max<int64_t>(1, kGrain / m), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      int64_t i = r % n;
+      int64_t c = std::clamp<int64_t>(lower ? i + k + 1 : i + k, 0, m);  // first column of the second part
+      char* orow = o + size_t(r * m) * es;
+      const char* srow = src + size_t(r * m) * es;
+      if (lower) {
+        std::memcpy(orow, srow, size_t(c) * es);
+        std::memset(orow + size_t(c) * es, 0, size_t(m - c) * es);
+      } else {
+        std::memset(orow, 0, size_t(c) * es);
+        std::memcpy(orow + size_t(c) * es, srow + size_t(c) * es, size_t(m - c) * es);
+      }
+    }
   });
 }
 
 SX_REGISTER_KERNEL(kern::binary, CPU, &binary);
 SX_REGISTER_KERNEL(kern::where, CPU, &where);
 SX_REGISTER_KERNEL(kern::clamp, CPU, &clamp);
+SX_REGISTER_KERNEL(kern::clamp_tensor, CPU, &clamp_tensor);
+SX_REGISTER_KERNEL(kern::tri, CPU, &tri);
 SX_REGISTER_KERNEL(kern::copy, CPU, &copy);
 SX_REGISTER_KERNEL(kern::fill, CPU, &fill);
 

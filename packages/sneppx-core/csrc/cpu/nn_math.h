@@ -32,10 +32,14 @@ inline float vexp_neg(float x) {
 template <typename T> inline T sexp_neg(T x) { return std::exp(x); }
 template <> inline float sexp_neg<float>(float x) { return vexp_neg(x); }
 
-// Natural log (Cephes logf polynomial on a mantissa in [sqrt(1/2), sqrt(2))); ~1 ulp.
-inline float vlog(float x) {
+// x = 2^e (1 + f) with f in [sqrt(1/2) - 1, sqrt(2) - 1) and log(1 + f) = f + y (Cephes logf
+// polynomial; y includes the -f^2/2 term). Subnormal x are lifted by 2^23 first.
+struct LogParts {
+  float e, f, y;
+};
+inline LogParts log_parts(float x) {
   bool sub = x < FLT_MIN;
-  float xs = sub ? x * 8388608.0f : x;  // lift subnormals by 2^23
+  float xs = sub ? x * 8388608.0f : x;
   int32_t ix = std::bit_cast<int32_t>(xs);
   int32_t e = ((ix >> 23) & 0xff) - 127 - (sub ? 23 : 0);
   float m = std::bit_cast<float>((ix & 0x007fffff) | 0x3f800000);
@@ -52,14 +56,37 @@ inline float vlog(float x) {
   y = y * f + 2.0000714765e-1f;
   y = y * f - 2.4999993993e-1f;
   y = y * f + 3.3333331174e-1f;
-  y = y * f * z;
-  float fe = float(e);
-  y += -2.12194440e-4f * fe - 0.5f * z;
-  float r = f + y + 0.693359375f * fe;
+  y = y * f * z - 0.5f * z;
+  return {float(e), f, y};
+}
+// The special values shared by the logs: log(0) = -inf, log(x < 0) = NaN, log(inf) = inf, NaN stays.
+inline float log_special(float x, float r) {
   r = x == 0.0f ? -INFINITY : r;
   r = x < 0.0f ? NAN : r;
   r = x == INFINITY ? x : r;
   return x != x ? x : r;
+}
+
+// Natural log; ~1 ulp.
+inline float vlog(float x) {
+  LogParts p = log_parts(x);
+  float r = p.f + (p.y - 2.12194440e-4f * p.e) + 0.693359375f * p.e;
+  return log_special(x, r);
+}
+// log2(x) = e + (f + y) log2(e), with log2(e) = 1 + 0.44269504 so that f + y enters exactly.
+inline float vlog2(float x) {
+  LogParts p = log_parts(x);
+  const float l2ea = 0.44269504088896340736f;
+  float r = p.y * l2ea + p.f * l2ea + p.y + p.f + p.e;
+  return log_special(x, r);
+}
+// log10(x) = (f + y) log10(e) + e log10(2), each constant split in two.
+inline float vlog10(float x) {
+  LogParts p = log_parts(x);
+  const float l10ea = 4.3359375e-1f, l10eb = 7.00731903251827651129e-4f;
+  const float l102a = 3.0078125e-1f, l102b = 2.48745663981195213739e-4f;
+  float r = p.y * l10eb + p.f * l10eb + p.e * l102b + p.y * l10ea + p.f * l10ea + p.e * l102a;
+  return log_special(x, r);
 }
 
 // log1p(w) for w > -1: log(1 + w) corrected for the rounding of 1 + w.
@@ -67,7 +94,8 @@ inline float vlog1p(float w) {
   float u = 1.0f + w;
   float d = u - 1.0f;
   float r = vlog(u);
-  return d == 0.0f ? w : r * (w / d);
+  r = d == 0.0f ? w : r * (w / d);
+  return w == INFINITY ? w : r;
 }
 
 // erf by Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7), the same formula PyTorch vectorises.

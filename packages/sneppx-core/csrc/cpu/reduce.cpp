@@ -57,6 +57,31 @@ template <typename C> inline C wrap_mul(C a, C b) {
   else return a * b;
 }
 
+// A float32 run of fewer than 256 elements (a short row, or a long one's remainder): 32 float lanes
+// (four AVX vectors), none of which adds more than 8 elements, then into double.
+template <bool Sq>
+double sum_short_f32(const float* p, int64_t n) {
+  typedef float vec __attribute__((vector_size(32)));
+  typedef double dvec __attribute__((vector_size(32)));
+  vec a[4] = {};
+  auto add = [&](vec& acc, int64_t at) {
+    vec v;
+    std::memcpy(&v, p + at, sizeof(vec));
+    acc += Sq ? v * v : v;
+  };
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int k = 0; k < 4; ++k) add(a[k], i + 8 * k);
+  for (int k = 0; k < 3 && i + 8 <= n; ++k, i += 8) add(a[k + 1], i);
+  dvec d = {};
+  for (int k = 0; k < 4; ++k)
+    d += __builtin_convertvector(__builtin_shufflevector(a[k], a[k], 0, 1, 2, 3), dvec) +
+         __builtin_convertvector(__builtin_shufflevector(a[k], a[k], 4, 5, 6, 7), dvec);
+  double r = (d[0] + d[1]) + (d[2] + d[3]);
+  for (; i < n; ++i) r += Sq ? double(p[i] * p[i]) : double(p[i]);
+  return r;
+}
+
 // Float sums in blocks: each of 32 float lanes (four AVX vectors) adds 8 elements in float, then
 // moves its partial into a double lane, so a block costs little more than a plain float sum and
 // the result is as accurate as NumPy's pairwise sum. A running float sum drifts with n (100,001
@@ -65,6 +90,7 @@ template <bool Sq>
 double sum_run_f32(const float* p, int64_t n) {
   typedef float vec __attribute__((vector_size(32)));
   constexpr int64_t kLanes = 32, kBlock = 8 * kLanes;
+  if (n < kBlock) return sum_short_f32<Sq>(p, n);
   double tot[kLanes] = {};
   int64_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
@@ -79,8 +105,7 @@ double sum_run_f32(const float* p, int64_t n) {
     std::memcpy(f, a, sizeof(f));
     for (int k = 0; k < kLanes; ++k) tot[k] += double(f[k]);
   }
-  double r = 0;
-  for (; i < n; ++i) r += Sq ? double(p[i] * p[i]) : double(p[i]);
+  double r = sum_short_f32<Sq>(p + i, n - i);
   for (int w = kLanes / 2; w > 0; w /= 2)
     for (int k = 0; k < w; ++k) tot[k] += tot[k + w];
   return tot[0] + r;

@@ -1,5 +1,7 @@
 // CPU kernels for the unary formula sheet: each definition's f, df and d2f instantiated per dtype,
 // over contiguous or strided operands, and registered in the CPU kernel table.
+#include <algorithm>
+
 #include "cpu/loops.h"
 #include "ops/unary_defs.h"
 
@@ -7,10 +9,20 @@ namespace sx::cpu {
 namespace {
 
 // The contiguous inner loops, compiled on their own so that each vectorises like a plain loop.
-template <typename O, typename T, typename F>
-[[gnu::noinline]] void map1_contig(O* __restrict o, const T* __restrict a, int64_t n, F f) {
+// `bad(v)` marks inputs where `f` is out of its range (see out_of_range in ops/unary_defs.h); the loop
+// only notes whether there were any, and a second pass computes those elements with `exact`.
+template <typename O, typename T, typename F, typename B, typename E>
+[[gnu::noinline]] void map1_contig(O* __restrict o, const T* __restrict a, int64_t n, F f, B bad, E exact) {
   using C = acc_t<T>;
-  for (int64_t i = 0; i < n; ++i) o[i] = O(f(C(a[i])));
+  int any = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    C v = C(a[i]);
+    o[i] = O(f(v));
+    any |= int(bad(v));
+  }
+  if (any)
+    for (int64_t i = 0; i < n; ++i)
+      if (bad(C(a[i]))) o[i] = O(exact(C(a[i])));
 }
 template <typename T, typename F>
 [[gnu::noinline]] void map2_contig(T* __restrict o, const T* __restrict g, const T* __restrict x, int64_t n, F h) {
@@ -18,20 +30,28 @@ template <typename T, typename F>
   for (int64_t i = 0; i < n; ++i) o[i] = T(C(g[i]) * h(C(x[i])));
 }
 
-// o[i] = f(x[i]) over two operands of one shape.
-template <typename O, typename T, typename F>
-void map1(const Tensor& out, const Tensor& x, F f) {
+// o[i] = f(x[i]) over two operands of one shape (elements where bad(x) holds: exact(x)).
+template <typename O, typename T, typename F, typename B, typename E>
+void map1(const Tensor& out, const Tensor& x, F f, B bad, E exact) {
   using C = acc_t<T>;
   for_each<2>(out->shape, {out.get(), x.get()}, [&](char** p, const int64_t* s, int64_t n) {
     O* o = reinterpret_cast<O*>(p[0]);
     const T* a = reinterpret_cast<const T*>(p[1]);
     if (s[0] == int64_t(sizeof(O)) && s[1] == int64_t(sizeof(T)) && static_cast<const void*>(o) != a) {
-      map1_contig<O, T>(o, a, n, f);
+      map1_contig<O, T>(o, a, n, f, bad, exact);
     } else if (s[0] == int64_t(sizeof(O)) && s[1] == int64_t(sizeof(T))) {
-      for (int64_t i = 0; i < n; ++i) o[i] = O(f(C(a[i])));
+      constexpr int64_t kBlk = 512;  // in place: blocks of the input go through a copy
+      T buf[kBlk];
+      for (int64_t i = 0; i < n; i += kBlk) {
+        int64_t m = std::min(kBlk, n - i);
+        std::copy(a + i, a + i + m, buf);
+        map1_contig<O, T>(o + i, buf, m, f, bad, exact);
+      }
     } else {
-      for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<O*>(p[0] + i * s[0]) = O(f(C(*reinterpret_cast<const T*>(p[1] + i * s[1]))));
+      for (int64_t i = 0; i < n; ++i) {
+        C v = C(*reinterpret_cast<const T*>(p[1] + i * s[1]));
+        *reinterpret_cast<O*>(p[0] + i * s[0]) = bad(v) ? O(exact(v)) : O(f(v));
+      }
     }
   });
 }
@@ -81,6 +101,8 @@ bool fixed_form(const Tensor& out, const Tensor& x, double p0) {
   }
 }
 
+template <typename D> constexpr bool kHasRange = requires(float v) { D::template out_of_range<float>(v); };
+
 // One function per definition (not inlined into the dispatcher), so that each gets the compiler's
 // full inlining budget and its loop vectorises.
 template <typename D>
@@ -95,10 +117,16 @@ template <typename D>
         if (fixed_form<D, T>(out, x, p0)) return;
       }
       C a = C(p0), b = C(p1);
-      if constexpr (D::rule == DRule::Bool)
-        map1<bool, T>(out, x, [a, b](C v) { return D::template f<C>(v, a, b); });
-      else
-        map1<T, T>(out, x, [a, b](C v) { return D::template f<C>(v, a, b); });
+      auto f = [a, b](C v) { return D::template f<C>(v, a, b); };
+      if constexpr (D::rule == DRule::Bool) {
+        map1<bool, T>(out, x, f, [](C) { return false; }, f);
+      } else if constexpr (kHasRange<D> && std::is_same_v<C, float>) {
+        auto bad = [](C v) { return D::template out_of_range<C>(v); };
+        auto exact = [p0, p1](C v) { return C(D::template f<double>(double(v), p0, p1)); };
+        map1<T, T>(out, x, f, bad, exact);
+      } else {
+        map1<T, T>(out, x, f, [](C) { return false; }, f);
+      }
     }
   });
 }

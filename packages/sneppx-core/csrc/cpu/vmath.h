@@ -17,16 +17,21 @@ inline float exp_poly(float r) {
   return p * r * r + r + 1.0f;
 }
 
-// exp with range reduction to [-ln2/2, ln2/2] and a degree-6 polynomial; ~1 ulp.
+// y * 2^n for n in [-252, 254] in two exact steps, so that results in the subnormal range and
+// near the overflow threshold come out right.
+inline float ldexp_fast(float y, int32_t n) {
+  int32_t n1 = n >> 1, n2 = n - n1;
+  return y * std::bit_cast<float>((n1 + 127) << 23) * std::bit_cast<float>((n2 + 127) << 23);
+}
+
+// exp with range reduction to [-ln2/2, ln2/2] and a degree-6 polynomial; ~1 ulp, subnormal results
+// down to exp(-104) and inf from just above log(FLT_MAX).
 inline float vexp(float x) {
-  float xc = x < -87.33654f ? -87.33654f : (x > 88.72283f ? 88.72283f : x);
+  float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
   float n = std::floor(xc * 1.44269504088896341f + 0.5f);
   float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
-  float y = exp_poly(r);
-  float scale = std::bit_cast<float>((int32_t(n) + 127) << 23);
-  float res = y * scale;
-  res = x < -87.33654f ? 0.0f : res;
-  res = x > 88.72283f ? INFINITY : res;
+  float res = ldexp_fast(exp_poly(r), int32_t(n));
+  res = x < -104.0f ? 0.0f : res;
   return x != x ? x : res;
 }
 
@@ -53,6 +58,191 @@ inline float vtanh(float x) {
 }
 
 inline float vsigmoid(float x) { return 1.0f / (1.0f + vexp(-x)); }
+
+// exp(r) - 1 for r in [-ln2/2, ln2/2] (the polynomial of exp_poly without its leading 1).
+inline float expm1_poly(float r) {
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  return p * r * r + r;
+}
+
+// 2^x: x = n + r with |r| <= 1/2 (exact), 2^r = exp(r ln2); subnormal results and overflow to inf.
+inline float vexp2(float x) {
+  float xc = x < -151.0f ? -151.0f : (x > 129.0f ? 129.0f : x);
+  float t = xc + 12582912.0f;  // 1.5 * 2^23: rounds to an integer held in the low mantissa bits
+  float n = t - 12582912.0f;
+  int32_t ni = std::bit_cast<int32_t>(t) - 0x4B400000;
+  float y = expm1_poly((xc - n) * 0.693147180559945309f) + 1.0f;
+  float res = ldexp_fast(y, ni);
+  return x != x ? x : res;
+}
+
+// exp(x) - 1: x = n ln2 + r as in vexp, then 2^n (expm1(r) + 1) - 1 arranged so that no digits are
+// lost for small n; exactly -1 below -88, inf above the overflow threshold.
+inline float vexpm1(float x) {
+  float xc = x < -88.0f ? -88.0f : (x > 89.0f ? 89.0f : x);
+  float t = xc * 1.44269504088896341f + 12582912.0f;
+  float n = t - 12582912.0f;
+  int32_t ni = std::bit_cast<int32_t>(t) - 0x4B400000;
+  float r = xc - n * 0.693359375f;
+  r = r + n * 2.12194440e-4f;
+  float em = expm1_poly(r);
+  int32_t nc = ni < -126 ? -126 : (ni > 24 ? 24 : ni);
+  float s = std::bit_cast<float>((nc + 127) << 23);  // 2^n for the branch where it is exact
+  float near = s * em + (s - 1.0f);
+  float far = ldexp_fast(em + 1.0f, ni) - 1.0f;
+  float res = ni > 24 ? far : near;
+  res = x == 0.0f ? x : res;  // keeps the sign of zero
+  return x != x ? x : res;
+}
+
+// ---- sin, cos, tan: x = j pi/2 + r with |r| <= pi/4, reduced in double (pi/2 to 106 bits), which is
+// exact enough for |x| < kTrigMax; larger, infinite and NaN arguments give an unspecified value and
+// are left to the caller (trig_out_of_range), which computes them with <cmath>.
+inline constexpr float kTrigMax = 16777216.0f;  // 2^24
+inline bool trig_out_of_range(float x) { return !(std::fabs(x) < kTrigMax); }
+
+inline float trig_reduce(float x, int32_t& q) {
+  double xd = std::fabs(x) < kTrigMax ? double(x) : 0.0;
+  double j = std::nearbyint(xd * 0.63661977236758134308);
+  double r = std::fma(-j, 1.5707963267948965580, xd);
+  r = std::fma(-j, 6.123233995736766036e-17, r);
+  q = int32_t(j) & 3;
+  return float(r);
+}
+// sin(r) and cos(r) for |r| <= pi/4 (Cephes' sinf/cosf polynomials).
+inline float sin_poly(float r) {
+  float z = r * r;
+  float p = -1.9515295891e-4f;
+  p = p * z + 8.3321608736e-3f;
+  p = p * z - 1.6666654611e-1f;
+  return p * z * r + r;
+}
+inline float cos_poly(float r) {
+  float z = r * r;
+  float p = 2.443315711809948e-5f;
+  p = p * z - 1.388731625493765e-3f;
+  p = p * z + 4.166664568298827e-2f;
+  return p * z * z - 0.5f * z + 1.0f;
+}
+// sin(j pi/2 + r) for q = j mod 4 (cos is the same with q + 1).
+inline float sincos_quadrant(float r, int32_t q) {
+  float v = (q & 1) ? cos_poly(r) : sin_poly(r);
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(v) ^ (uint32_t(q & 2) << 30));
+}
+inline float vsin(float x) {
+  int32_t q;
+  float r = trig_reduce(x, q);
+  float res = sincos_quadrant(r, q);
+  return std::fabs(x) < 2.44140625e-4f ? x : res;  // |x| < 2^-12: sin(x) rounds to x
+}
+inline float vcos(float x) {
+  int32_t q;
+  float r = trig_reduce(x, q);
+  return sincos_quadrant(r, q + 1);
+}
+inline float vtan(float x) {
+  int32_t q;
+  float r = trig_reduce(x, q);
+  float z = r * r;
+  float p = 9.38540185543e-3f;  // Cephes' tanf polynomial on |r| <= pi/4
+  p = p * z + 3.11992232697e-3f;
+  p = p * z + 2.44301354525e-2f;
+  p = p * z + 5.34112807005e-2f;
+  p = p * z + 1.33387994085e-1f;
+  p = p * z + 3.33331568548e-1f;
+  float t = p * z * r + r;
+  float res = (q & 1) ? -1.0f / t : t;
+  return std::fabs(x) < 2.44140625e-4f ? x : res;
+}
+
+// ---- asin, acos, atan (Cephes' asinf/atanf polynomials). asin(a) for a > 1/2 is
+// pi/2 - 2 asin(sqrt((1 - a) / 2)); |x| > 1 gives NaN (the square root of a negative number).
+inline constexpr float kPi4Hi = 0.785398185253143310546875f;  // pi/4 = kPi4Hi + kPi4Lo
+inline constexpr float kPi4Lo = -2.1855695e-8f;
+inline float asin_poly(float s, float z) {  // asin(s) for z = s^2 <= 1/4
+  float p = 4.2163199048e-2f;
+  p = p * z + 2.4181311049e-2f;
+  p = p * z + 4.5470025998e-2f;
+  p = p * z + 7.4953002686e-2f;
+  p = p * z + 1.6666752422e-1f;
+  return p * z * s + s;
+}
+inline float vasin(float x) {
+  float a = std::fabs(x);
+  bool big = a > 0.5f;
+  float z = big ? 0.5f * (1.0f - a) : a * a;
+  float s = big ? std::sqrt(z) : a;
+  float p = asin_poly(s, z);
+  float res = big ? ((kPi4Hi - p) + kPi4Lo) * 2.0f : p;
+  res = std::copysign(res, x);
+  return x != x ? x : res;
+}
+inline float vacos(float x) {
+  float a = std::fabs(x);
+  bool big = a > 0.5f;
+  float z = big ? 0.5f * (1.0f - a) : a * a;
+  float s = big ? std::sqrt(z) : a;
+  float p = asin_poly(s, z);
+  float res_big = x > 0.0f ? 2.0f * p : ((2.0f * kPi4Hi - p) + 2.0f * kPi4Lo) * 2.0f;
+  float res = big ? res_big : (2.0f * kPi4Hi - std::copysign(p, x)) + 2.0f * kPi4Lo;
+  return x != x ? x : res;
+}
+// atan: |x| reduced to [0, tan(pi/8)] by atan(a) = pi/4 + atan((a - 1) / (a + 1)) or pi/2 - atan(1 / a).
+inline float atan_core(float a) {  // a >= 0 (or NaN)
+  bool big = a > 2.414213562373095f, mid = a > 0.4142135623730950f;
+  float y0 = big ? 1.57079632679489662f : (mid ? 0.78539816339744831f : 0.0f);
+  float t = big ? -1.0f / a : (mid ? (a - 1.0f) / (a + 1.0f) : a);
+  float z = t * t;
+  float p = 8.05374449538e-2f;
+  p = p * z - 1.38776856032e-1f;
+  p = p * z + 1.99777106478e-1f;
+  p = p * z - 3.33329491539e-1f;
+  return p * z * t + t + y0;
+}
+inline float vatan(float x) {
+  float res = std::copysign(atan_core(std::fabs(x)), x);
+  return x != x ? x : res;
+}
+// atan2(y, x) for finite arguments not both zero (atan2_out_of_range: the others go to <cmath>).
+inline bool atan2_out_of_range(float y, float x) {
+  return !(std::fabs(x) < INFINITY && std::fabs(y) < INFINITY) || (x == 0.0f && y == 0.0f);
+}
+inline float vatan2(float y, float x) {
+  float ay = std::fabs(y), ax = std::fabs(x);
+  bool steep = ay > ax;
+  float hi = steep ? ay : ax, lo = steep ? ax : ay;
+  float a = atan_core(lo / (hi > 0.0f ? hi : 1.0f));
+  a = steep ? 1.57079632679489662f - a : a;
+  a = x < 0.0f ? 3.14159265358979324f - a : a;
+  return std::copysign(a, y);
+}
+
+// ---- sinh, cosh from exp(|x|), or exp(|x| / 2)^2 / 2 where exp(|x|) overflows but the result does not.
+inline float vsinh(float x) {
+  float a = std::fabs(x);
+  float z = x * x;
+  float p = 2.03721912945e-4f;  // Cephes' sinhf polynomial on |x| < 1
+  p = p * z + 8.33028376239e-3f;
+  p = p * z + 1.66667160211e-1f;
+  float small = p * z * x + x;
+  float e = vexp(a < 88.0f ? a : 88.0f);
+  float h = vexp(0.5f * a);
+  float large = a > 88.0f ? (0.5f * h) * h : 0.5f * e - 0.5f / e;
+  float res = a < 1.0f ? small : std::copysign(large, x);
+  return x != x ? x : res;
+}
+inline float vcosh(float x) {
+  float a = std::fabs(x);
+  float e = vexp(a < 88.0f ? a : 88.0f);
+  float h = vexp(0.5f * a);
+  float res = a > 88.0f ? (0.5f * h) * h : 0.5f * e + 0.5f / e;
+  return x != x ? a : res;
+}
 
 template <typename T> inline T sexp(T x) { return std::exp(x); }
 template <> inline float sexp<float>(float x) { return vexp(x); }

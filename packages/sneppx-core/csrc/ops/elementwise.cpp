@@ -17,6 +17,8 @@ namespace kern {
 SX_DEFINE_KERNEL(binary);
 SX_DEFINE_KERNEL(where);
 SX_DEFINE_KERNEL(clamp);
+SX_DEFINE_KERNEL(clamp_tensor);
+SX_DEFINE_KERNEL(tri);
 SX_DEFINE_KERNEL(copy);
 SX_DEFINE_KERNEL(fill);
 SX_DEFINE_KERNEL(transfer);
@@ -202,6 +204,26 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi
                            binary(BinaryOp::Le, v, scalar_tensor(h, v->dtype, v->device())));
     return TensorList{mul(g, to_dtype(inside, g->dtype))};
   });
+}
+
+Tensor clamp_tensor(const Tensor& x, const std::optional<Tensor>& lo, const std::optional<Tensor>& hi) {
+  SX_CHECK(lo || hi, ValueError, "[clamp] at least one of min and max must be given");
+  const Tensor& l = lo ? *lo : x;
+  const Tensor& h = hi ? *hi : x;
+  bool fused = kern::clamp_tensor.has(x->device().type) && l->dtype == x->dtype && h->dtype == x->dtype &&
+               l->device() == x->device() && h->device() == x->device() && !needs_grad({&x, &l, &h});
+  if (fused) {
+    Shape shape = broadcast_shapes(broadcast_shapes(x->shape, l->shape, "clamp"), h->shape, "clamp");
+    Tensor out = empty(shape, x->dtype, x->device());
+    kern::clamp_tensor(out->device())(out, expand_view(x, shape), expand_view(l, shape), expand_view(h, shape),
+                                      bool(lo), bool(hi));
+    return out;
+  }
+  // where(), not maximum(): at ties x keeps the whole gradient
+  Tensor r = x;
+  if (lo) r = where(binary(BinaryOp::Or, binary(BinaryOp::Lt, r, l), unary(UnaryOp::IsNan, l)), l, r);
+  if (hi) r = where(binary(BinaryOp::Or, binary(BinaryOp::Gt, r, h), unary(UnaryOp::IsNan, h)), h, r);
+  return r;
 }
 
 Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w) { return add(a, mul(w, sub(b, a))); }

@@ -20,6 +20,13 @@ SX_KERNEL(binary, void(BinaryOp op, const Tensor& out, const Tensor& a, const Te
 SX_KERNEL(where, void(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b));
 // out = clamp(x, lo, hi); a bound is used only when its flag is set.
 SX_KERNEL(clamp, void(const Tensor& out, const Tensor& x, double lo, double hi, bool has_lo, bool has_hi));
+// out = x clamped elementwise to the tensors lo and hi (each used when its flag is set), all of one
+// dtype and broadcast to out's shape; a NaN bound gives NaN, a NaN x stays NaN.
+SX_KERNEL(clamp_tensor, void(const Tensor& out, const Tensor& x, const Tensor& lo, const Tensor& hi, bool has_lo,
+                             bool has_hi));
+// out = tril(x, k) (lower) or triu(x, k), both contiguous of one shape and dtype; |k| is at most the
+// matrix's size plus one.
+SX_KERNEL(tri, void(const Tensor& out, const Tensor& x, int64_t k, bool lower));
 // dst = src for any pair of dtypes; src broadcast to dst's shape; dst may be any strided view.
 SX_KERNEL(copy, void(const Tensor& dst, const Tensor& src));
 SX_KERNEL(fill, void(const Tensor& t, const Scalar& v));

@@ -101,6 +101,8 @@ Tensor sign(const Tensor& x);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& v);
 Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi);
+// clamp with tensor bounds (broadcast with x); a NaN bound gives NaN, and at ties x keeps the gradient.
+Tensor clamp_tensor(const Tensor& x, const std::optional<Tensor>& lo, const std::optional<Tensor>& hi);
 Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w);
 // In place: computes f(x, ...) and writes into x (version bump, autograd history rebased).
 void assign_inplace(const Tensor& x, const Tensor& value, const char* op);

@@ -26,7 +26,16 @@ template <typename T> SX_HD inline T sexp(T x) { return std::exp(x); }
 template <typename T> SX_HD inline T stanh(T x) { return std::tanh(x); }
 template <typename T> SX_HD inline T serf(T x) { return std::erf(x); }
 template <typename T> SX_HD inline T slog1p(T x) { return std::log1p(x); }
+#define SX_STD_MATH(NAME, FN) \
+  template <typename T> SX_HD inline T NAME(T x) { return std::FN(x); }
 #else
+// float: the polynomial in cpu/; other types: <cmath>.
+#define SX_STD_MATH(NAME, FN)                                           \
+  template <typename T> inline T NAME(T x) {                            \
+    if constexpr (std::is_same_v<T, float>) return cpu::v##FN(x);      \
+    else return std::FN(x);                                             \
+  }
+
 // float: the vectorisable versions; other types: <cmath>.
 template <typename T> inline T sexp(T x) {
   if constexpr (std::is_same_v<T, float>) return cpu::vexp(x);
@@ -45,6 +54,31 @@ template <typename T> inline T slog1p(T x) {
   else return std::log1p(x);
 }
 #endif
+SX_STD_MATH(ssin, sin)
+SX_STD_MATH(scos, cos)
+SX_STD_MATH(stan, tan)
+SX_STD_MATH(sasin, asin)
+SX_STD_MATH(sacos, acos)
+SX_STD_MATH(satan, atan)
+SX_STD_MATH(ssinh, sinh)
+SX_STD_MATH(scosh, cosh)
+SX_STD_MATH(sexp2, exp2)
+SX_STD_MATH(sexpm1, expm1)
+SX_STD_MATH(slog, log)
+SX_STD_MATH(slog2, log2)
+SX_STD_MATH(slog10, log10)
+#undef SX_STD_MATH
+
+// float arguments where the trig polynomials are out of range (|x| >= 2^24, inf, NaN); the CPU
+// kernels compute these elements with <cmath> in double.
+template <typename T> SX_HD inline bool trig_out_of_range(T x) {
+#ifdef __CUDACC__
+  return false;
+#else
+  if constexpr (std::is_same_v<T, float>) return cpu::trig_out_of_range(x);
+  else return false;
+#endif
+}
 
 template <typename T> SX_HD inline T sigmoid(T x) { return T(1) / (T(1) + sexp<T>(-x)); }
 // log(1 + exp(z)) without overflow.

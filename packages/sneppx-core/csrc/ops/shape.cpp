@@ -1,4 +1,5 @@
 // Shape ops. Views share storage with their input; the vjp of each view undoes its geometry.
+#include <algorithm>
 #include <limits>
 
 #include "ops/kernels.h"
@@ -315,8 +316,20 @@ static Tensor tri_mask(const Tensor& x, int64_t k, bool lower) {
   Tensor keep = binary(lower ? BinaryOp::Le : BinaryOp::Ge, diff, scalar_tensor(Scalar(k), DType::Int64));
   return where(keep, x, zeros({}, x->dtype, x->device()));
 }
-Tensor tril(const Tensor& x, int64_t k) { return tri_mask(x, k, true); }
-Tensor triu(const Tensor& x, int64_t k) { return tri_mask(x, k, false); }
+// The kernel where the device has one, else the mask composition.
+static Tensor tri(const Tensor& x, int64_t k, bool lower) {
+  SX_CHECK(x->dim() >= 2, ValueError, "[", lower ? "tril" : "triu", "] expected at least 2 dims, got ", shape_str(x->shape));
+  if (!kern::tri.has(x->device().type)) return tri_mask(x, k, lower);
+  int64_t n = x->shape[x->dim() - 2], m = x->shape[x->dim() - 1];
+  int64_t kc = std::clamp<int64_t>(k, -n - 1, m + 1);  // beyond these every row is whole or empty
+  Tensor src = x->is_contiguous() ? x : clone_nograd(x);
+  Tensor out = empty(x->shape, x->dtype, x->device());
+  kern::tri(out->device())(out, src, kc, lower);
+  return record(lower ? "TrilBackward" : "TriuBackward", {x}, out,
+                [k, lower](const Tensor& g) { return TensorList{lower ? tril(g, k) : triu(g, k)}; });
+}
+Tensor tril(const Tensor& x, int64_t k) { return tri(x, k, true); }
+Tensor triu(const Tensor& x, int64_t k) { return tri(x, k, false); }
 
 Tensor flip(const Tensor& x, const IntList& dims) {
   IntList d = normalize_dims(dims, x->dim(), "flip");

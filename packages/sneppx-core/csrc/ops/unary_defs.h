@@ -16,6 +16,9 @@
 //   vjp(g, x, y, a, b)    written with public ops (differentiable to any order), or
 //   df(x, a, b)           f'(x), run by a fused kernel as g * f'(x), and optionally
 //   d2f(x, a, b)          f''(x), which makes the fused backward itself differentiable once.
+// A float formula valid on part of the line only (the trig polynomials) also declares
+//   out_of_range(x)       true where `f` on float is not accurate; the CPU kernels compute those
+//                         elements with the double formula instead.
 // Predicates (rule Bool) have no gradient.
 //
 // Adding a unary op: add a struct below and its name to SX_UNARY_OPS; add a case to the op table
@@ -113,40 +116,40 @@ struct Exp : Base {
 };
 struct Exp2 : Base {
   static constexpr const char* name = "exp2";
-  template <typename C> SX_HD static C f(C x, C, C) { return std::exp2(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::sexp2(x); }
   static Tensor vjp(const Tensor& g, const Tensor&, const Tensor& y, double, double) {
     return mul(g, mul(y, Scalar(sm::kLn2)));
   }
 };
 struct Expm1 : Base {
   static constexpr const char* name = "expm1";
-  template <typename C> SX_HD static C f(C x, C, C) { return std::expm1(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::sexpm1(x); }
   static Tensor vjp(const Tensor& g, const Tensor&, const Tensor& y, double, double) {
     return mul(g, add(y, Scalar(1.0)));
   }
 };
 struct Log : Base {
   static constexpr const char* name = "log";
-  template <typename C> SX_HD static C f(C x, C, C) { return std::log(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::slog(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) { return div(g, x); }
 };
 struct Log2 : Base {
   static constexpr const char* name = "log2";
-  template <typename C> SX_HD static C f(C x, C, C) { return std::log2(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::slog2(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return div(g, mul(x, Scalar(sm::kLn2)));
   }
 };
 struct Log10 : Base {
   static constexpr const char* name = "log10";
-  template <typename C> SX_HD static C f(C x, C, C) { return std::log10(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::slog10(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return div(g, mul(x, Scalar(sm::kLn10)));
   }
 };
 struct Log1p : Base {
   static constexpr const char* name = "log1p";
-  template <typename C> SX_HD static C f(C x, C, C) { return std::log1p(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::slog1p(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return div(g, add(x, Scalar(1.0)));
   }
@@ -174,56 +177,59 @@ struct Reciprocal : Base {
 // ---- trigonometric and hyperbolic
 struct Sin : Base {
   static constexpr const char* name = "sin";
-  template <typename C> SX_HD static C f(C x, C, C) { return std::sin(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::ssin(x); }
+  template <typename C> SX_HD static bool out_of_range(C x) { return sm::trig_out_of_range(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return mul(g, unary(UnaryOp::Cos, x));
   }
 };
 struct Cos : Base {
   static constexpr const char* name = "cos";
-  template <typename C> SX_HD static C f(C x, C, C) { return std::cos(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::scos(x); }
+  template <typename C> SX_HD static bool out_of_range(C x) { return sm::trig_out_of_range(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return neg(mul(g, unary(UnaryOp::Sin, x)));
   }
 };
 struct Tan : Base {
   static constexpr const char* name = "tan";
-  template <typename C> SX_HD static C f(C x, C, C) { return std::tan(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::stan(x); }
+  template <typename C> SX_HD static bool out_of_range(C x) { return sm::trig_out_of_range(x); }
   static Tensor vjp(const Tensor& g, const Tensor&, const Tensor& y, double, double) {
     return mul(g, add(mul(y, y), Scalar(1.0)));
   }
 };
 struct Asin : Base {
   static constexpr const char* name = "asin";
-  template <typename C> SX_HD static C f(C x, C, C) { return std::asin(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::sasin(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return mul(g, unary(UnaryOp::Rsqrt, sub(ones_like(x), mul(x, x))));
   }
 };
 struct Acos : Base {
   static constexpr const char* name = "acos";
-  template <typename C> SX_HD static C f(C x, C, C) { return std::acos(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::sacos(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return neg(mul(g, unary(UnaryOp::Rsqrt, sub(ones_like(x), mul(x, x)))));
   }
 };
 struct Atan : Base {
   static constexpr const char* name = "atan";
-  template <typename C> SX_HD static C f(C x, C, C) { return std::atan(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::satan(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return div(g, add(mul(x, x), Scalar(1.0)));
   }
 };
 struct Sinh : Base {
   static constexpr const char* name = "sinh";
-  template <typename C> SX_HD static C f(C x, C, C) { return std::sinh(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::ssinh(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return mul(g, unary(UnaryOp::Cosh, x));
   }
 };
 struct Cosh : Base {
   static constexpr const char* name = "cosh";
-  template <typename C> SX_HD static C f(C x, C, C) { return std::cosh(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::scosh(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return mul(g, unary(UnaryOp::Sinh, x));
   }

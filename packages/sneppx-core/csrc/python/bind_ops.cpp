@@ -131,18 +131,9 @@ void bind_ops(py::module_& m, Cls& cls) {
     return masked_fill(x, mask, to_scalar(v, "masked_fill"));
   }, py::arg("input"), py::arg("mask"), py::arg("value"));
   auto clamp_fn = [](const Tensor& x, py::handle lo, py::handle hi) {
-    if (is_tensor(lo) || is_tensor(hi)) {  // where(), not maximum(): at ties x keeps the whole gradient
-      Tensor r = x;
-      // a NaN bound gives NaN, as in PyTorch
-      if (!lo.is_none()) {
-        Tensor l = operand(lo, x, "clamp");
-        r = where(binary(BinaryOp::Or, binary(BinaryOp::Lt, r, l), unary(UnaryOp::IsNan, l)), l, r);
-      }
-      if (!hi.is_none()) {
-        Tensor h = operand(hi, x, "clamp");
-        r = where(binary(BinaryOp::Or, binary(BinaryOp::Gt, r, h), unary(UnaryOp::IsNan, h)), h, r);
-      }
-      return r;
+    if (is_tensor(lo) || is_tensor(hi)) {
+      auto bound = [&](py::handle b) { return b.is_none() ? std::nullopt : std::optional<Tensor>(operand(b, x, "clamp")); };
+      return clamp_tensor(x, bound(lo), bound(hi));
     }
     return clamp(x, opt_scalar(lo, "clamp"), opt_scalar(hi, "clamp"));
   };

@@ -1,0 +1,162 @@
+"""float32 transcendentals (the polynomial forms in cpu/vmath.h and cpu/nn_math.h) against NumPy's
+float64 results over wide ranges: error in units in the last place (ulp) of the float32 result,
+special values (0, -0, inf, NaN, subnormals), and the same values through the contiguous, in-place
+and strided kernel paths. The binary ops with float32 fast paths (remainder, atan2) are checked
+against NumPy as well, remainder exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sneppx_core as sx
+
+F32 = np.float32
+SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e-40, -3e-39, 1.1754944e-38,
+                    3.4028235e38, -3.4028235e38, 1.0, -1.0, 0.5, -0.5, 2.0, 1e-8, -1e-8], dtype=F32)
+
+
+def log_uniform(rng, lo: float, hi: float, n: int, signed: bool = True) -> np.ndarray:
+    """n float32 values with magnitudes spread evenly over the exponents of [lo, hi]."""
+    mag = np.exp(rng.uniform(np.log(lo), np.log(hi), n))
+    if signed:
+        mag *= rng.choice([-1.0, 1.0], n)
+    return mag.astype(F32)
+
+
+def ulp_error(ours: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """|ours - ref| in units of the float32 spacing at ref (ref in float64); 0 where both agree on
+    NaN or on an infinity, inf where only one of them is NaN or infinite."""
+    ours64 = ours.astype(np.float64)
+    with np.errstate(over="ignore"):
+        ref32 = ref.astype(F32)
+    err = np.zeros(ref.shape)
+    both_nan = np.isnan(ours64) & np.isnan(ref)
+    special = ~np.isfinite(ours64) | ~np.isfinite(ref32.astype(np.float64))
+    same_special = special & ((ours64 == ref32) | both_nan)
+    finite = ~special
+    spacing = np.spacing(np.abs(ref32[finite])).astype(np.float64)
+    err[finite] = np.abs(ours64[finite] - ref[finite]) / spacing
+    err[special & ~same_special] = np.inf
+    return err
+
+
+def check(name: str, x: np.ndarray, ref_fn, max_ulp: float):
+    ours = getattr(sx, name)(sx.tensor(x)).numpy()
+    with np.errstate(all="ignore"):
+        ref = ref_fn(x.astype(np.float64))
+    err = ulp_error(ours, ref)
+    worst = int(np.argmax(err))
+    assert err[worst] <= max_ulp, (f"{name}({x[worst]!r}) = {ours[worst]!r}, float64 reference {ref[worst]!r}: "
+                                   f"{err[worst]:.2f} ulp (limit {max_ulp})")
+    return float(err.max())
+
+
+def near_multiples_of_half_pi(limit: float) -> np.ndarray:
+    """The float32 values nearest to k pi/2 (and their neighbours) for k spread up to limit: the
+    arguments where a reduction modulo pi/2 loses the most digits."""
+    k = np.unique(np.concatenate([np.arange(1, 2000), np.geomspace(2000, limit / 1.5707963, 4000).round()]))
+    x = (k * (np.pi / 2)).astype(F32)
+    return np.concatenate([x, np.nextafter(x, F32(np.inf)), np.nextafter(x, F32(0))])
+
+
+RNG = np.random.default_rng(0)
+WIDE = log_uniform(RNG, 1e-38, 3e38, 20000)
+
+
+def trig_inputs():
+    return np.concatenate([SPECIAL, WIDE, RNG.uniform(-10, 10, 20000).astype(F32),
+                           log_uniform(RNG, 1e3, 1.6e7, 20000), near_multiples_of_half_pi(1.6e7),
+                           log_uniform(RNG, 1.6e7, 3e38, 2000)])
+
+
+CASES = [  # name, inputs, float64 reference, limit in ulp
+    ("sin", trig_inputs, np.sin, 2),
+    ("cos", trig_inputs, np.cos, 2),
+    ("tan", trig_inputs, np.tan, 3),
+    ("asin", lambda: np.concatenate([SPECIAL, RNG.uniform(-1.2, 1.2, 40000).astype(F32),
+                                     log_uniform(RNG, 1e-30, 1, 10000)]), np.arcsin, 2),
+    ("acos", lambda: np.concatenate([SPECIAL, RNG.uniform(-1.2, 1.2, 40000).astype(F32),
+                                     1 - log_uniform(RNG, 1e-7, 1, 10000, signed=False)]), np.arccos, 2),
+    ("atan", lambda: np.concatenate([SPECIAL, WIDE, RNG.uniform(-5, 5, 20000).astype(F32)]), np.arctan, 3),
+    ("sinh", lambda: np.concatenate([SPECIAL, RNG.uniform(-92, 92, 40000).astype(F32),
+                                     log_uniform(RNG, 1e-30, 2, 10000)]), np.sinh, 3),
+    ("cosh", lambda: np.concatenate([SPECIAL, RNG.uniform(-92, 92, 40000).astype(F32),
+                                     log_uniform(RNG, 1e-30, 2, 10000)]), np.cosh, 3),
+    ("exp", lambda: np.concatenate([SPECIAL, RNG.uniform(-105, 90, 40000).astype(F32),
+                                    log_uniform(RNG, 1e-30, 2, 10000)]), np.exp, 2),
+    ("exp2", lambda: np.concatenate([SPECIAL, RNG.uniform(-155, 130, 40000).astype(F32),
+                                     log_uniform(RNG, 1e-30, 1, 10000)]), np.exp2, 2),
+    ("expm1", lambda: np.concatenate([SPECIAL, RNG.uniform(-100, 90, 40000).astype(F32),
+                                      log_uniform(RNG, 1e-30, 2, 20000)]), np.expm1, 2),
+    ("log", lambda: np.concatenate([SPECIAL, np.abs(WIDE), RNG.uniform(0.5, 2, 20000).astype(F32)]), np.log, 2),
+    ("log2", lambda: np.concatenate([SPECIAL, np.abs(WIDE), RNG.uniform(0.5, 2, 20000).astype(F32)]), np.log2, 2),
+    ("log10", lambda: np.concatenate([SPECIAL, np.abs(WIDE), RNG.uniform(0.5, 2, 20000).astype(F32)]), np.log10, 2),
+    ("log1p", lambda: np.concatenate([SPECIAL, WIDE, RNG.uniform(-1, 1, 20000).astype(F32),
+                                      -1 + log_uniform(RNG, 1e-7, 1, 5000, signed=False)]), np.log1p, 3),
+]
+
+
+@pytest.mark.parametrize("name,inputs,ref,limit", CASES, ids=[c[0] for c in CASES])
+def test_float32_within_ulp_limit_of_float64(name, inputs, ref, limit):
+    check(name, inputs(), ref, limit)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tan", "log1p", "expm1"])
+def test_signed_zero_and_specials(name):
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan], dtype=F32)
+    ours = getattr(sx, name)(sx.tensor(x)).numpy()
+    with np.errstate(all="ignore"):
+        ref = getattr(np, name)(x)
+    np.testing.assert_array_equal(ours, ref)
+    if name != "cos":
+        np.testing.assert_array_equal(np.signbit(ours[:2]), [False, True])
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tan", "sinh", "expm1", "log2"])
+def test_contiguous_inplace_and_strided_paths_agree(name):
+    x = trig_inputs()[:30000] if name in ("sin", "cos", "tan") else RNG.uniform(0.1, 80, 30000).astype(F32)
+    full = getattr(sx, name)(sx.tensor(x)).numpy()
+    t = sx.tensor(x)
+    getattr(t, name + "_")()
+    np.testing.assert_array_equal(t.numpy(), full)
+    strided = getattr(sx, name)(sx.tensor(np.repeat(x, 2))[::2]).numpy()
+    np.testing.assert_array_equal(strided, full)
+
+
+def test_float16_uses_the_float_formulas_with_the_large_argument_path():
+    x = np.array([0.5, -3.0, 1000.0, 60000.0, np.inf], dtype=np.float16)
+    ours = sx.sin(sx.tensor(x)).numpy()
+    with np.errstate(all="ignore"):
+        ref = np.sin(x.astype(np.float64)).astype(np.float16)
+    np.testing.assert_allclose(ours.astype(np.float64), ref.astype(np.float64), rtol=2e-3, atol=1e-3)
+
+
+def pairs(n: int):
+    a = np.concatenate([log_uniform(RNG, 1e-30, 1e30, n), RNG.uniform(-100, 100, n).astype(F32)])
+    b = np.concatenate([log_uniform(RNG, 1e-30, 1e30, n), RNG.uniform(-10, 10, n).astype(F32)])
+    s = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 3e38, 1e-40], dtype=F32)
+    sa, sb = np.meshgrid(s, s)
+    return np.concatenate([a, sa.ravel()]), np.concatenate([b, sb.ravel()])
+
+
+def test_remainder_float32_is_exact():
+    a, b = pairs(20000)
+    a = np.concatenate([a, (RNG.integers(-1000, 1000, 2000) * F32(0.1)).astype(F32)])
+    b = np.concatenate([b, np.full(2000, 0.1, F32)])
+    ours = (sx.tensor(a) % sx.tensor(b)).numpy()
+    with np.errstate(all="ignore"):
+        ref = np.mod(a, b)
+    np.testing.assert_array_equal(ours, ref)
+    # scalar on either side (the broadcast loops)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal((sx.tensor(a) % 2.5).numpy(), np.mod(a, F32(2.5)))
+        np.testing.assert_array_equal((7.0 % sx.tensor(b)).numpy(), np.mod(F32(7.0), b))
+
+
+def test_atan2_float32_within_three_ulp():
+    y, x = pairs(20000)
+    ours = sx.atan2(sx.tensor(y), sx.tensor(x)).numpy()
+    ref = np.arctan2(y.astype(np.float64), x.astype(np.float64))
+    err = ulp_error(ours, ref)
+    assert err.max() <= 3, (y[err.argmax()], x[err.argmax()], ours[err.argmax()], ref[err.argmax()])
+    np.testing.assert_array_equal(np.signbit(ours[ref == 0]), np.signbit(ref[ref == 0]))
