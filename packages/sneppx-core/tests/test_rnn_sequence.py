@@ -106,11 +106,11 @@ def test_gru_sequence_gradients(T, B, H, reverse):
 def test_partial_requires_grad_and_float32_gradients():
     gi, h0, c0, w = lstm_inputs(3, 2, 4)
     g, wt = t(gi, requires_grad=True), t(w, requires_grad=True)
-    out, h, c = F.lstm_sequence(g, t(h0), t(c0), wt)
+    out, _h, c = F.lstm_sequence(g, t(h0), t(c0), wt)
     (out.sum() + c.sum()).backward()
     assert g.grad.shape == (3, 2, 16) and wt.grad.shape == (16, 4)
     g32, w32 = t(gi, sx.float32, True), t(w, sx.float32, True)
-    out, h, c = F.lstm_sequence(g32, t(h0, sx.float32), t(c0, sx.float32), w32)
+    out, _, c = F.lstm_sequence(g32, t(h0, sx.float32), t(c0, sx.float32), w32)
     (out.sum() + c.sum()).backward()
     np.testing.assert_allclose(npy(g32.grad), npy(g.grad), atol=1e-5)
     np.testing.assert_allclose(npy(w32.grad), npy(wt.grad), atol=1e-5)
@@ -119,7 +119,7 @@ def test_partial_requires_grad_and_float32_gradients():
 def test_non_contiguous_mixed_and_half_inputs():
     gi, h0, c0, w = lstm_inputs(3, 2, 4)
     big = np.ascontiguousarray(gi.transpose(2, 1, 0))  # a permuted view of it has gi's shape
-    out, h, c = F.lstm_sequence(t(big).permute(2, 1, 0), t(h0, sx.float32), t(c0), t(w))
+    out, h, _ = F.lstm_sequence(t(big).permute(2, 1, 0), t(h0, sx.float32), t(c0), t(w))
     assert out.dtype == sx.float64
     ro, _, _ = np_lstm_seq(gi, npy(t(h0, sx.float32)), c0, w, False)
     np.testing.assert_allclose(npy(out), ro, atol=1e-12)
@@ -133,10 +133,10 @@ def test_non_contiguous_mixed_and_half_inputs():
 def test_no_grad_and_in_place_weight_change_is_caught():
     gi, h0, c0, w = (t(a, requires_grad=True) for a in lstm_inputs(2, 2, 3))
     with sx.no_grad():
-        out, h, c = F.lstm_sequence(gi, h0, c0, w)
+        out, _h, c = F.lstm_sequence(gi, h0, c0, w)
     assert not out.requires_grad and not c.requires_grad
     wl = t(npy(w), requires_grad=True)
-    out, h, c = F.lstm_sequence(gi, h0, c0, wl)
+    out, _, c = F.lstm_sequence(gi, h0, c0, wl)
     with sx.no_grad():
         wl.mul_(2.0)
     with pytest.raises(RuntimeError, match="modified"):
@@ -145,17 +145,17 @@ def test_no_grad_and_in_place_weight_change_is_caught():
 
 def test_double_backward_raises():
     gi, h0, c0, w = (t(a, requires_grad=True) for a in lstm_inputs(2, 2, 3))
-    out, h, c = F.lstm_sequence(gi, h0, c0, w)
+    out, _h, _ = F.lstm_sequence(gi, h0, c0, w)
     with pytest.raises(RuntimeError, match="lstm_sequence.*create_graph"):
         sx.autograd.grad(out.sum(), [gi], create_graph=True)
     gi, h0, w, b = (t(a, requires_grad=True) for a in gru_inputs(2, 2, 3))
-    out, h = F.gru_sequence(gi, h0, w, b)
+    out, _ = F.gru_sequence(gi, h0, w, b)
     with pytest.raises(RuntimeError, match="gru_sequence.*create_graph"):
         sx.autograd.grad(out.sum(), [w], create_graph=True)
 
 
 def test_bad_inputs_name_the_op_and_shapes():
-    z = lambda *s: t(np.zeros(s))  # noqa: E731
+    z = lambda *s: t(np.zeros(s))
     with pytest.raises(ValueError, match=r"lstm_sequence.*\(T, B, 4\*H\).*\(2, 3, 7\)"):
         F.lstm_sequence(z(2, 3, 7), z(3, 2), z(3, 2), z(8, 2))
     with pytest.raises(ValueError, match=r"lstm_sequence.*T >= 1"):
