@@ -36,7 +36,20 @@ void gather_cpu(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t d
   });
 }
 
-void scatter_cpu(const Tensor& out, const Tensor& idx, const Tensor& src, int64_t d, bool add) {
+// The value a scatter leaves at a destination holding a when v arrives (NaN wins max and min).
+template <typename T> T scatter_value(ScatterOp op, T a, T v) {
+  using C = acc_t<T>;
+  const C ca = C(a), cv = C(v);
+  switch (op) {
+    case ScatterOp::Set: return v;
+    case ScatterOp::Add: return T(ca + cv);
+    case ScatterOp::Max: return (cv != cv || cv > ca) ? v : a;
+    case ScatterOp::Min: return (cv != cv || cv < ca) ? v : a;
+  }
+  return v;
+}
+
+void scatter_cpu(const Tensor& out, const Tensor& idx, const Tensor& src, int64_t d, ScatterOp op) {
   Tensor ov = along(out, idx->shape, d);
   Tensor sv = make_view(src, idx->shape, src->strides, src->offset);
   int64_t n = out->shape[size_t(d)], step = out->strides[size_t(d)];
@@ -46,7 +59,7 @@ void scatter_cpu(const Tensor& out, const Tensor& idx, const Tensor& src, int64_
       for (int64_t i = 0; i < cnt; ++i) {
         T* dst = reinterpret_cast<T*>(p[0] + i * s[0]) + wrap(*reinterpret_cast<const int64_t*>(p[1] + i * s[1]), n) * step;
         T v = *reinterpret_cast<const T*>(p[2] + i * s[2]);
-        *dst = add ? T(acc_t<T>(*dst) + acc_t<T>(v)) : v;
+        *dst = scatter_value<T>(op, *dst, v);
       }
     };
     for_each<3>(idx->shape, {ov.get(), idx.get(), sv.get()}, body, INT64_MAX);  // one thread: duplicates

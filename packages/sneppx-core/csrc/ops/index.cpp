@@ -50,7 +50,7 @@ void check_gather_shapes(const Tensor& x, int64_t d, const Tensor& index, const 
 // out = x with src written (or added) at index positions along dim.
 Tensor scatter_impl(const Tensor& x, int64_t d, const Tensor& idx, const Tensor& src, bool add) {
   Tensor out = clone_nograd(x);
-  kern::scatter(out->device())(out, idx, cast_nograd(src, x->dtype), d, add);
+  kern::scatter(out->device())(out, idx, cast_nograd(src, x->dtype), d, add ? ScatterOp::Add : ScatterOp::Set);
   return out;
 }
 }  // namespace
@@ -141,6 +141,47 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
   });
 }
 
+// out = x with each src element reduced by max (or min) into its index position; without include_self the
+// positions that receive elements start from the first of them instead of x (a Set scatter of the same
+// elements, whose values the Max/Min scatter then only confirms). The gradient goes to the elements
+// equal to the result, shared evenly among ties, as PyTorch does.
+Tensor scatter_reduce_extreme(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, bool is_max,
+                              bool include_self) {
+  const char* op = is_max ? "scatter_reduce(amax)" : "scatter_reduce(amin)";
+  check_same_device(op, x, index);
+  check_same_device(op, x, src);
+  if (x->dim() == 0) {
+    wrap_dim(dim, 0, op);
+    SX_CHECK(index->dim() == 0 && src->dim() == 0, ValueError, "[", op, "] a 0-d input needs a 0-d index and src, got ",
+             describe(index), " and ", describe(src));
+    return reshape(scatter_reduce_extreme(reshape(x, {1}), 0, reshape(index, {1}), reshape(src, {1}), is_max,
+                                          include_self), {});
+  }
+  int64_t d = wrap_dim(dim, x->dim(), op);
+  Tensor idx = as_index(index, op);
+  check_scatter(x, d, idx, src, op);
+  Tensor sv = make_view(src, idx->shape, src->strides, src->offset);  // the part of src that index covers
+  Tensor sc = cast_nograd(sv, x->dtype), out = clone_nograd(x);
+  if (!include_self) kern::scatter(out->device())(out, idx, sc, d, ScatterOp::Set);
+  kern::scatter(out->device())(out, idx, sc, d, is_max ? ScatterOp::Max : ScatterOp::Min);
+  if (!is_floating(x->dtype) || !needs_grad({&x, &src})) return out;
+  Tensor hit = zeros(x->shape, DType::Bool, x->device());
+  kern::scatter(x->device())(hit, idx, expand_view(full({}, Scalar(true), DType::Bool, x->device()), idx->shape), d,
+                             ScatterOp::Set);
+  Saved sx_(x), ss(src), so(alias_detached(out));
+  return record("ScatterReduceBackward", {x, src}, out, [sx_, ss, so, hit, idx, d, include_self](const Tensor& g) {
+    const Tensor &xv = sx_.get(), &srcv = ss.get(), &y = so.get();
+    Tensor one = ones({}, g->dtype, g->device()), zero = zeros({}, g->dtype, g->device());
+    Tensor s = make_view(srcv, idx->shape, srcv->strides, srcv->offset);
+    Tensor won_src = where(binary(BinaryOp::Eq, s, gather(y, d, idx)), one, zero);
+    Tensor won_self = where(hit, include_self ? where(binary(BinaryOp::Eq, xv, y), one, zero) : zero, one);
+    Tensor count = scatter_add(won_self, d, idx, won_src);
+    Tensor gc = div(g, where(binary(BinaryOp::Gt, count, zero), count, one));
+    Tensor gs = mul(gather(gc, d, idx), won_src);
+    return TensorList{mul(gc, won_self), gs->shape == srcv->shape ? gs : pad_corner(gs, srcv->shape)};
+  });
+}
+
 static IntList moved(int64_t nd, int64_t from, int64_t to) {
   IntList p;
   for (int64_t i = 0; i < nd; ++i) if (i != from) p.push_back(i);
@@ -183,7 +224,7 @@ Tensor one_hot(const Tensor& x, int64_t num_classes) {
   Shape is = idx->shape;
   is.push_back(1);
   Tensor one = expand_view(full({}, Scalar(int64_t(1)), DType::Int64, x->device()), is);
-  kern::scatter(out->device())(out, reshape(idx, is), one, int64_t(is.size()) - 1, false);
+  kern::scatter(out->device())(out, reshape(idx, is), one, int64_t(is.size()) - 1, ScatterOp::Set);
   return out;
 }
 

@@ -13,6 +13,8 @@ namespace sx {
 
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, SumSquares, Mean };
 enum class Distribution : uint8_t { Uniform, Normal };  // of kern::random
+enum class ScanOp : uint8_t { Prod, LogSumExp };  // of kern::scan
+enum class ScatterOp : uint8_t { Set, Add, Max, Min };  // of kern::scatter
 
 namespace kern {
 // ---- elementwise
@@ -39,6 +41,11 @@ SX_KERNEL(reduce, void(ReduceOp op, const Tensor& in, const Tensor& out, int64_t
 SX_KERNEL(arg_reduce, void(bool is_max, const Tensor& in, const Tensor& values, const Tensor& indices, int64_t outer,
                            int64_t n, int64_t inner));
 SX_KERNEL(cumsum, void(const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner));
+// running product (float32, float64 or int64, which wraps around) or log-sum-exp (float32, float64)
+SX_KERNEL(scan, void(ScanOp op, const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner));
+// gx = the gradient of cumprod(x) given g (all of x's dtype and layout)
+SX_KERNEL(cumprod_bwd, void(const Tensor& x, const Tensor& g, const Tensor& gx, int64_t outer, int64_t n,
+                            int64_t inner));
 
 // ---- linear algebra: out[b] = a[b] @ b[b] for (batch..., m, k) and (batch..., k, n) operands
 // (any strides), out contiguous (batch..., m, n) of the same dtype (float16/bfloat16 not included).
@@ -48,8 +55,9 @@ SX_KERNEL(matmul, void(const Tensor& a, const Tensor& b, const Tensor& out));
 // in [-size, size) of its dim (kernels wrap negative ones). `out` is contiguous unless noted.
 // out[c] = x[c with c[dim] = idx[c]] over the positions c of idx (out has idx's shape).
 SX_KERNEL(gather, void(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t dim));
-// out[c with c[dim] = idx[c]] = src[c] (or +=) over the positions c of idx; src has out's dtype.
-SX_KERNEL(scatter, void(const Tensor& out, const Tensor& idx, const Tensor& src, int64_t dim, bool add));
+// out[c with c[dim] = idx[c]] = src[c] (or +=, or the larger / smaller of the two, NaN winning)
+// over the positions c of idx; src has out's dtype.
+SX_KERNEL(scatter, void(const Tensor& out, const Tensor& idx, const Tensor& src, int64_t dim, ScatterOp op));
 // Advanced indexing of the leading dims: out[i, rest...] = x[idx0[i], idx1[i], ..., rest...] for
 // the flattened broadcast index position i; x contiguous.
 SX_KERNEL(index_front, void(const Tensor& out, const Tensor& x, const TensorList& idx));

@@ -6,6 +6,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "ops/ops.h"
@@ -51,6 +52,15 @@ std::pair<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& c_prev);
 // gru_cell: gi, gh (B, 3H) in the order r, z, n and h_prev (B, H) give r = sigmoid(gi_r + gh_r),
 // z = sigmoid(gi_z + gh_z), n = tanh(gi_n + r * gh_n) and h = (1 - z) * n + z * h_prev.
 Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h_prev);
+// lstm_sequence: one layer and direction over a whole sequence. gi (T, B, 4H) holds every step's
+// x_t W_ih^T + b_ih + b_hh; h0, c0 (B, H); w_hh (4H, H). Step t (t = 0..T-1, or T-1..0 with reverse)
+// takes the gates gi[t] + h W_hh^T and the cell above. Returns (out (T, B, H), h_n, c_n).
+std::tuple<Tensor, Tensor, Tensor> lstm_sequence(const Tensor& gi, const Tensor& h0, const Tensor& c0,
+                                                 const Tensor& w_hh, bool reverse);
+// gru_sequence: likewise with gi (T, B, 3H) = x_t W_ih^T + b_ih, gh = h W_hh^T + b_hh (b_hh may be
+// null) and the GRU cell above. Returns (out (T, B, H), h_n).
+std::pair<Tensor, Tensor> gru_sequence(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh,
+                                       bool reverse);
 
 // ---- linear, embedding, dropout (nn_layers.cpp)
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
@@ -152,6 +162,26 @@ SX_KERNEL(gru_cell_fwd, void(const Tensor& gi, const Tensor& gh, const Tensor& h
                              const Tensor& ws, int64_t B, int64_t H));
 SX_KERNEL(gru_cell_bwd, void(const Tensor& dh, const Tensor& h_prev, const Tensor& ws, const Tensor& dgi,
                              const Tensor& dgh, const Tensor& dh_prev, int64_t B, int64_t H));
+// whole sequences of one layer and direction (T >= 1, B, H >= 1), step t taken in the order 0..T-1 or,
+// with rev, T-1..0. Every per-step buffer is indexed by t: hp, cp (T, B, H) receive the h and c that
+// step t reads (h0, c0 for the first), ws (null when no backward follows) the cell's saved values
+// ((T, B, 5H) lstm, (T, B, 4H) gru), gh (B, G*H) is scratch. lstm: gi (T, B, 4H) with both biases,
+// out (T+1, B, H): the outputs h_t, then the last c. The backward reads dout (T+1, B, H), writes dgi,
+// dh0, dc0 (dcs (B, H) is scratch) and, when set, dw (4H, H).
+SX_KERNEL(lstm_seq_fwd, void(const Tensor& gi, const Tensor& w_hh, const Tensor& h0, const Tensor& c0,
+                             const Tensor& out, const Tensor& hp, const Tensor& cp, const Tensor& gh, const Tensor& ws,
+                             int64_t T, int64_t B, int64_t H, bool rev));
+SX_KERNEL(lstm_seq_bwd, void(const Tensor& dout, const Tensor& w_hh, const Tensor& hp, const Tensor& cp,
+                             const Tensor& ws, const Tensor& dgi, const Tensor& dh0, const Tensor& dc0,
+                             const Tensor& dcs, const Tensor& dw, int64_t T, int64_t B, int64_t H, bool rev));
+// gru: gi (T, B, 3H) with b_ih, b_hh (3H) or null, out (T, B, H). The backward reads dout (T, B, H),
+// writes dgi, dgh (T, B, 3H), dh0 (dhs (B, H) is scratch) and, when set, dw (3H, H) and db (3H).
+SX_KERNEL(gru_seq_fwd, void(const Tensor& gi, const Tensor& w_hh, const Tensor& b_hh, const Tensor& h0,
+                            const Tensor& out, const Tensor& hp, const Tensor& gh, const Tensor& ws, int64_t T,
+                            int64_t B, int64_t H, bool rev));
+SX_KERNEL(gru_seq_bwd, void(const Tensor& dout, const Tensor& w_hh, const Tensor& hp, const Tensor& ws,
+                            const Tensor& dgi, const Tensor& dgh, const Tensor& dh0, const Tensor& dhs, const Tensor& dw,
+                            const Tensor& db, int64_t T, int64_t B, int64_t H, bool rev));
 // pointwise losses on equal-length buffers (w: pos_weight for BCE with logits, may be null)
 SX_KERNEL(ploss_fwd, void(nn::PLoss k, const Tensor& x, const Tensor& t, const Tensor& w, const Tensor& out, double beta));
 SX_KERNEL(ploss_bwd, void(nn::PLoss k, const Tensor& g, const Tensor& x, const Tensor& t, const Tensor& w,

@@ -125,6 +125,9 @@ Tensor norm(const Tensor& x, double p, const OptDims& dims, bool keepdim);
 Tensor all(const Tensor& x, const OptDims& dims, bool keepdim);
 Tensor any(const Tensor& x, const OptDims& dims, bool keepdim);
 Tensor cumsum(const Tensor& x, int64_t dim);
+// Running product (integers and bool give int64) and running log(sum(exp(x))) along dim (scan.cpp).
+Tensor cumprod(const Tensor& x, int64_t dim);
+Tensor logcumsumexp(const Tensor& x, int64_t dim);
 Tensor sum_to(const Tensor& g, const Shape& shape);  // reduces broadcast dims back to shape
 
 // ---- linear algebra (linalg.cpp)
@@ -163,6 +166,9 @@ Tensor slice_backward(const Tensor& g, const Shape& shape, int64_t dim, int64_t 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+// scatter_reduce with reduce "amax" (is_max) or "amin": src elements reduced into x at index along dim.
+Tensor scatter_reduce_extreme(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, bool is_max,
+                              bool include_self);
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, double alpha);
 Tensor one_hot(const Tensor& x, int64_t num_classes);

@@ -1,6 +1,6 @@
-// Fused LSTM and GRU cells: validation, dtype handling and autograd around the kernels of
-// cpu/rnn_kernels.cpp. A recurrent step is then its GEMMs plus one of these kernels (and one kernel
-// for its backward).
+// Fused LSTM and GRU cells and whole-sequence recurrences: validation, dtype handling and autograd
+// around the kernels of cpu/rnn_kernels.cpp. A recurrent step is then its GEMMs plus one of these
+// kernels (and one kernel for its backward); a sequence is one node for all its steps.
 #include "ops/nn_util.h"
 
 namespace sx::kern {
@@ -8,6 +8,10 @@ SX_DEFINE_KERNEL(lstm_cell_fwd);
 SX_DEFINE_KERNEL(lstm_cell_bwd);
 SX_DEFINE_KERNEL(gru_cell_fwd);
 SX_DEFINE_KERNEL(gru_cell_bwd);
+SX_DEFINE_KERNEL(lstm_seq_fwd);
+SX_DEFINE_KERNEL(lstm_seq_bwd);
+SX_DEFINE_KERNEL(gru_seq_fwd);
+SX_DEFINE_KERNEL(gru_seq_bwd);
 }  // namespace sx::kern
 
 namespace sx::nn {
@@ -20,14 +24,40 @@ Tensor proto(const Tensor& t) {
   return p;
 }
 
-// Part k of a (2, B, H) result as a (B, H) view whose backward places its gradient in part k.
-Tensor half_view(const Tensor& packed, int64_t k, const char* name) {
+// Rows [start, start + count) of a (R, B, H) result as a (count, B, H) view, or row `start` as a (B, H)
+// view when count is 0; its backward places the gradient in those rows.
+Tensor rows_view(const Tensor& packed, int64_t start, int64_t count, const char* name) {
   int64_t B = packed->shape[1], H = packed->shape[2];
-  Tensor v = make_view(packed, {B, H}, {H, 1}, packed->offset + k * B * H);
+  bool one = count == 0;
+  Tensor v = make_view(packed, one ? Shape{B, H} : Shape{count, B, H}, one ? Shape{H, 1} : Shape{B * H, H, 1},
+                       packed->offset + start * B * H);
   if (!packed->requires_grad) return v;
-  return record(name, {packed}, v, [k, B, H](const Tensor& g) {
-    return TensorList{slice_backward(unsqueeze(g, 0), Shape{2, B, H}, 0, k, 1)};
+  Shape full = packed->shape;
+  return record(name, {packed}, v, [one, full, start](const Tensor& g) {
+    return TensorList{slice_backward(one ? unsqueeze(g, 0) : g, full, 0, start, 1)};
   });
+}
+
+// Checks the operands of a sequence op: gi (T, B, G*H) with T >= 1, states (B, H), w_hh (G*H, H).
+void check_sequence(const char* op, int64_t G, const Tensor& gi, const Tensor& w_hh,
+                    std::initializer_list<const Tensor*> states) {
+  check_floating(gi, op, "gi");
+  check_floating(w_hh, op, "w_hh");
+  for (const Tensor* s : states) {
+    check_floating(*s, op, "the initial state");
+    check_same_device(op, gi, *s);
+  }
+  check_same_device(op, gi, w_hh);
+  bool ok = gi->dim() == 3 && w_hh->dim() == 2 && gi->shape[0] >= 1 && w_hh->shape[0] == G * w_hh->shape[1] &&
+            gi->shape[2] == w_hh->shape[0];
+  for (const Tensor* s : states)
+    ok = ok && (*s)->dim() == 2 && gi->dim() == 3 && w_hh->dim() == 2 && (*s)->shape[0] == gi->shape[1] &&
+         (*s)->shape[1] == w_hh->shape[1];
+  if (ok) return;
+  std::string got = "gi " + describe(gi) + ", w_hh " + describe(w_hh);
+  for (const Tensor* s : states) got += ", state " + describe(*s);
+  SX_CHECK(false, ValueError, "[", op, "] expected gi of shape (T, B, ", G, "*H) with T >= 1, w_hh of shape (", G,
+           "*H, H) and initial states of shape (B, H), got ", got);
 }
 
 }  // namespace
@@ -67,7 +97,7 @@ std::pair<Tensor, Tensor> lstm_cell(const Tensor& gates, const Tensor& c_prev) {
       return TensorList{grad_for(dg, pg), want_c ? grad_for(dcp, pc) : Tensor()};
     });
   }
-  return {half_view(hc, 0, "LstmCellHBackward"), half_view(hc, 1, "LstmCellCBackward")};
+  return {rows_view(hc, 0, 0, "LstmCellHBackward"), rows_view(hc, 1, 0, "LstmCellCBackward")};
 }
 
 Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h_prev) {
@@ -108,6 +138,90 @@ Tensor gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& h_prev) {
     return TensorList{wi ? grad_for(dgi, pi) : Tensor(), wh ? grad_for(dgh, ph) : Tensor(),
                       wp ? grad_for(dhp, pp) : Tensor()};
   });
+}
+
+std::tuple<Tensor, Tensor, Tensor> lstm_sequence(const Tensor& gi, const Tensor& h0, const Tensor& c0,
+                                                 const Tensor& w_hh, bool reverse) {
+  const char* op = "lstm_sequence";
+  check_sequence(op, 4, gi, w_hh, {&h0, &c0});
+  DType dt = promote_types(promote_types(gi->dtype, w_hh->dtype), promote_types(h0->dtype, c0->dtype));
+  if (is_half(dt)) {
+    auto f = [](const Tensor& t) { return to_dtype(t, DType::Float32); };
+    auto [o, h, c] = lstm_sequence(f(gi), f(h0), f(c0), f(w_hh), reverse);
+    return {to_dtype(o, dt), to_dtype(h, dt), to_dtype(c, dt)};
+  }
+  int64_t T = gi->shape[0], B = gi->shape[1], H = w_hh->shape[1];
+  Device dev = gi->device();
+  Tensor gc = contig(gi, dt), wc = contig(w_hh, dt), h0c = contig(h0, dt), c0c = contig(c0, dt);
+  bool grad = needs_grad({&gi, &h0, &c0, &w_hh});
+  Tensor packed = empty({T + 1, B, H}, dt, dev), hp = empty({T, B, H}, dt, dev), cp = empty({T, B, H}, dt, dev);
+  Tensor ws = grad ? empty({T, B, 5 * H}, dt, dev) : Tensor();
+  if (B && H) kern::lstm_seq_fwd(dev)(gc, wc, h0c, c0c, packed, hp, cp, empty({B, 4 * H}, dt, dev), ws, T, B, H, reverse);
+  if (grad) {
+    Saved sw(wc);
+    Tensor pg = proto(gi), ph = proto(h0), pc = proto(c0), pw = proto(w_hh);
+    bool want_h = h0->requires_grad, want_c = c0->requires_grad, want_w = w_hh->requires_grad;
+    packed = record("LstmSequenceBackward", {gi, h0, c0, w_hh}, packed,
+                    [sw, hp, cp, ws, pg, ph, pc, pw, want_h, want_c, want_w, T, B, H, dt, reverse, op](const Tensor& g) {
+      no_double_backward(op);
+      const Tensor& w = sw.get();
+      Device d = w->device();
+      Tensor dgi = empty({T, B, 4 * H}, dt, d), dh0 = empty({B, H}, dt, d), dc0 = empty({B, H}, dt, d);
+      Tensor dw = want_w ? zeros({4 * H, H}, dt, d) : Tensor();
+      if (B && H)
+        kern::lstm_seq_bwd(d)(contig(g, dt), w, hp, cp, ws, dgi, dh0, dc0, empty({B, H}, dt, d), dw, T, B, H, reverse);
+      return TensorList{grad_for(dgi, pg), want_h ? grad_for(dh0, ph) : Tensor(), want_c ? grad_for(dc0, pc) : Tensor(),
+                        want_w ? grad_for(dw, pw) : Tensor()};
+    });
+  }
+  return {rows_view(packed, 0, T, "LstmSequenceOutBackward"),
+          rows_view(packed, reverse ? 0 : T - 1, 0, "LstmSequenceHBackward"),
+          rows_view(packed, T, 0, "LstmSequenceCBackward")};
+}
+
+std::pair<Tensor, Tensor> gru_sequence(const Tensor& gi, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh,
+                                       bool reverse) {
+  const char* op = "gru_sequence";
+  check_sequence(op, 3, gi, w_hh, {&h0});
+  DType dt = promote_types(promote_types(gi->dtype, w_hh->dtype), h0->dtype);
+  if (b_hh) {
+    check_floating(b_hh, op, "b_hh");
+    check_same_device(op, gi, b_hh);
+    SX_CHECK(b_hh->dim() == 1 && b_hh->shape[0] == w_hh->shape[0], ValueError, "[", op, "] expected b_hh of shape (",
+             w_hh->shape[0], ",), got ", describe(b_hh));
+    dt = promote_types(dt, b_hh->dtype);
+  }
+  if (is_half(dt)) {
+    auto f = [](const Tensor& t) { return t ? to_dtype(t, DType::Float32) : t; };
+    auto [o, h] = gru_sequence(f(gi), f(h0), f(w_hh), f(b_hh), reverse);
+    return {to_dtype(o, dt), to_dtype(h, dt)};
+  }
+  int64_t T = gi->shape[0], B = gi->shape[1], H = w_hh->shape[1];
+  Device dev = gi->device();
+  Tensor gc = contig(gi, dt), wc = contig(w_hh, dt), h0c = contig(h0, dt), bc = b_hh ? contig(b_hh, dt) : Tensor();
+  bool grad = needs_grad({&gi, &h0, &w_hh, &b_hh});
+  Tensor out = empty({T, B, H}, dt, dev), hp = empty({T, B, H}, dt, dev);
+  Tensor ws = grad ? empty({T, B, 4 * H}, dt, dev) : Tensor();
+  if (B && H) kern::gru_seq_fwd(dev)(gc, wc, bc, h0c, out, hp, empty({B, 3 * H}, dt, dev), ws, T, B, H, reverse);
+  if (grad) {
+    Saved sw(wc);
+    Tensor pg = proto(gi), ph = proto(h0), pw = proto(w_hh), pb = b_hh ? proto(b_hh) : Tensor();
+    bool want_h = h0->requires_grad, want_w = w_hh->requires_grad, want_b = b_hh && b_hh->requires_grad;
+    out = record("GruSequenceBackward", {gi, h0, w_hh, b_hh}, out,
+                 [sw, hp, ws, pg, ph, pw, pb, want_h, want_w, want_b, T, B, H, dt, reverse, op](const Tensor& g) {
+      no_double_backward(op);
+      const Tensor& w = sw.get();
+      Device d = w->device();
+      Tensor dgi = empty({T, B, 3 * H}, dt, d), dh0 = empty({B, H}, dt, d);
+      Tensor dw = want_w ? zeros({3 * H, H}, dt, d) : Tensor(), db = want_b ? zeros({3 * H}, dt, d) : Tensor();
+      if (B && H)
+        kern::gru_seq_bwd(d)(contig(g, dt), w, hp, ws, dgi, empty({T, B, 3 * H}, dt, d), dh0, empty({B, H}, dt, d),
+                             dw, db, T, B, H, reverse);
+      return TensorList{grad_for(dgi, pg), want_h ? grad_for(dh0, ph) : Tensor(), want_w ? grad_for(dw, pw) : Tensor(),
+                        want_b ? grad_for(db, pb) : Tensor()};
+    });
+  }
+  return {out, rows_view(out, reverse ? 0 : T - 1, 0, "GruSequenceHBackward")};
 }
 
 }  // namespace sx::nn

@@ -79,6 +79,23 @@ void bind_nn(py::module_& m) {
     ReleaseGilIf nogil(heavy(gi));
     return nn::gru_cell(gi, gh, h_prev);
   }, "gi"_a, "gh"_a, "h_prev"_a);
+  n.def("lstm_sequence", [](const Tensor& gi, const Tensor& h0, const Tensor& c0, const Tensor& w_hh, bool reverse) {
+    std::tuple<Tensor, Tensor, Tensor> r;
+    {
+      ReleaseGilIf nogil(heavy(gi));
+      r = nn::lstm_sequence(gi, h0, c0, w_hh, reverse);
+    }
+    return py::make_tuple(std::get<0>(r), std::get<1>(r), std::get<2>(r));
+  }, "gi"_a, "h0"_a, "c0"_a, "w_hh"_a, "reverse"_a);
+  n.def("gru_sequence", [](const Tensor& gi, const Tensor& h0, const Tensor& w_hh, py::handle b_hh, bool reverse) {
+    auto bt = opt_tensor(b_hh, "gru_sequence", "b_hh");
+    std::pair<Tensor, Tensor> r;
+    {
+      ReleaseGilIf nogil(heavy(gi));
+      r = nn::gru_sequence(gi, h0, w_hh, bt, reverse);
+    }
+    return py::make_tuple(r.first, r.second);
+  }, "gi"_a, "h0"_a, "w_hh"_a, "b_hh"_a, "reverse"_a);
   n.def("linear", [](const Tensor& x, const Tensor& w, py::handle b) {
     auto bt = opt_tensor(b, "linear", "bias");
     ReleaseGilIf nogil(heavy(x) || heavy(w));

@@ -200,6 +200,14 @@ void bind_ops(py::module_& m, Cls& cls) {
     ReleaseGilIf nogil(heavy(x));
     return cumsum(x, dim);
   }, py::arg("input"), py::arg("dim"));
+  m.def("cumprod", [](const Tensor& x, int64_t dim) {
+    ReleaseGilIf nogil(heavy(x));
+    return cumprod(x, dim);
+  }, py::arg("input"), py::arg("dim"));
+  m.def("logcumsumexp", [](const Tensor& x, int64_t dim) {
+    ReleaseGilIf nogil(heavy(x));
+    return logcumsumexp(x, dim);
+  }, py::arg("input"), py::arg("dim"));
 
   // ---- linear algebra
   both(m, cls, "matmul", [](const Tensor& x, const Tensor& y) {
@@ -294,6 +302,8 @@ void bind_ops(py::module_& m, Cls& cls) {
     return scatter(x, dim, idx, operand(src, x, "scatter"));
   }, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src"));
   both(m, cls, "scatter_add", &scatter_add, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src"));
+  m.def("scatter_reduce_extreme", &scatter_reduce_extreme, py::arg("input"), py::arg("dim"), py::arg("index"),
+        py::arg("src"), py::arg("is_max"), py::arg("include_self"));
   both(m, cls, "index_select", &index_select, py::arg("input"), py::arg("dim"), py::arg("index"));
   both(m, cls, "index_add", &index_add, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("source"),
        py::kw_only(), py::arg("alpha") = 1.0);

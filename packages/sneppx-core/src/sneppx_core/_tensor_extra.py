@@ -1,9 +1,8 @@
 """More of PyTorch's Tensor API, composed from core ops (so autograd comes with them).
 
 ``_tensor_install`` attaches them as methods; the module-level functions of the same names are
-exported from ``sneppx_core``. Ops whose forward is computed in NumPy (cumprod, logcumsumexp,
-scatter_reduce with amax/amin) get their gradient from a differentiable surrogate ``s``:
-``out = value + (s - s.detach())`` has the exact value and the gradient of ``s``.
+exported from ``sneppx_core``. ``scatter_reduce`` with ``reduce="prod"`` computes in NumPy and has no
+gradient (it raises when one is wanted).
 """
 
 from __future__ import annotations
@@ -30,10 +29,6 @@ def _dim(d, ndim, op):
 def _const(array, like):
     """A constant tensor with ``like``'s dtype holding ``array``."""
     return Tensor(np.ascontiguousarray(array), dtype=like.dtype)
-
-
-def _surrogate(value, s):
-    return value + (s - s.detach()) if s.requires_grad else value
 
 
 def nelement(self):
@@ -186,38 +181,18 @@ def unfold(input, dimension, size, step):
 
 
 def cumprod(input, dim, dtype=None):
-    """Cumulative product along ``dim``: ``out[i] = x[0] * ... * x[i]``."""
+    """Cumulative product along ``dim``: ``out[i] = x[0] * ... * x[i]`` (integers and bool give int64,
+    as PyTorch; ``dtype`` casts the input first). The gradient is exact where x holds zeros; it is
+    first-order only."""
     _check(input, "cumprod")
-    x = input if dtype is None else input.to(dtype)
-    d = _dim(dim, x.ndim, "cumprod")
-    a = x.detach().numpy()
-    value = _const(np.cumprod(a, axis=d if x.ndim else None).reshape(a.shape), x)
-    if not (x.requires_grad and _C.is_grad_enabled()):
-        return value
-    if np.any(a == 0):  # the log surrogate cannot see through zeros: multiply step by step
-        steps = [x.narrow(d, 0, 1)] if x.ndim else [x]
-        for i in range(1, x.shape[d] if x.ndim else 1):
-            steps.append(steps[-1] * x.narrow(d, i, 1))
-        return _C.cat(steps, d) if x.ndim else steps[0]
-    # d out_j / d x_i = out_j / x_i for i <= j, which is the Jacobian of out * cumsum(log|x|).
-    return _surrogate(value, value * _C.cumsum(_C.log(_C.abs(x)), d))
+    return _C.cumprod(input if dtype is None else input.to(dtype), dim)
 
 
 def logcumsumexp(input, dim):
-    """``out[i] = log(exp(x[0]) + ... + exp(x[i]))`` along ``dim``, computed stably."""
+    """``out[i] = log(exp(x[0]) + ... + exp(x[i]))`` along ``dim``, computed stably (floating input;
+    differentiable any number of times)."""
     _check(input, "logcumsumexp")
-    d = _dim(dim, input.ndim, "logcumsumexp")
-    a = input.detach().to(Dtype.FLOAT64).numpy()
-    value = _const(np.logaddexp.accumulate(a, axis=d if input.ndim else None).reshape(a.shape), input)
-    if not (input.requires_grad and _C.is_grad_enabled()):
-        return value
-    # d out_j / d x_i = exp(x_i - out_j) for i <= j: the Jacobian of cumsum(exp(x - m)) * exp(m - out).
-    m = _C.amax(input.detach(), [d], True) if input.ndim else input.detach()
-    s = _C.cumsum(_C.exp(input - m), d) * _C.exp(m - value)
-    return _surrogate(value, s)
-
-
-_REDUCE_NP = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+    return _C.logcumsumexp(input, dim)
 
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
@@ -226,6 +201,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     ``include_self=False`` the original values of the scattered-to positions are left out."""
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise ValueError(f"[scatter_reduce] reduce must be sum, prod, mean, amax or amin, got {reduce!r}")
+    if reduce in ("amax", "amin"):
+        return _C.scatter_reduce_extreme(input, dim, index, src, reduce == "amax", bool(include_self))
     d = _dim(dim, input.ndim, "scatter_reduce")
     for i in range(src.ndim):  # only the part of src that index covers takes part
         if src.shape[i] != index.shape[i]:
@@ -240,23 +217,15 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         count = hits + (1 if include_self else 0)
         out = total / _C.where(count > 0, count, 1)
         return out if input.dtype in (Dtype.FLOAT32, Dtype.FLOAT64) else out.to(input.dtype)
-    a = input.detach().numpy().copy()
+    a = input.detach().numpy().copy()  # prod
     if not include_self:
-        a[hit.numpy()] = {"prod": 1, "amax": -np.inf, "amin": np.inf}[reduce]
+        a[hit.numpy()] = 1
     idx = list(np.indices(index.shape))
     idx[d] = index.numpy()
-    _REDUCE_NP[reduce].at(a, tuple(idx), src.detach().numpy())
-    value = _const(a, input)
-    if not (_C.is_grad_enabled() and (input.requires_grad or src.requires_grad)):
-        return value
-    if reduce == "prod":
+    np.multiply.at(a, tuple(idx), src.detach().numpy())
+    if _C.is_grad_enabled() and (input.requires_grad or src.requires_grad):
         raise NotImplementedError("[scatter_reduce] the backward of reduce='prod' is not implemented")
-    # The gradient goes to the elements equal to the result, shared evenly among ties.
-    won_src = (src == value.gather(d, index)).to(input.dtype)
-    won_self = _C.where(hit, (input == value).to(input.dtype) * (1 if include_self else 0), 1.0)
-    count = _C.scatter_add(won_self, d, index, won_src)
-    s = _C.scatter_add(input * won_self, d, index, src * won_src) / count
-    return _surrogate(value, s)
+    return _const(a, input)
 
 
 def _indices(row, col, offset, upper, dtype):

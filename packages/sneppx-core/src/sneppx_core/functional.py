@@ -2,8 +2,8 @@
 
 Names and signatures follow ``torch.nn.functional``. The heavy ones are fused C++ kernels with
 hand-written backward passes: softmax and log_softmax, the norms, the activations, linear (one GEMM,
-bias in the epilogue), embedding, dropout, the LSTM and GRU cells (``lstm_cell``, ``gru_cell``, which
-PyTorch has no public name for), the losses (see ``_functional_losses``), attention, and the
+bias in the epilogue), embedding, dropout, the LSTM and GRU cells and whole-sequence recurrences (``lstm_cell``, ``gru_cell``,
+``lstm_sequence``, ``gru_sequence``, which PyTorch has no public names for), the losses (see ``_functional_losses``), attention, and the
 fused optimizer steps (see ``_functional_optim``); ``pad`` and ``interpolate`` are compositions of
 differentiable core ops. float16/bfloat16 inputs compute in float32.
 
@@ -207,10 +207,37 @@ def gru_cell(gi, gh, h_prev):
     return _nn.gru_cell(gi, gh, h_prev)
 
 
+def lstm_sequence(gi, h0, c0, w_hh, reverse=False):
+    """One LSTM layer and direction over a whole sequence: returns ``(out, h_n, c_n)``.
+
+    ``gi`` (T, B, 4*H) holds every step's input projection ``x_t W_ih^T + b_ih + b_hh`` (gate order
+    i, f, g, o), ``h0`` and ``c0`` (B, H) the initial state and ``w_hh`` (4*H, H) the hidden weights.
+    Step t (t = 0..T-1, or T-1..0 with ``reverse``) computes ``gates = gi[t] + h W_hh^T`` and then
+    :func:`lstm_cell`. ``out`` (T, B, H) holds every step's ``h`` at its time index; ``h_n`` and
+    ``c_n`` are the state after the last step. One node covers all steps: its backward runs the
+    steps in reverse, one GEMM each, and forms the gradient of ``w_hh`` as one GEMM over all of them
+    (first-order gradients only). Requires T >= 1.
+    """
+    return _nn.lstm_sequence(gi, h0, c0, w_hh, bool(reverse))
+
+
+def gru_sequence(gi, h0, w_hh, b_hh=None, reverse=False):
+    """One GRU layer and direction over a whole sequence: returns ``(out, h_n)``.
+
+    ``gi`` (T, B, 3*H) holds every step's ``x_t W_ih^T + b_ih`` (gate order r, z, n), ``h0`` (B, H)
+    the initial state, ``w_hh`` (3*H, H) and ``b_hh`` (3*H,) (or None) the hidden weights. Step t
+    (t = 0..T-1, or T-1..0 with ``reverse``) computes ``gh = h W_hh^T + b_hh`` and then
+    :func:`gru_cell`. ``out`` (T, B, H) holds every step's ``h`` at its time index; ``h_n`` is the
+    state after the last step. One node covers all steps, as in :func:`lstm_sequence`
+    (first-order gradients only). Requires T >= 1.
+    """
+    return _nn.gru_sequence(gi, h0, w_hh, b_hh, bool(reverse))
+
+
 __all__ = ACTIVATIONS + [
     "sigmoid", "tanh", "gelu", "glu", "swiglu", "softmax",
     "log_softmax", "layer_norm", "rms_norm", "linear", "embedding", "dropout", "scaled_dot_product_attention",
-    "lstm_cell", "gru_cell",
+    "lstm_cell", "gru_cell", "lstm_sequence", "gru_sequence",
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "sgd_step", "adam_step", "lion_step", "lamb_step", "total_norm",
     "scale_", "pad", "interpolate",

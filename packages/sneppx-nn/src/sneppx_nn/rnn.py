@@ -2,8 +2,10 @@
 
 Parameter names, shapes, gate order and initialisation are PyTorch's, so state_dicts move between
 the two unchanged. A layer runs one GEMM for the input projection of the whole sequence, then per
-step one GEMM for the hidden projection and the gate arithmetic (one fused kernel for LSTM and GRU,
-``sneppx_core.functional.lstm_cell`` / ``gru_cell``):
+step one GEMM for the hidden projection and the gate arithmetic. LSTM and GRU run each layer and
+direction as one fused op (``sneppx_core.functional.lstm_sequence`` / ``gru_sequence``): one autograd
+node for the whole sequence, whose backward forms the weight gradient in one GEMM over all steps;
+packed sequences and LSTM with ``proj_size`` step through ``lstm_cell`` / ``gru_cell`` instead:
 
 - RNN:  ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu)
 - LSTM: gates ``i, f, g, o`` (in that order) of ``x W_ih^T + b_ih + h W_hh^T + b_hh``;
@@ -175,8 +177,15 @@ class RNNBase(Module):
         # One GEMM projects every step's input; RNN and LSTM fold b_hh into it as well (GRU keeps
         # b_hh inside the r * (h W_hn^T + b_hn) term).
         fold = b_ih is not None and self.mode != "GRU"
-        gi = _steps(F.linear(x, w_ih, (b_ih + b_hh) if fold else b_ih))
+        gi = F.linear(x, w_ih, (b_ih + b_hh) if fold else b_ih)
         hh_bias = None if fold else b_hh
+        if mask is None and w_hr is None and self.mode == "LSTM":
+            out, h, c = F.lstm_sequence(gi, state[0], state[1], w_hh, reverse)
+            return out, [h, c]
+        if mask is None and self.mode == "GRU":
+            out, h = F.gru_sequence(gi, state[0], w_hh, hh_bias, reverse)
+            return out, [h]
+        gi = _steps(gi)
         order = range(len(gi) - 1, -1, -1) if reverse else range(len(gi))
         m = _steps(mask) if mask is not None else None
         outs = [None] * len(gi)
