@@ -83,7 +83,8 @@ template <typename D, typename T>
 bool fixed_form(const Tensor& out, const Tensor& x, double p0) {
   using C = acc_t<T>;
   auto run = [&]<int K>() {
-    map1<T, T>(out, x, [](C v) { return D::template fixed<K, C>(v); });
+    auto f = [](C v) { return D::template fixed<K, C>(v); };
+    map1<T, T>(out, x, f, [](C) { return false; }, f);
     return true;
   };
   switch (D::half_steps(p0)) {
