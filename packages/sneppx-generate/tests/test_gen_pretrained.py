@@ -32,6 +32,22 @@ def test_gpt2_matches_numpy_formulas_with_and_without_cache(tmp_path):
     assert _rel_err(np.concatenate(parts, 1), ref) <= 1e-5
 
 
+def test_logits_to_keep_returns_the_last_positions(tmp_path):
+    cfg, arrays = random_gpt2(tmp_path)
+    ids = np.random.default_rng(2).integers(0, cfg["vocab_size"], (2, 9))
+    ref = gpt2_reference(arrays, cfg, ids)
+    model = load_model(tmp_path)
+    t = sx.Tensor.from_numpy(ids.astype(np.int64))
+    assert _rel_err(model(t, logits_to_keep=3).numpy(), ref[:, -3:]) <= 1e-5
+    assert tuple(model(t, logits_to_keep=9).shape) == tuple(model(t, logits_to_keep=20).shape) == (2, 9, cfg["vocab_size"])
+    cache = model.new_cache(2, 12)
+    model(t, cache=cache, logits_to_keep=1)
+    step = model(sx.Tensor.from_numpy(ids[:, :1].astype(np.int64)), cache=cache, logits_to_keep=1)
+    assert tuple(step.shape) == (2, 1, cfg["vocab_size"])
+    with pytest.raises(ValueError, match="logits_to_keep"):
+        model(t, logits_to_keep=-1)
+
+
 def test_float32_weights_share_the_mapped_file(tmp_path):
     random_gpt2(tmp_path)
     model = load_model(tmp_path)

@@ -118,34 +118,72 @@ void gemm_split(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, i
   });
 }
 
-// y[j * incy] = beta * y[j * incy] + sum_k x[k * incx] * B(k, j), with B(k, j) = B[k * sk + j * sj], for
-// j in [0, n): the one-row (or one-column) product. BLAS's threaded GEMM pays a synchronisation per
-// call that can cost a hundred times the arithmetic when M == 1 (decoding one token), so this
-// memory-bound case runs on the thread pool instead, split over j.
+// The one-row (or one-column) product, for j in [0, n):
+//   y[j * incy] = beta * y[j * incy] + sum_k x[k * incx] * B(k, j),  B(k, j) = B[k * sk + j * sj].
+// BLAS's threaded GEMM pays a synchronisation per call that can cost a hundred times the arithmetic
+// when M == 1 (decoding one token), so this memory-bound case runs on the thread pool instead. Both
+// layouts read B once, in long contiguous runs: the speed limit is memory bandwidth.
+
+// Rows of B contiguous along j (x @ W with W stored (K, n)): each task streams whole row pieces
+// (up to kTileJ wide) of a range of k into partial sums of y; the partial sums of the k ranges are
+// added at the end. Four rows per pass halve the loads and stores of the partial sums. The split
+// does not depend on the thread count, so neither does the result.
 template <typename T>
-void gemv(int64_t n, int64_t K, const T* x, int64_t incx, const T* B, int64_t sk, int64_t sj, T beta, T* y,
-          int64_t incy) {
+void gemv_rows(int64_t n, int64_t K, const T* x, int64_t incx, const T* B, int64_t sk, T beta, T* y, int64_t incy) {
+  constexpr int64_t kTileJ = 1024;  // partial sums of one tile stay in L1
+  constexpr int64_t kTasks = 8;     // tiles x k ranges to aim for
+  const int64_t tiles = (n + kTileJ - 1) / kTileJ;
+  int64_t parts = 1;  // k ranges; one when the product is too small to share
+  if (n * K >= (int64_t(1) << 15)) parts = std::clamp<int64_t>(kTasks / tiles, 1, std::max<int64_t>(K / 16, 1));
+  std::vector<T> partial(parts > 1 ? parts * n : 0);
+  auto task = [&](int64_t c) {
+    const int64_t tile = c % tiles, part = c / tiles;
+    const int64_t j0 = tile * kTileJ, m = std::min(kTileJ, n - j0);
+    const int64_t k0 = K * part / parts, k1 = K * (part + 1) / parts;
+    T local[kTileJ];
+    T* acc = parts > 1 ? partial.data() + part * n + j0 : local;
+    std::fill(acc, acc + m, T(0));
+    int64_t k = k0;
+    for (; k + 4 <= k1; k += 4) {
+      const T x0 = x[k * incx], x1 = x[(k + 1) * incx], x2 = x[(k + 2) * incx], x3 = x[(k + 3) * incx];
+      const T *r0 = B + k * sk + j0, *r1 = r0 + sk, *r2 = r1 + sk, *r3 = r2 + sk;
+      for (int64_t j = 0; j < m; ++j) acc[j] += x0 * r0[j] + x1 * r1[j] + x2 * r2[j] + x3 * r3[j];
+    }
+    for (; k < k1; ++k) {
+      const T xk = x[k * incx];
+      const T* r = B + k * sk + j0;
+      for (int64_t j = 0; j < m; ++j) acc[j] += xk * r[j];
+    }
+    if (parts == 1)
+      for (int64_t j = 0; j < m; ++j) {
+        T* o = y + (j0 + j) * incy;
+        *o = beta == T(0) ? acc[j] : acc[j] + beta * *o;
+      }
+  };
+  const int64_t tasks = tiles * parts;
+  if (n * K < (int64_t(1) << 15)) {
+    for (int64_t c = 0; c < tasks; ++c) task(c);
+  } else {
+    parallel_for(tasks, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) task(c);
+    });
+  }
+  if (parts == 1) return;
+  for (int64_t j = 0; j < n; ++j) {
+    T s = partial[j];
+    for (int64_t p = 1; p < parts; ++p) s += partial[p * n + j];
+    T* o = y + j * incy;
+    *o = beta == T(0) ? s : s + beta * *o;
+  }
+}
+
+// One dot product of x with the column B(., j) per j (contiguous when sk == 1: linear's weight rows).
+template <typename T>
+void gemv_cols(int64_t n, int64_t K, const T* x, int64_t incx, const T* B, int64_t sk, int64_t sj, T beta, T* y,
+               int64_t incy) {
   int64_t grain = std::max<int64_t>(16, 65536 / std::max<int64_t>(K, 1));
   parallel_for(n, grain, [&](int64_t j0, int64_t j1) {
-    if (sj == 1) {  // rows of B are contiguous along j: accumulate x[k] * row k (vectorises over j)
-      constexpr int64_t kTile = 256;
-      T acc[kTile];
-      for (int64_t t0 = j0; t0 < j1; t0 += kTile) {
-        int64_t m = std::min(kTile, j1 - t0);
-        for (int64_t j = 0; j < m; ++j) acc[j] = T(0);
-        for (int64_t k = 0; k < K; ++k) {
-          const T xk = x[k * incx];
-          const T* row = B + k * sk + t0;
-          for (int64_t j = 0; j < m; ++j) acc[j] += xk * row[j];
-        }
-        for (int64_t j = 0; j < m; ++j) {
-          T* o = y + (t0 + j) * incy;
-          *o = beta == T(0) ? acc[j] : acc[j] + beta * *o;
-        }
-      }
-      return;
-    }
-    for (int64_t j = j0; j < j1; ++j) {  // B(., j) is a strided column (contiguous when sk == 1): a dot
+    for (int64_t j = j0; j < j1; ++j) {
       const T* col = B + j * sj;
       T lanes[8] = {};
       int64_t k = 0;
@@ -159,6 +197,15 @@ void gemv(int64_t n, int64_t K, const T* x, int64_t incx, const T* B, int64_t sk
       *o = beta == T(0) ? acc : acc + beta * *o;
     }
   });
+}
+
+template <typename T>
+void gemv(int64_t n, int64_t K, const T* x, int64_t incx, const T* B, int64_t sk, int64_t sj, T beta, T* y,
+          int64_t incy) {
+  if (sj == 1)
+    gemv_rows<T>(n, K, x, incx, B, sk, beta, y, incy);
+  else
+    gemv_cols<T>(n, K, x, incx, B, sk, sj, beta, y, incy);
 }
 
 // C = op(A) @ op(B), row-major. BLAS takes 32-bit ints: sizes past 2**31 - 1 (or the lower block limit

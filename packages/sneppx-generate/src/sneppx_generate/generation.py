@@ -11,6 +11,8 @@ Prompts of unequal length are left-padded with the pad id. If the model's ``forw
 ``attention_mask``, an int64 Tensor (B, tokens so far) with 0 at padding, covering cached and
 new tokens; it must mask those keys (and derive positions from it if it uses positions).
 Otherwise the prompts are decoded in groups of equal length, so the model never sees padding.
+A model whose ``forward`` names a ``logits_to_keep`` parameter is called with
+``logits_to_keep=1``: only the last position's logits are used.
 """
 
 from __future__ import annotations
@@ -71,7 +73,9 @@ class _Decoder:
     def __init__(self, model, prompts, cfg, rngs, pass_mask, tokenizer):
         self.model, self.cfg, self.rngs, self.tokenizer = model, cfg, rngs, tokenizer
         self.pass_mask, self.device = pass_mask, _model_device(model)
+        self.last_only = _accepts(model, "logits_to_keep")
         self.pad, self.eos = cfg.resolved_pad_token_id(), np.array(cfg.eos_token_ids, dtype=np.int64)
+        self.eos_set = {int(e) for e in self.eos}
         self.stops = cfg.stop_string_list
         b, self.plen = len(prompts), max(len(p) for p in prompts)
         self.starts = [self.plen - len(p) for p in prompts]
@@ -91,6 +95,8 @@ class _Decoder:
         kwargs = {} if self.cache is None else {"cache": self.cache}
         if self.pass_mask:
             kwargs["attention_mask"] = _as_tensor(self.mask[:, :self.cur], self.device)
+        if self.last_only:
+            kwargs["logits_to_keep"] = 1
         ids = _as_tensor(self.tokens[:, start:self.cur], self.device)
         with sx.no_grad():
             logits = self.model(ids, **kwargs)
@@ -136,8 +142,9 @@ class _Decoder:
         self.tokens[:, self.cur], self.mask[:, self.cur] = nxt, active
         self.cur += 1
         for i in np.flatnonzero(active):
-            self.new[i].append(int(nxt[i]))
-            self.finished[i] = bool(np.isin(nxt[i], self.eos)) or self._hit_stop(i)
+            token = int(nxt[i])
+            self.new[i].append(token)
+            self.finished[i] = token in self.eos_set or self._hit_stop(i)
         return nxt, active, scores
 
 

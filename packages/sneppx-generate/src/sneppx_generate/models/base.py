@@ -146,9 +146,10 @@ class CausalLM:
 
     Subclasses set ``n_layers``, ``n_kv_heads``, ``head_dim``, ``max_positions`` and ``dtype`` and
     implement ``embed(ids, step)``, ``layer(i, x, cache, step)`` and ``head(x)`` (``step``: a
-    :class:`Step`). ``model(ids, cache=None, attention_mask=None)`` returns logits (B, T, V) of
-    int ids (B, T); ``new_cache`` gives a :class:`KVCache` after which each call feeds only new
-    tokens; ``attention_mask`` (B, cached + new tokens) of 1/0 marks padding. Runs under ``no_grad``.
+    :class:`Step`). ``model(ids, cache=None, attention_mask=None, logits_to_keep=0)`` returns
+    logits (B, T, V) of int ids (B, T); ``new_cache`` gives a :class:`KVCache` after which each call
+    feeds only new tokens; ``attention_mask`` (B, cached + new tokens) of 1/0 marks padding;
+    ``logits_to_keep`` n > 0 keeps the last n positions. Runs under ``no_grad``.
     """
 
     model_type = "?"
@@ -163,12 +164,18 @@ class CausalLM:
                              f"{self.max_positions} positions")
         return KVCache(self.n_layers, batch_size, self.n_kv_heads, self.head_dim, max_len, self.dtype)
 
-    def __call__(self, input_ids, cache=None, attention_mask=None):
+    def __call__(self, input_ids, cache=None, attention_mask=None, logits_to_keep=0):
         """Same as ``forward``."""
-        return self.forward(input_ids, cache, attention_mask)
+        return self.forward(input_ids, cache, attention_mask, logits_to_keep)
 
-    def forward(self, input_ids, cache=None, attention_mask=None):
-        """Logits (B, T, V) for ``input_ids`` (B, T), after the ``cache.length`` cached tokens."""
+    def forward(self, input_ids, cache=None, attention_mask=None, logits_to_keep=0):
+        """Logits (B, T, V) for ``input_ids`` (B, T), after the ``cache.length`` cached tokens.
+
+        ``logits_to_keep`` n > 0 returns only the last n positions' logits (B, n, V), so the
+        language-model head skips the rest; 0 keeps all.
+        """
+        if not isinstance(logits_to_keep, int) or logits_to_keep < 0:
+            raise ValueError(f"[{self.model_type}] logits_to_keep must be an int >= 0, got {logits_to_keep!r}")
         if not isinstance(input_ids, sx.Tensor) or input_ids.ndim != 2 or input_ids.dtype not in (sx.int64, sx.int32):
             shape = tuple(getattr(input_ids, "shape", ()))
             raise ValueError(f"[{self.model_type}] input_ids must be an int64 Tensor (B, T), got "
@@ -188,6 +195,8 @@ class CausalLM:
                 x = self.layer(i, x, cache, step)
             if cache is not None:
                 cache.length = start + t
+            if 0 < logits_to_keep < t:
+                x = x[:, t - logits_to_keep:]
             return self.head(x)
 
     def __repr__(self):

@@ -11,15 +11,16 @@ import functools
 
 import sneppx_core.functional as F
 
-from .base import CausalLM, merge_heads, split_heads
+from .base import CausalLM, merge_heads
 
 ACTIVATIONS = {"gelu_new": functools.partial(F.gelu, approximate="tanh"),
                "gelu_pytorch_tanh": functools.partial(F.gelu, approximate="tanh"),
                "gelu": F.gelu, "relu": F.relu, "silu": F.silu, "swish": F.silu}
 
 
-def _conv1d(x, w, b):
-    return x @ w + b
+BLOCK_TENSORS = ("ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",
+                 "attn.c_proj.bias", "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias",
+                 "mlp.c_proj.weight", "mlp.c_proj.bias")
 
 
 class GPT2(CausalLM):
@@ -43,10 +44,8 @@ class GPT2(CausalLM):
         prefix = "transformer." if "transformer.wte.weight" in weights else ""
         get = lambda name: weights.get(prefix + name, dtype)  # noqa: E731
         self.wte, self.wpe = get("wte.weight"), get("wpe.weight")
-        self.blocks = [{name: get(f"h.{i}.{name}") for name in (
-            "ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",
-            "attn.c_proj.bias", "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias",
-            "mlp.c_proj.weight", "mlp.c_proj.bias")} for i in range(self.n_layers)]
+        self.blocks = [{name: get(f"h.{i}.{name}") for name in BLOCK_TENSORS} for i in range(self.n_layers)]
+        self._block_tuples = [tuple(b[name] for name in BLOCK_TENSORS) for b in self.blocks]
         self.ln_f = get("ln_f.weight"), get("ln_f.bias")
         untied = not cfg.get("tie_word_embeddings", True) and "lm_head.weight" in weights
         self.lm_head = weights.get("lm_head.weight", dtype) if untied else self.wte
@@ -57,16 +56,16 @@ class GPT2(CausalLM):
 
     def layer(self, i, x, cache, step):
         """One GPT-2 block on x (B, T, C)."""
-        w = self.blocks[i]
-        h = F.layer_norm(x, self.d, w["ln_1.weight"], w["ln_1.bias"], self.eps)
-        q, k, v = _conv1d(h, w["attn.c_attn.weight"], w["attn.c_attn.bias"]).chunk(3, -1)
-        q, k, v = (split_heads(a, self.n_heads, self.head_dim) for a in (q, k, v))
+        ln1_w, ln1_b, attn_w, attn_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, out_w, out_b = self._block_tuples[i]
+        b, t = x.shape[0], x.shape[1]
+        h = F.layer_norm(x, self.d, ln1_w, ln1_b, self.eps)
+        # (B, T, 3 * C) -> (3, B, H, T, d): q, k and v with their heads split, in two view ops
+        q, k, v = (h @ attn_w + attn_b).reshape((b, t, 3, self.n_heads, self.head_dim)).permute(2, 0, 3, 1, 4).unbind(0)
         if cache is not None:
             k, v = cache.update(i, k, v)
-        x = x + _conv1d(merge_heads(step.attend(q, k, v)), w["attn.c_proj.weight"], w["attn.c_proj.bias"])
-        h = F.layer_norm(x, self.d, w["ln_2.weight"], w["ln_2.bias"], self.eps)
-        h = self.act(_conv1d(h, w["mlp.c_fc.weight"], w["mlp.c_fc.bias"]))
-        return x + _conv1d(h, w["mlp.c_proj.weight"], w["mlp.c_proj.bias"])
+        x = x + (merge_heads(step.attend(q, k, v)) @ proj_w + proj_b)
+        h = F.layer_norm(x, self.d, ln2_w, ln2_b, self.eps)
+        return x + (self.act(h @ fc_w + fc_b) @ out_w + out_b)
 
     def head(self, x):
         """Final LayerNorm and the tied language-model head."""
