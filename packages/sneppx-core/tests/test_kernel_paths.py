@@ -193,42 +193,6 @@ def test_matrix_products_split_over_the_pool(threads, m, k, n, trans):
 def test_long_k_products_do_not_depend_on_thread_count():
     rng = np.random.default_rng(9)
     a, b = rng.standard_normal((16, 30000)).astype(np.float32), rng.standard_normal((30000, 24)).astype(np.float32)
-
-
-def _close(got, want, scale, dtype):
-    """|got - want| within a few roundings of the sum of |products| (``scale``) at every element."""
-    assert got.shape == want.shape
-    err = float((np.abs(got - want) / scale).max())
-    assert err <= (2e-6 if dtype == np.float32 else 1e-13), f"error {err:.3g} of the sum of |products|"
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("k,n", [(1, 5), (3, 1030), (17, 2049), (64, 4099), (512, 1536), (2048, 513), (4097, 7)])
-def test_one_row_and_one_column_products(threads, dtype, k, n):
-    # x (1, k) times W: W stored (k, n) (rows streamed, k split across tasks when large), W^T of a
-    # (n, k) matrix (a dot per column), through linear (bias accumulated into the output), with x
-    # a strided view, over a batch, and the one-column forms W^T x and W x.
-    rng = np.random.default_rng(k * n)
-    x, w, b = rng.standard_normal(k), rng.standard_normal((k, n)), rng.standard_normal(n)
-    want, scale = x @ w, np.abs(x) @ np.abs(w) + 1
-    xs, ws = sx.from_numpy(x.astype(dtype)), sx.from_numpy(w.astype(dtype))
-    wt = sx.from_numpy(np.ascontiguousarray(w.T).astype(dtype))
-    _close((xs.unsqueeze(0) @ ws).numpy()[0], want, scale, dtype)
-    _close((xs.unsqueeze(0) @ wt.t()).numpy()[0], want, scale, dtype)
-    _close(F.linear(xs.reshape(1, 1, k), wt, sx.from_numpy(b.astype(dtype))).numpy()[0, 0],
-           want + b, scale, dtype)
-    strided = sx.from_numpy(np.stack([x, -x], 1).astype(dtype))[:, 0]
-    _close((strided.unsqueeze(0) @ ws).numpy()[0], want, scale, dtype)
-    batch = sx.from_numpy(np.stack([x, 2 * x]).astype(dtype)).unsqueeze(1)
-    _close((batch @ ws).numpy()[:, 0], np.stack([want, 2 * want]), 2 * scale, dtype)
-    _close((wt @ xs.unsqueeze(1)).numpy()[:, 0], want, scale, dtype)
-    _close((ws.t() @ xs.unsqueeze(1)).numpy()[:, 0], want, scale, dtype)
-
-
-def test_one_row_product_does_not_depend_on_thread_count():
-    rng = np.random.default_rng(5)
-    x = sx.from_numpy(rng.standard_normal((1, 2048)).astype(np.float32))
-    w = sx.from_numpy(rng.standard_normal((2048, 1536)).astype(np.float32))
     n0 = sx.get_num_threads()
     try:
         outs = []
@@ -307,6 +271,45 @@ def test_tril_gradient_is_the_mask():
     np.testing.assert_array_equal(t.grad.numpy(), np.tril(np.arange(20.0).reshape(4, 5), 1))
 
 
+def _close(got, want, scale, dtype):
+    """|got - want| within a few roundings of the sum of |products| (``scale``) at every element."""
+    assert got.shape == want.shape
+    err = float((np.abs(got - want) / scale).max())
+    assert err <= (2e-6 if dtype == np.float32 else 1e-13), f"error {err:.3g} of the sum of |products|"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k,n", [(1, 5), (3, 1030), (17, 2049), (64, 4099), (512, 1536), (2048, 513), (4097, 7)])
+def test_one_row_and_one_column_products(threads, dtype, k, n):
+    # x (1, k) times W: W stored (k, n) (rows streamed, k split across tasks when large), W^T of a
+    # (n, k) matrix (a dot per column), through linear (bias accumulated into the output), with x
+    # a strided view, over a batch, and the one-column forms W^T x and W x.
+    rng = np.random.default_rng(k * n)
+    x, w, b = rng.standard_normal(k), rng.standard_normal((k, n)), rng.standard_normal(n)
+    want, scale = x @ w, np.abs(x) @ np.abs(w) + 1
+    xs, ws = sx.from_numpy(x.astype(dtype)), sx.from_numpy(w.astype(dtype))
+    wt = sx.from_numpy(np.ascontiguousarray(w.T).astype(dtype))
+    _close((xs.unsqueeze(0) @ ws).numpy()[0], want, scale, dtype)
+    _close((xs.unsqueeze(0) @ wt.t()).numpy()[0], want, scale, dtype)
+    _close(F.linear(xs.reshape(1, 1, k), wt, sx.from_numpy(b.astype(dtype))).numpy()[0, 0],
+           want + b, scale, dtype)
+    strided = sx.from_numpy(np.stack([x, -x], 1).astype(dtype))[:, 0]
+    _close((strided.unsqueeze(0) @ ws).numpy()[0], want, scale, dtype)
+    batch = sx.from_numpy(np.stack([x, 2 * x]).astype(dtype)).unsqueeze(1)
+    _close((batch @ ws).numpy()[:, 0], np.stack([want, 2 * want]), 2 * scale, dtype)
+    _close((wt @ xs.unsqueeze(1)).numpy()[:, 0], want, scale, dtype)
+    _close((ws.t() @ xs.unsqueeze(1)).numpy()[:, 0], want, scale, dtype)
+
+
+def test_one_row_product_does_not_depend_on_thread_count():
+    rng = np.random.default_rng(5)
+    x = sx.from_numpy(rng.standard_normal((1, 2048)).astype(np.float32))
+    w = sx.from_numpy(rng.standard_normal((2048, 1536)).astype(np.float32))
+    n0 = sx.get_num_threads()
+    try:
+        outs = []
+        for n in (1, 2, 3):
+            sx.set_num_threads(n)
             outs.append((x @ w).numpy())
     finally:
         sx.set_num_threads(n0)
