@@ -242,7 +242,7 @@ def sanitize(session: nox.Session):
     # The tests must exercise the instrumented extension of this venv, not some other build.
     session.run("python", "-c", SANITIZED_IMPORT_CHECK, session.virtualenv.location, env=env)
     try:
-        session.run("pytest", "-q", "--capture=sys", "-m", "not parity", "-p", "no:cacheprovider",
+        session.run("pytest", "-q", "--capture=sys", "--durations=15", "-m", "not parity", "-p", "no:cacheprovider",
                     str(CORE / "tests"), *session.posargs, env=env)
     finally:
         bad = 0
