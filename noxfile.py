@@ -266,7 +266,7 @@ from sneppx_core import _SNEPPX_c as C
 venv = os.path.realpath(sys.argv[1])
 assert os.path.realpath(C.__file__).startswith(venv + os.sep), f"extension imported from {C.__file__}, not {venv}"
 libs = subprocess.run(["ldd", C.__file__], capture_output=True, text=True, check=True, env={}).stdout
-assert "libasan" in libs and "libubsan" in libs, f"{C.__file__} is not instrumented:\n{libs}"
+assert "libasan" in libs and "libubsan" in libs, f"{C.__file__} is not instrumented:\\n{libs}"
 print("sanitized extension:", C.__file__)
 """
 
