@@ -10,6 +10,7 @@ import hashlib
 import os
 import pathlib
 import shutil
+import time
 
 import nox
 import nox.command
@@ -198,20 +199,34 @@ def bench(session: nox.Session):
     session.run("python", str(ROOT / "benchmarks" / "run.py"), *session.posargs)
 
 
+# What a sanitizer may write without anything being wrong: huge-allocation tests make malloc fail
+# on purpose (allocator_may_return_null=1 turns that into a NULL the core reports as MemoryError).
+SANITIZER_EXPECTED = ("WARNING: AddressSanitizer failed to allocate",)
+
+
+def sanitizer_findings(text: str) -> list[str]:
+    """The lines of a sanitizer log that are not expected warnings (any of them fails the session)."""
+    return [ln for ln in text.splitlines() if ln.strip() and not any(e in ln for e in SANITIZER_EXPECTED)]
+
+
 @nox.session
 def sanitize(session: nox.Session):
-    """Core built with AddressSanitizer and UBSan, running core's tests.
+    """Core built with AddressSanitizer and UBSan, running core's tests (not the parity ones).
 
-    python does not link libstdc++, so a preloaded libasan finds no __cxa_throw to intercept and the
-    first C++ exception kills the process: libstdc++ is preloaded beside it. Huge-allocation tests
-    need malloc to fail with NULL (allocator_may_return_null). Reports go to files under
-    .nox/sanitize-logs (pytest's capture would swallow a dying process's stderr); errors among them
-    are printed at the end and fail the session; pytest runs with --capture=sys so that a report a test process
-    writes to its stderr also reaches the terminal.
+    The sanitized build has its own CMake folder (build/asan), so it never mixes with the release
+    wheel's. python does not link libstdc++, so a preloaded libasan finds no __cxa_throw to
+    intercept and the first C++ exception kills the process: libstdc++ is preloaded beside it.
+    Huge-allocation tests need malloc to fail with NULL (allocator_may_return_null). Reports of every
+    process (the test subprocesses too) go to files under .nox/sanitize-logs, since pytest's capture
+    would swallow a dying process's stderr; at the end every log line other than an expected
+    allocation warning is printed and fails the session. Arguments after `--` go to pytest.
     """
-    env = {"CMAKE_ARGS": "-DSNEPPX_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo"}
+    t0 = time.monotonic()
+    # SNEPPX_SANITIZE compiles at -O1 -g without LTO, whatever the wheel's build type.
+    env = {"CMAKE_ARGS": "-DSNEPPX_SANITIZE=ON", "SKBUILD_BUILD_DIR": "build/asan"}
     wheel = core_wheel(session, env=env, tag="asan")
     session.install(str(wheel), *TEST_DEPS)
+    built = time.monotonic()
     gcc = lambda name: session.run("gcc", f"-print-file-name={name}", silent=True, external=True).strip()
     preload = f"{gcc('libasan.so')}:{gcc('libstdc++.so.6')}"
     logs = ROOT / ".nox" / "sanitize-logs"
@@ -223,21 +238,37 @@ def sanitize(session: nox.Session):
         "ASAN_OPTIONS": f"{common}:detect_leaks=0:allocator_may_return_null=1:handle_segv=1",
         "UBSAN_OPTIONS": f"{common}:halt_on_error=0",
         "PYTHONFAULTHANDLER": "1",
+        "PYTHONPATH": "",  # the sanitized wheel just installed, never a source tree on an outer PYTHONPATH
     }
+    # The tests must exercise the instrumented extension of this venv, not some other build.
+    session.run("python", "-c", SANITIZED_IMPORT_CHECK, session.virtualenv.location, env=env)
     try:
-        session.run("pytest", "-q", "-x", "--capture=sys", "-m", "not parity", "-p", "no:cacheprovider",
+        session.run("pytest", "-q", "--capture=sys", "--durations=15", "-m", "not parity", "-p", "no:cacheprovider",
                     str(CORE / "tests"), *session.posargs, env=env)
     finally:
-        errors = 0
+        bad = 0
         for r in sorted(logs.glob("report*")):
-            text = r.read_text(errors="replace")
-            # "failed to allocate" warnings are expected (huge-allocation tests); errors are not.
-            if "ERROR: AddressSanitizer" in text or "runtime error:" in text or "ERROR: LeakSanitizer" in text:
-                errors += 1
-                session.log(f"==== {r.name}\n{text}")
-        session.log(f"sanitizer logs in {logs}")
-    if errors:
-        session.error(f"{errors} sanitizer report(s) above")
+            findings = sanitizer_findings(r.read_text(errors="replace"))
+            if findings:
+                bad += 1
+                session.log(f"==== sanitizer report {r.name}\n" + "\n".join(findings))
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        session.log(f"build and install {built - t0:.0f} s, tests {time.monotonic() - built:.0f} s "
+                    f"(load average now {load}); sanitizer logs in {logs}")
+    if bad:
+        session.error(f"{bad} sanitizer report(s) above")
+
+
+SANITIZED_IMPORT_CHECK = """
+import os, subprocess, sys
+import sneppx_core
+from sneppx_core import _SNEPPX_c as C
+venv = os.path.realpath(sys.argv[1])
+assert os.path.realpath(C.__file__).startswith(venv + os.sep), f"extension imported from {C.__file__}, not {venv}"
+libs = subprocess.run(["ldd", C.__file__], capture_output=True, text=True, check=True, env={}).stdout
+assert "libasan" in libs and "libubsan" in libs, f"{C.__file__} is not instrumented:\\n{libs}"
+print("sanitized extension:", C.__file__)
+"""
 
 
 @nox.session
@@ -246,8 +277,10 @@ def fuzz(session: nox.Session):
     and bad values); every batch runs in a subprocess, so a crash fails the test that found it.
     Bounded by SNEPPX_FUZZ_SECONDS per property (default 20; a few minutes in all)."""
     session.install(str(core_wheel(session)), *TEST_DEPS)
-    env = {"SNEPPX_FUZZ": "1", "SNEPPX_FUZZ_SECONDS": os.environ.get("SNEPPX_FUZZ_SECONDS", "20")}
-    session.run("pytest", "-q", "-m", "fuzz", str(CORE / "tests" / "test_fuzz.py"), *session.posargs, env=env)
+    env = {"SNEPPX_FUZZ_SECONDS": os.environ.get("SNEPPX_FUZZ_SECONDS", "20"),
+           "PYTHONPATH": ""}  # the wheel just installed, never a source tree on an outer PYTHONPATH
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "fuzz", str(CORE / "tests" / "test_fuzz.py"),
+                *session.posargs, env=env)
 
 
 CUDA_IMPORT_CHECK = """
