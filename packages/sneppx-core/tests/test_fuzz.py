@@ -150,10 +150,12 @@ DRIVER = textwrap.dedent(
             got = t[key]
         except CLEAN:
             return
-        # NumPy treats ints as advanced indices when arrays are present (x[0, :, True]); PyTorch,
-        # the contract here, keeps them basic: compare only where the two agree by construction.
+        # NumPy treats ints as advanced indices when arrays or scalar bools are present
+        # (x[0, ..., True] is (1, 4, 4) there, (4, 4, 1) in PyTorch); PyTorch, the contract here,
+        # keeps them basic: compare only where the two agree by construction.
         items = idx if isinstance(key, tuple) else (key,)
-        mixed = any(isinstance(i, int) for i in items) and any(isinstance(i, (np.ndarray, list)) for i in items)
+        mixed = (any(isinstance(i, int) and not isinstance(i, bool) for i in items)
+                 and any(isinstance(i, (np.ndarray, list, bool)) for i in items))
         if want is not None and not mixed and np.asarray(want).size < 10_000:
             expect_same(got, want)
 

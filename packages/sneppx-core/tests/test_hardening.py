@@ -516,3 +516,14 @@ def test_heavy_ops_let_other_python_threads_run():
         print("OK")
     """
     assert_ok(run_py(code))
+
+
+@pytest.mark.parity
+def test_scalar_bool_with_int_index_follows_pytorch(torch):
+    """x[0, ..., True]: PyTorch keeps the int basic and adds the new axis last (NumPy differs)."""
+    a = np.arange(64, dtype=np.float32).reshape(4, 4, 4)
+    for key in [(0, Ellipsis, True), (1, False), (True, 2, slice(None))]:
+        want = torch.from_numpy(a)[key].numpy()
+        got = S.tensor(a)[key].numpy()
+        assert got.shape == want.shape, (key, got.shape, want.shape)
+        np.testing.assert_array_equal(got, want)
