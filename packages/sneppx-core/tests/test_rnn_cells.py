@@ -12,32 +12,9 @@ import sneppx_core as sx
 import sneppx_core.functional as F
 from sneppx_core.testing import gradcheck
 
+from rnn_ref import np_gru, np_lstm, npy, t
+
 RNG = np.random.default_rng(19)
-
-
-def t(a, dtype=sx.float64, requires_grad=False):
-    return sx.tensor(np.asarray(a, dtype=np.float64), dtype=dtype, requires_grad=requires_grad)
-
-
-def npy(x):
-    return np.array(x.detach().to(sx.float64).numpy(), dtype=np.float64)
-
-
-def sig(a):
-    return 1.0 / (1.0 + np.exp(-a))
-
-
-def np_lstm(gates, c):
-    i, f, g, o = np.split(gates, 4, axis=1)
-    c2 = sig(f) * c + sig(i) * np.tanh(g)
-    return sig(o) * np.tanh(c2), c2
-
-
-def np_gru(gi, gh, h):
-    (xr, xz, xn), (hr, hz, hn) = np.split(gi, 3, axis=1), np.split(gh, 3, axis=1)
-    r, z = sig(xr + hr), sig(xz + hz)
-    n = np.tanh(xn + r * hn)
-    return (1 - z) * n + z * h
 
 
 # (B, H): tiny, odd, and large enough (B*H*5 > 32768 elements) to run over several threads

@@ -12,37 +12,23 @@ import sneppx_core as sx
 import sneppx_core.functional as F
 from sneppx_core.testing import gradcheck
 
+from rnn_ref import np_gru, np_lstm, npy, t
+
 RNG = np.random.default_rng(23)
-
-
-def t(a, dtype=sx.float64, requires_grad=False):
-    return sx.tensor(np.asarray(a, dtype=np.float64), dtype=dtype, requires_grad=requires_grad)
-
-
-def npy(x):
-    return np.array(x.detach().to(sx.float64).numpy(), dtype=np.float64)
-
-
-def sig(a):
-    return 1.0 / (1.0 + np.exp(-a))
 
 
 def np_lstm_seq(gi, h, c, w, reverse):
     out = np.zeros(gi.shape[:2] + (w.shape[1],))
     for s in (range(gi.shape[0] - 1, -1, -1) if reverse else range(gi.shape[0])):
-        i, f, g, o = np.split(gi[s] + h @ w.T, 4, axis=1)
-        c = sig(f) * c + sig(i) * np.tanh(g)
-        h = out[s] = sig(o) * np.tanh(c)
+        h, c = np_lstm(gi[s] + h @ w.T, c)
+        out[s] = h
     return out, h, c
 
 
 def np_gru_seq(gi, h, w, b, reverse):
     out = np.zeros(gi.shape[:2] + (w.shape[1],))
     for s in (range(gi.shape[0] - 1, -1, -1) if reverse else range(gi.shape[0])):
-        (xr, xz, xn), (hr, hz, hn) = np.split(gi[s], 3, axis=1), np.split(h @ w.T + b, 3, axis=1)
-        r, z = sig(xr + hr), sig(xz + hz)
-        n = np.tanh(xn + r * hn)
-        h = out[s] = (1 - z) * n + z * h
+        h = out[s] = np_gru(gi[s], h @ w.T + b, h)
     return out, h
 
 
