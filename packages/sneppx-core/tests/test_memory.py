@@ -102,6 +102,32 @@ def test_empty_cache_returns_large_blocks():
     assert _run(code) < 4 * 2**20
 
 
+def test_large_blocks_start_off_page_boundaries_and_free_cleanly():
+    # Large blocks are 2 MiB aligned plus a rotating multiple of 256 bytes: never on a 4 KiB page boundary
+    # (page-aligned buffers stall copies against other libraries' page-aligned buffers on 4K aliasing), and
+    # two live large tensors get different offsets. Freeing them, through the cache and empty_cache, must
+    # hand the original block back to the system (no growth, no crash).
+    code = PRELUDE + textwrap.dedent(
+        """
+        import numpy as np
+        base = settle()
+        for size in (2**20, 3 * 2**20 + 5, 2**22):
+            ts = [sx.ones(size) for _ in range(4)]
+            offsets = [t.data_ptr() % 4096 for t in ts]
+            assert all(o != 0 and o % 256 == 0 for o in offsets), offsets
+            assert len(set(offsets)) == 4, offsets
+            for i, t in enumerate(ts):
+                t.fill_(float(i))
+            for i, t in enumerate(ts):
+                assert np.all(t.numpy() == i)
+            del ts, t
+            sx.empty_cache()
+        print("GROWTH", settle() - base)
+        """
+    )
+    assert _run(code) < 8 * 2**20
+
+
 def test_hook_capturing_its_tensor_is_collected():
     # The cycle wrapper -> TensorImpl -> grad_fn -> hook -> function -> wrapper runs through C++; the
     # Tensor type's tp_traverse/tp_clear show the hooks to the cycle collector.
