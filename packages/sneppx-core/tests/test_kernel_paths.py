@@ -2,7 +2,8 @@
 (norm) and means in one pass, vectorised arg-extremes over rows, cumsum over interleaved rows,
 transposing copies by tiles (ragged edges included), copies of whole rows under permuted outer
 dims, matrix products split over the thread pool, and one-row / one-column matrix products in
-every operand layout."""
+every operand layout; copies of short rows, of rows into shifted views (roll, cat) and of flipped
+rows; the one-pass lerp; and the reuse order of the block cache."""
 
 from __future__ import annotations
 
@@ -315,3 +316,139 @@ def test_one_row_product_does_not_depend_on_thread_count():
         sx.set_num_threads(n0)
     for o in outs[1:]:
         np.testing.assert_array_equal(o, outs[0])
+
+
+COPY_DTYPES = [np.float32, np.float64, np.int8, np.int16, np.float16, np.bool_]
+
+
+def _values(shape, dtype, seed=0):
+    a = np.random.default_rng(seed).standard_normal(shape) * 50
+    return (a > 0) if dtype == np.bool_ else a.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", COPY_DTYPES)
+@pytest.mark.parametrize("shape,perm", [((4, 9, 3, 16), (0, 2, 1, 3)), ((5, 7, 33), (1, 0, 2)), ((6, 5, 100), (1, 0, 2)),
+                                        ((3, 4, 257), (1, 0, 2)), ((2, 3, 1030), (1, 0, 2))])
+def test_copies_of_short_and_long_rows(threads, dtype, shape, perm):
+    """Rows of 16 to a few hundred bytes (inline vector moves with a ragged tail) and rows past 1 KiB."""
+    a = _values(shape, dtype)
+    got = sx.tensor(a).permute(*perm).contiguous().numpy()
+    np.testing.assert_array_equal(got, np.ascontiguousarray(a.transpose(perm)))
+    # from a sliced source into a sliced destination (rows start at odd addresses)
+    src = sx.tensor(a)[..., 1:]
+    dst = sx.zeros(*(a.transpose(perm).shape[:-1] + (shape[-1],)), dtype=src.dtype)  # one spare column
+    dst[..., :-1].copy_(src.permute(*perm))
+    np.testing.assert_array_equal(dst[..., :-1].numpy(), np.ascontiguousarray(a[..., 1:].transpose(perm)))
+    assert not dst[..., -1].numpy().any()
+
+
+@pytest.mark.parametrize("dtype", COPY_DTYPES)
+@pytest.mark.parametrize("shape,shift,dim", [((300, 1184), 1, 1), ((300, 1184), -3, 1), ((40, 5000), 7, 1),
+                                             ((300, 1184), 1, 0), ((300, 1184), 5, None), ((1, 100003), 64, None)])
+def test_roll_copies_rows_into_shifted_views(threads, dtype, shape, shift, dim):
+    """Rolls copy long rows whose destination lies a few bytes above the source (copied backward)."""
+    a = _values(shape, dtype, 1)
+    got = sx.tensor(a).roll(shift, dim) if dim is not None else sx.roll(sx.tensor(a), shift)
+    np.testing.assert_array_equal(got.numpy(), np.roll(a, shift, dim))
+    t = sx.tensor(a).t()  # a transposed source
+    got = t.roll(shift, 0 if dim is None else dim)
+    np.testing.assert_array_equal(got.numpy(), np.roll(a.T, shift, 0 if dim is None else dim))
+
+
+@pytest.mark.parametrize("dtype", COPY_DTYPES)
+@pytest.mark.parametrize("n", [1, 7, 64, 1185])
+def test_cat_into_shifted_views(threads, dtype, n):
+    a, b = _values((50, n), dtype, 2), _values((50, 3), dtype, 3)
+    for y in (b, _values((3, n), dtype, 5)):  # in front of a along dim 1, then along dim 0
+        d = 1 if y is b else 0
+        got = sx.cat([sx.tensor(y), sx.tensor(a)], d).numpy()
+        np.testing.assert_array_equal(got, np.concatenate([y, a], d))
+    got = sx.stack([sx.tensor(a), sx.tensor(a[::-1].copy())]).numpy()
+    np.testing.assert_array_equal(got, np.stack([a, a[::-1]]))
+
+
+@pytest.mark.parametrize("dtype", COPY_DTYPES)
+@pytest.mark.parametrize("dims", [(1,), (0,), (0, 1), (-1, 0)])
+def test_flip_rows(threads, dtype, dims):
+    a = _values((37, 1001), dtype, 4)
+    np.testing.assert_array_equal(sx.tensor(a).flip(dims).numpy(), np.flip(a, dims))
+    # a transposed and a sliced source
+    np.testing.assert_array_equal(sx.tensor(a).t().flip(dims).numpy(), np.flip(a.T, dims))
+    np.testing.assert_array_equal(sx.tensor(a)[:, 3::2].flip(dims).numpy(), np.flip(a[:, 3::2], dims))
+
+
+def test_flip_of_a_flipped_view_and_gradient():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = sx.tensor(a, requires_grad=True)
+    y = x.flip((2,)).flip((2, 0))
+    np.testing.assert_array_equal(y.detach().numpy(), a[::-1])
+    g = np.random.default_rng(0).standard_normal((2, 3, 4))
+    y.backward(sx.tensor(g))
+    np.testing.assert_array_equal(x.grad.numpy(), g[::-1])
+
+
+LERP_SHAPES = [((300, 401), (300, 401), ()), ((300, 401), (300, 401), (300, 401)), ((300, 1), (401,), (300, 401)),
+               ((300, 401), (1, 401), (300, 1)), ((7,), (7,), (7,))]
+
+
+@pytest.mark.parametrize("shapes", LERP_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_lerp_in_one_pass(threads, shapes, dtype):
+    rng = np.random.default_rng(5)
+    a, b = (rng.standard_normal(s) * 4 for s in shapes[:2])
+    w = rng.uniform(-0.5, 1.5, shapes[2])
+    a, b, w = a.astype(dtype), b.astype(dtype), w.astype(dtype)
+    ref = a.astype(np.float64) + w.astype(np.float64) * (b.astype(np.float64) - a.astype(np.float64))
+    got = sx.lerp(sx.from_numpy(a), sx.from_numpy(b), sx.from_numpy(w)).numpy()
+    assert got.dtype == dtype and got.shape == ref.shape
+    tol = {np.float32: 1e-6, np.float64: 1e-14, np.float16: 1e-3}[dtype]
+    scale = np.abs(a).max() + np.abs(b).max()
+    np.testing.assert_allclose(got, ref, rtol=tol, atol=4 * tol * scale)
+    if any(len(sh) == 1 for sh in shapes):
+        return
+    # transposed operands
+    got = sx.lerp(sx.from_numpy(a).t(), sx.from_numpy(b).t(), sx.from_numpy(w).t()).numpy()
+    np.testing.assert_allclose(got, ref.T, rtol=tol, atol=4 * tol * scale)
+
+
+def test_lerp_scalar_weight_bfloat16_and_end_points():
+    a = np.random.default_rng(6).standard_normal((50, 70)).astype(np.float32)
+    b = np.random.default_rng(7).standard_normal((50, 70)).astype(np.float32)
+    np.testing.assert_allclose(sx.from_numpy(a).lerp(sx.from_numpy(b), 0.3).numpy(), a + 0.3 * (b - a), rtol=1e-6,
+                               atol=1e-6)
+    # the end points are exact: w = 0 gives a, w = 1 gives b
+    np.testing.assert_array_equal(sx.lerp(sx.from_numpy(a), sx.from_numpy(b), 0.0).numpy(), a)
+    np.testing.assert_array_equal(sx.lerp(sx.from_numpy(a), sx.from_numpy(b), 1.0).numpy(), b)
+    ab, bb = sx.from_numpy(a).to(sx.bfloat16), sx.from_numpy(b).to(sx.bfloat16)
+    got = sx.lerp(ab, bb, 0.75).to(sx.float32).numpy()
+    ra, rb = ab.to(sx.float32).numpy().astype(np.float64), bb.to(sx.float32).numpy().astype(np.float64)
+    np.testing.assert_allclose(got, ra + 0.75 * (rb - ra), rtol=1e-2, atol=1e-2)
+    x = sx.from_numpy(a.copy())
+    x.lerp_(sx.from_numpy(b), 0.25)
+    np.testing.assert_allclose(x.numpy(), a + 0.25 * (b - a), rtol=1e-6, atol=1e-6)
+
+
+def test_lerp_gradient_with_tensor_weight():
+    rng = np.random.default_rng(8)
+    a, b, w = rng.standard_normal((4, 5)), rng.standard_normal((4, 5)), rng.uniform(0, 1, (5,))
+    ta, tb, tw = (sx.tensor(v, requires_grad=True) for v in (a, b, w))
+    g = rng.standard_normal((4, 5))
+    sx.lerp(ta, tb, tw).backward(sx.tensor(g))
+    np.testing.assert_allclose(ta.grad.numpy(), g * (1 - w), rtol=1e-12)
+    np.testing.assert_allclose(tb.grad.numpy(), g * w, rtol=1e-12)
+    np.testing.assert_allclose(tw.grad.numpy(), (g * (b - a)).sum(0), rtol=1e-12)
+
+
+def test_block_cache_hands_back_the_block_freed_last():
+    """Freed blocks of one size come back latest first, so a loop that makes and drops a result of
+    that size keeps reusing the block still in cache instead of cycling through every cached one."""
+    blocks = [sx.empty(1 << 18) for _ in range(4)]  # 1 MiB each: cached when freed
+    ptrs = [t.data_ptr() for t in blocks]
+    while blocks:
+        blocks.pop(0)  # freed first to last
+    seen = set()
+    for _ in range(6):
+        y = sx.empty(1 << 18)
+        seen.add(y.data_ptr())
+        del y
+    assert seen == {ptrs[-1]}

@@ -8,6 +8,7 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -64,8 +65,12 @@ void* cpu_alloc(size_t nbytes) {
   if (n >= kCacheMin) {
     BlockCache& c = cache();
     std::lock_guard<std::mutex> g(c.mu);
-    auto it = c.free_blocks.find(n);
-    if (it != c.free_blocks.end()) {
+    // The block of this size freed last (blocks of equal size sit in the order they were freed):
+    // it is the one most likely still in cache. Taking the oldest instead would cycle a loop that
+    // allocates and frees one result through every cached block of its size, each one cold.
+    auto it = c.free_blocks.upper_bound(n);
+    if (it != c.free_blocks.begin() && std::prev(it)->first == n) {
+      --it;
       void* p = it->second;
       c.free_blocks.erase(it);
       c.cached -= n;

@@ -260,6 +260,27 @@ inline void copy_bytes(char* dst, const char* src, size_t n) {
   std::memcpy(dst, src, i);
 }
 
+// A short run (a row of a few hundred bytes) in inline 32-byte moves: a memcpy call per row would
+// cost about as much as the row itself. Longer runs go to copy_bytes.
+inline void copy_run(char* dst, const char* src, size_t n) {
+  if (n >= 1024) return copy_bytes(dst, src, n);
+  typedef char vec __attribute__((vector_size(32)));
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    vec v0, v1;
+    std::memcpy(&v0, src + i, sizeof(vec));
+    std::memcpy(&v1, src + i + 32, sizeof(vec));
+    std::memcpy(dst + i, &v0, sizeof(vec));
+    std::memcpy(dst + i + 32, &v1, sizeof(vec));
+  }
+  for (; i + 32 <= n; i += 32) {
+    vec v;
+    std::memcpy(&v, src + i, sizeof(vec));
+    std::memcpy(dst + i, &v, sizeof(vec));
+  }
+  if (i < n) std::memcpy(dst + i, src + i, n - i);
+}
+
 // A copy whose innermost dimension is contiguous on both sides while the outer ones are permuted
 // (the head split of attention, x.transpose(1, 2).contiguous()): whole rows are copied, and the outer
 // index advances by pointer increments instead of recomputing both offsets for every row. Returns false
@@ -287,7 +308,7 @@ bool copy_rows(const Tensor& dst, const Tensor& src) {
       soff += idx[d] * ss[d];
     }
     for (int64_t r = r0; r < r1; ++r) {
-      std::memcpy(dbase + doff, sbase + soff, size_t(len * es));
+      copy_run(dbase + doff, sbase + soff, size_t(len * es));
       for (int64_t d = nd - 2; d >= 0; --d) {  // next row: odometer over the outer dims
         doff += ds[d];
         soff += ss[d];
@@ -315,8 +336,13 @@ void copy(const Tensor& dst, const Tensor& src) {
       if constexpr (std::is_same_v<D, S>) {
         if (copy_transposed<D>(dst, src) || copy_rows<D>(dst, src)) return;
         for_each<2>(dst->shape, {dst.get(), src.get()}, [&](char** p, const int64_t* s, int64_t n) {
-          if (s[0] == int64_t(sizeof(D)) && s[1] == int64_t(sizeof(D))) {
+          constexpr int64_t es = sizeof(D);
+          if (s[0] == es && s[1] == es) {
             copy_bytes(p[0], p[1], size_t(n) * sizeof(D));
+          } else if (s[0] == es && s[1] == -es) {  // a flipped row: compile-time strides vectorise
+            D* d = reinterpret_cast<D*>(p[0]);
+            const D* x = reinterpret_cast<const D*>(p[1]);
+            for (int64_t i = 0; i < n; ++i) d[i] = x[-i];
           } else {
             for (int64_t i = 0; i < n; ++i)
               *reinterpret_cast<D*>(p[0] + i * s[0]) = *reinterpret_cast<const D*>(p[1] + i * s[1]);
@@ -410,6 +436,39 @@ void clamp_tensor(const Tensor& out, const Tensor& x, const Tensor& lo, const Te
   });
 }
 
+// One row of lerp with compile-time strides (1: contiguous, 0: broadcast) for the weight.
+template <int KW, typename T, typename F>
+[[gnu::noinline]] void lerp_row(T* __restrict o, const T* __restrict a, const T* __restrict b, const T* w, int64_t n,
+                                F f) {
+  for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], b[i], w[i * KW]);
+}
+
+void lerp(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& w) {
+  SX_DISPATCH_FLOAT(out->dtype, "lerp", [&] {
+    using T = scalar_t;
+    using C = acc_t<T>;
+    auto f = [](T av, T bv, T wv) {
+      C x = C(av), y = C(bv), t = C(wv), d = y - x;
+      return T(std::abs(t) < C(0.5) ? x + t * d : y - d * (C(1) - t));
+    };
+    for_each<4>(out->shape, {out.get(), a.get(), b.get(), w.get()}, [&](char** p, const int64_t* s, int64_t n) {
+      constexpr int64_t st = sizeof(T);
+      T* o = reinterpret_cast<T*>(p[0]);
+      const T* ap = reinterpret_cast<const T*>(p[1]);
+      const T* bp = reinterpret_cast<const T*>(p[2]);
+      const T* wp = reinterpret_cast<const T*>(p[3]);
+      bool fast = s[0] == st && s[1] == st && s[2] == st;
+      if (fast && s[3] == st) lerp_row<1>(o, ap, bp, wp, n, f);
+      else if (fast && s[3] == 0) lerp_row<0>(o, ap, bp, wp, n, f);
+      else
+        for (int64_t i = 0; i < n; ++i)
+          *reinterpret_cast<T*>(p[0] + i * s[0]) =
+              f(*reinterpret_cast<const T*>(p[1] + i * s[1]), *reinterpret_cast<const T*>(p[2] + i * s[2]),
+                *reinterpret_cast<const T*>(p[3] + i * s[3]));
+    });
+  });
+}
+
 // Rows of the (..., n, m) output: the kept columns (j <= i + k for tril, j >= i + k for triu) are
 // copied, the others zeroed (all-zero bytes are 0 in every dtype).
 void tri(const Tensor& out, const Tensor& x, int64_t k, bool lower) {
@@ -441,6 +500,7 @@ SX_REGISTER_KERNEL(kern::where, CPU, &where);
 SX_REGISTER_KERNEL(kern::clamp, CPU, &clamp);
 SX_REGISTER_KERNEL(kern::clamp_tensor, CPU, &clamp_tensor);
 SX_REGISTER_KERNEL(kern::tri, CPU, &tri);
+SX_REGISTER_KERNEL(kern::lerp, CPU, &lerp);
 SX_REGISTER_KERNEL(kern::copy, CPU, &copy);
 SX_REGISTER_KERNEL(kern::fill, CPU, &fill);
 

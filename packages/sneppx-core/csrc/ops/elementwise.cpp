@@ -19,6 +19,7 @@ SX_DEFINE_KERNEL(where);
 SX_DEFINE_KERNEL(clamp);
 SX_DEFINE_KERNEL(clamp_tensor);
 SX_DEFINE_KERNEL(tri);
+SX_DEFINE_KERNEL(lerp);
 SX_DEFINE_KERNEL(copy);
 SX_DEFINE_KERNEL(fill);
 SX_DEFINE_KERNEL(transfer);
@@ -226,6 +227,17 @@ Tensor clamp_tensor(const Tensor& x, const std::optional<Tensor>& lo, const std:
   return r;
 }
 
-Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w) { return add(a, mul(w, sub(b, a))); }
+// One pass of the lerp kernel when the operands share a floating dtype and no gradient is needed;
+// otherwise the composition of public ops, whose tape gives the gradient.
+Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w) {
+  bool fused = kern::lerp.has(a->device().type) && is_floating(a->dtype) && b->dtype == a->dtype &&
+               w->dtype == a->dtype && b->device() == a->device() && w->device() == a->device() &&
+               !needs_grad({&a, &b, &w});
+  if (!fused) return add(a, mul(w, sub(b, a)));
+  Shape shape = broadcast_shapes(broadcast_shapes(a->shape, b->shape, "lerp"), w->shape, "lerp");
+  Tensor out = empty(shape, a->dtype, a->device());
+  kern::lerp(out->device())(out, expand_view(a, shape), expand_view(b, shape), expand_view(w, shape));
+  return out;
+}
 
 }  // namespace sx

@@ -30,6 +30,9 @@ SX_KERNEL(clamp_tensor, void(const Tensor& out, const Tensor& x, const Tensor& l
 // matrix's size plus one.
 SX_KERNEL(tri, void(const Tensor& out, const Tensor& x, int64_t k, bool lower));
 // dst = src for any pair of dtypes; src broadcast to dst's shape; dst may be any strided view.
+// out = a + w * (b - a) (b - (b - a) * (1 - w) where |w| >= 0.5), all of out's floating dtype and
+// broadcast to out's shape.
+SX_KERNEL(lerp, void(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& w));
 SX_KERNEL(copy, void(const Tensor& dst, const Tensor& src));
 SX_KERNEL(fill, void(const Tensor& t, const Scalar& v));
 // dst = src across devices (at least one of them not the CPU): same shape and dtype, both
