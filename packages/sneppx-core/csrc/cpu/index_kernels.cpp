@@ -81,6 +81,19 @@ void over_lines(int64_t outer, int64_t n, int64_t inner, F&& fn) {
   });
 }
 
+// Calls f(k, j) for every k of [0, n) and j of [j0, j1), each j's k in increasing order. Short runs
+// of j walk each line whole (a loop over one j would cost more to set up than its element).
+template <typename F>
+inline void walk(int64_t n, int64_t j0, int64_t j1, F&& f) {
+  if (j1 - j0 < 8) {
+    for (int64_t j = j0; j < j1; ++j)
+      for (int64_t k = 0; k < n; ++k) f(k, j);
+  } else {
+    for (int64_t k = 0; k < n; ++k)
+      for (int64_t j = j0; j < j1; ++j) f(k, j);
+  }
+}
+
 void gather_cpu(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t d) {
   Split<3> sp;
   if (split_at<3>(idx->shape, {&out->strides, &x->strides, &idx->strides}, d, sp)) {
@@ -90,14 +103,15 @@ void gather_cpu(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t d
       T* po = out->data<T>();
       const T* px = x->data<T>();
       const int64_t* pi = idx->data<int64_t>();
+      const int64_t a0 = sp.along[0], a1 = sp.along[1], a2 = sp.along[2];
+      const int64_t t0 = sp.tail[0], t1 = sp.tail[1], t2 = sp.tail[2];
       over_lines(sp.outer, sp.n, sp.inner, [&](int64_t o, int64_t j0, int64_t j1) {
         T* yo = po + sp.lead[0][size_t(o)];
         const T* xo = px + sp.lead[1][size_t(o)];
         const int64_t* io = pi + sp.lead[2][size_t(o)];
-        for (int64_t k = 0; k < sp.n; ++k)
-          for (int64_t j = j0; j < j1; ++j)
-            yo[k * sp.along[0] + j * sp.tail[0]] =
-                xo[wrap(io[k * sp.along[2] + j * sp.tail[2]], size) * sp.along[1] + j * sp.tail[1]];
+        walk(sp.n, j0, j1, [&](int64_t k, int64_t j) {
+          yo[k * a0 + j * t0] = xo[wrap(io[k * a2 + j * t2], size) * a1 + j * t1];
+        });
       });
     });
     return;
@@ -131,15 +145,16 @@ template <typename T> T scatter_value(ScatterOp op, T a, T v) {
 
 template <typename T, ScatterOp Op>
 void scatter_lines(const Split<3>& sp, int64_t size, T* po, const int64_t* pi, const T* ps) {
+  const int64_t a0 = sp.along[0], a1 = sp.along[1], a2 = sp.along[2];
+  const int64_t t0 = sp.tail[0], t1 = sp.tail[1], t2 = sp.tail[2];
   over_lines(sp.outer, sp.n, sp.inner, [&](int64_t o, int64_t j0, int64_t j1) {
     T* yo = po + sp.lead[0][size_t(o)];
     const int64_t* io = pi + sp.lead[1][size_t(o)];
     const T* so = ps + sp.lead[2][size_t(o)];
-    for (int64_t k = 0; k < sp.n; ++k)
-      for (int64_t j = j0; j < j1; ++j) {
-        T& dst = yo[wrap(io[k * sp.along[1] + j * sp.tail[1]], size) * sp.along[0] + j * sp.tail[0]];
-        dst = scatter_value<T>(Op, dst, so[k * sp.along[2] + j * sp.tail[2]]);
-      }
+    walk(sp.n, j0, j1, [&](int64_t k, int64_t j) {
+      T& dst = yo[wrap(io[k * a1 + j * t1], size) * a0 + j * t0];
+      dst = scatter_value<T>(Op, dst, so[k * a2 + j * t2]);
+    });
   });
 }
 
@@ -190,14 +205,19 @@ void index_select_cpu(const Tensor& out, const Tensor& x, const Tensor& idx, int
     using T = scalar_t;
     T* po = out->data<T>();
     const T* px = x->data<T>();
+    const int64_t a0 = sp.along[0], a1 = sp.along[1], t1 = sp.tail[1];
     over_lines(sp.outer, sp.n, sp.inner, [&](int64_t o, int64_t j0, int64_t j1) {
       T* yo = po + sp.lead[0][size_t(o)];
       const T* xo = px + sp.lead[1][size_t(o)];
+      if (j1 - j0 == 1) {  // one element per index: a gather along the line
+        for (int64_t k = 0; k < sp.n; ++k) yo[k * a0 + j0] = xo[wrap(pi[k], size) * a1 + j0 * t1];
+        return;
+      }
       for (int64_t k = 0; k < sp.n; ++k) {
-        T* y = yo + k * sp.along[0];
-        const T* xr = xo + wrap(pi[k], size) * sp.along[1];
-        if (sp.tail[1] == 1) std::copy(xr + j0, xr + j1, y + j0);  // out's tail is contiguous
-        else for (int64_t j = j0; j < j1; ++j) y[j] = xr[j * sp.tail[1]];
+        T* y = yo + k * a0;
+        const T* xr = xo + wrap(pi[k], size) * a1;
+        if (t1 == 1) std::copy(xr + j0, xr + j1, y + j0);  // out's tail is contiguous
+        else for (int64_t j = j0; j < j1; ++j) y[j] = xr[j * t1];
       }
     });
   });
@@ -218,17 +238,15 @@ void index_add_cpu(const Tensor& out, const Tensor& idx, const Tensor& src, int6
     T* po = out->data<T>();
     const T* ps = src->data<T>();
     C a = alpha.to<C>();
+    const int64_t a0 = sp.along[0], a1 = sp.along[1], t0 = sp.tail[0], t1 = sp.tail[1];
     over_lines(sp.outer, sp.n, sp.inner, [&](int64_t o, int64_t j0, int64_t j1) {
       T* yo = po + sp.lead[0][size_t(o)];
       const T* so = ps + sp.lead[1][size_t(o)];
-      for (int64_t k = 0; k < sp.n; ++k) {
-        T* y = yo + wrap(pi[k], size) * sp.along[0];
-        const T* sr = so + k * sp.along[1];
-        for (int64_t j = j0; j < j1; ++j) {
-          if constexpr (std::is_same_v<T, bool>) y[j * sp.tail[0]] = y[j * sp.tail[0]] || (a && sr[j * sp.tail[1]]);
-          else y[j * sp.tail[0]] = T(C(y[j * sp.tail[0]]) + a * C(sr[j * sp.tail[1]]));
-        }
-      }
+      walk(sp.n, j0, j1, [&](int64_t k, int64_t j) {
+        T& y = yo[wrap(pi[k], size) * a0 + j * t0];
+        if constexpr (std::is_same_v<T, bool>) y = y || (a && so[k * a1 + j * t1]);
+        else y = T(C(y) + a * C(so[k * a1 + j * t1]));
+      });
     });
   });
 }

@@ -54,49 +54,42 @@ int64_t offset_of(const Dims& g, int64_t i) {
 
 // What a reduction does, in the compute type C (element steps) and the total type W (combining
 // partial results); `row` reduces n elements at a stride.
-template <typename T, typename O, typename C, typename W>
+template <typename T, typename O, typename C, typename W, ReduceOp op>
 struct Reducer {
-  ReduceOp op;
   double scale = 1.0;
-  bool sumlike() const { return op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::SumSquares; }
-  C init_c() const {
-    if (op == ReduceOp::Prod) return C(1);
-    if (op == ReduceOp::Max) return std::numeric_limits<C>::lowest();
-    if (op == ReduceOp::Min) return std::numeric_limits<C>::max();
-    return C(0);
+  static constexpr bool sumlike() { return op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::SumSquares; }
+  static C init_c() {
+    if constexpr (op == ReduceOp::Prod) return C(1);
+    else if constexpr (op == ReduceOp::Max) return std::numeric_limits<C>::lowest();
+    else if constexpr (op == ReduceOp::Min) return std::numeric_limits<C>::max();
+    else return C(0);
   }
-  W init_w() const { return W(init_c()); }
-  C step(C a, C x) const {
-    switch (op) {
-      case ReduceOp::Prod: return wrap_mul(a, x);
-      case ReduceOp::Max: return nan_max(a, x);
-      case ReduceOp::Min: return nan_min(a, x);
-      case ReduceOp::SumSquares: return wrap_add(a, wrap_mul(x, x));
-      default: return wrap_add(a, x);
-    }
+  static W init_w() { return W(init_c()); }
+  static C step(C a, C x) {
+    if constexpr (op == ReduceOp::Prod) return wrap_mul(a, x);
+    else if constexpr (op == ReduceOp::Max) return nan_max(a, x);
+    else if constexpr (op == ReduceOp::Min) return nan_min(a, x);
+    else if constexpr (op == ReduceOp::SumSquares) return wrap_add(a, wrap_mul(x, x));
+    else return wrap_add(a, x);
   }
-  W merge(W a, W b) const {
-    switch (op) {
-      case ReduceOp::Prod: return wrap_mul(a, b);
-      case ReduceOp::Max: return nan_max(a, b);
-      case ReduceOp::Min: return nan_min(a, b);
-      default: return wrap_add(a, b);
-    }
+  static W merge(W a, W b) {
+    if constexpr (op == ReduceOp::Prod) return wrap_mul(a, b);
+    else if constexpr (op == ReduceOp::Max) return nan_max(a, b);
+    else if constexpr (op == ReduceOp::Min) return nan_min(a, b);
+    else return wrap_add(a, b);
   }
   O finish(W t) const {
-    if (op == ReduceOp::Mean) return O(double(t) * scale);
-    return O(t);
+    if constexpr (op == ReduceOp::Mean) return O(double(t) * scale);
+    else return O(t);
   }
   W row(const T* p, int64_t n, int64_t stride) const {
     if (stride == 1) {
-      bool sq = op == ReduceOp::SumSquares;
-      if constexpr (std::is_same_v<T, float> && std::is_same_v<O, float>)
-        if (sumlike()) return sq ? sum_run_f32<true>(p, n) : sum_run_f32<false>(p, n);
-      if constexpr (std::is_same_v<T, double>)
-        if (sumlike()) return sq ? sum_run_f64<true>(p, n) : sum_run_f64<false>(p, n);
+      constexpr bool sq = op == ReduceOp::SumSquares;
+      if constexpr (std::is_same_v<T, float> && std::is_same_v<O, float> && sumlike()) return sum_run_f32<sq>(p, n);
+      if constexpr (std::is_same_v<T, double> && sumlike()) return sum_run_f64<sq>(p, n);
       if constexpr (std::is_same_v<T, O> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
-        if (op == ReduceOp::Max) return row_extreme<T, true>(p, n);
-        if (op == ReduceOp::Min) return row_extreme<T, false>(p, n);
+        if constexpr (op == ReduceOp::Max) return row_extreme<T, true>(p, n);
+        if constexpr (op == ReduceOp::Min) return row_extreme<T, false>(p, n);
       }
     }
     // Blocks of kSumBlock in eight lanes of C, block results combined in W.
@@ -123,8 +116,8 @@ std::vector<int64_t> row_offsets(const Dims& red) {
   return offs;
 }
 
-template <typename T, typename O, typename C, typename W>
-void by_rows(const Reducer<T, O, C, W>& r, const T* p, O* out, const Dims& kept, const Dims& red) {
+template <typename T, typename O, typename C, typename W, ReduceOp Op>
+void by_rows(const Reducer<T, O, C, W, Op>& r, const T* p, O* out, const Dims& kept, const Dims& red) {
   std::vector<int64_t> offs = row_offsets(red);
   int64_t n = red.size.back(), st = red.stride.back(), work = n * int64_t(offs.size());
   parallel_for(kept.numel(), std::max<int64_t>(1, kGrain / std::max<int64_t>(work, 1)), [&](int64_t b, int64_t e) {
@@ -139,8 +132,8 @@ void by_rows(const Reducer<T, O, C, W>& r, const T* p, O* out, const Dims& kept,
 
 // The innermost kept dim is contiguous: each chunk of outputs adds whole input rows; C partials
 // move into W every 16 rows (each column is one lane).
-template <typename T, typename O, typename C, typename W>
-void by_columns(const Reducer<T, O, C, W>& r, const T* p, O* out, const Dims& kept, const Dims& red) {
+template <typename T, typename O, typename C, typename W, ReduceOp Op>
+void by_columns(const Reducer<T, O, C, W, Op>& r, const T* p, O* out, const Dims& kept, const Dims& red) {
   std::vector<int64_t> offs = red.size.empty() ? std::vector<int64_t>{0} : row_offsets(red);
   int64_t n = red.size.empty() ? 1 : red.size.back(), st = red.size.empty() ? 0 : red.stride.back();
   int64_t w = kept.size.back(), rows = n * int64_t(offs.size());
@@ -167,12 +160,12 @@ void by_columns(const Reducer<T, O, C, W>& r, const T* p, O* out, const Dims& ke
   });
 }
 
-template <typename T, typename O, typename C, typename W>
-void run(ReduceOp op, const Tensor& in, const Tensor& out, int64_t kept_dims) {
-  Reducer<T, O, C, W> r{op};
+template <typename T, typename O, typename C, typename W, ReduceOp Op>
+void run_op(const Tensor& in, const Tensor& out, int64_t kept_dims) {
+  Reducer<T, O, C, W, Op> r;
   Dims kept = merged(in, 0, kept_dims), red = merged(in, kept_dims, in->dim());
   int64_t n = red.numel();
-  if (op == ReduceOp::Mean) r.scale = 1.0 / double(n);
+  if (Op == ReduceOp::Mean) r.scale = 1.0 / double(n);
   const T* p = in->data<T>();
   O* o = out->data<O>();
   if (n == 0 || red.size.empty()) {  // nothing to reduce, or one element per output
@@ -184,6 +177,25 @@ void run(ReduceOp op, const Tensor& in, const Tensor& out, int64_t kept_dims) {
   bool columns = !kept.size.empty() && kept.stride.back() == 1 && red.stride.back() != 1 && kept.size.back() >= 8;
   if (columns) by_columns(r, p, o, kept, red);
   else by_rows(r, p, o, kept, red);
+}
+
+// Sums (sum, mean, squares) in W, the others (W == C) in the compute type.
+template <typename T, typename O, typename C, typename W>
+void run(ReduceOp op, const Tensor& in, const Tensor& out, int64_t kept) {
+  switch (op) {
+    case ReduceOp::Sum: return run_op<T, O, C, W, ReduceOp::Sum>(in, out, kept);
+    case ReduceOp::Mean: return run_op<T, O, C, W, ReduceOp::Mean>(in, out, kept);
+    case ReduceOp::SumSquares: return run_op<T, O, C, W, ReduceOp::SumSquares>(in, out, kept);
+    default: break;
+  }
+  if constexpr (std::is_same_v<W, C> && std::is_same_v<T, O>) {
+    switch (op) {
+      case ReduceOp::Prod: return run_op<T, O, C, C, ReduceOp::Prod>(in, out, kept);
+      case ReduceOp::Max: return run_op<T, O, C, C, ReduceOp::Max>(in, out, kept);
+      case ReduceOp::Min: return run_op<T, O, C, C, ReduceOp::Min>(in, out, kept);
+      default: break;
+    }
+  }
 }
 
 void reduce_dims(ReduceOp op, const Tensor& in, const Tensor& out, int64_t kept) {
