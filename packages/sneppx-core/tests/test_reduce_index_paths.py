@@ -237,3 +237,13 @@ def test_boolean_mask_selection_large_and_gradient():
     np.testing.assert_allclose(x.grad.numpy(), want)
     with pytest.raises(IndexError, match=r"\[index\].*mask of shape \(3"):
         sx.zeros(4, 3)[sx.from_numpy(np.ones(3, bool))]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.bool_, np.int32])
+def test_short_integer_rows_sum_exactly(dtype):
+    for n in range(1, 41):
+        a = (np.arange(n) % (2 if dtype == np.bool_ else 97)).astype(dtype)
+        x = sx.from_numpy(np.broadcast_to(a, (3, n)).copy())
+        assert x.sum().item() == 3 * a.astype(np.int64).sum()
+        np.testing.assert_array_equal(x.sum(1).numpy(), np.full(3, a.astype(np.int64).sum()))
+        assert sx.sum(x.t(), dim=(0, 1), dtype=sx.float64).item() == 3 * a.astype(np.float64).sum()

@@ -73,6 +73,9 @@ Tensor kept_first(const Tensor& x, const IntList& dims) {
 // the threads).
 bool in_place(const Tensor& x, const IntList& dims, DType dt, int64_t outputs) {
   if (!kern::reduce_dims.has(x->device().type)) return false;
+  // One-byte inputs (bool, uint8) keep the converting copy: GCC 12 miscompiles their eight-lane
+  // widening loop in reduce_dims at -O3 (a contiguous uint8 row of 16 summed to 84 instead of 120).
+  if (itemsize(x->dtype) == 1) return false;
   bool widen = dt != x->dtype && (dt == DType::Float64 || (dt == DType::Int64 && !is_floating(x->dtype)));
   if (dt != x->dtype && !widen) return false;
   if (!widen && is_block(x, dims)) return false;
