@@ -1,8 +1,16 @@
 // CPU kernels of the indexing family (slots in ops/kernels.h). Indices arrive checked; kernels wrap
-// negative ones. Gathers run in parallel; scatters and index_put run in row-major order on one
-// thread, so that duplicate indices accumulate (or the last write wins) deterministically.
+// negative ones. Ops along one dim (gather, scatter, index_select, index_add) see their operands as
+// (outer, n, inner) lines, n along the dim, and run in parallel over the (outer, inner) positions:
+// every destination slot then belongs to one position, which a single thread visits in the order of
+// n, so duplicate indices accumulate (or the last write wins) as in a row-major serial loop, without
+// races. index_put runs in row-major order on one thread.
 #include <algorithm>
+#include <array>
+#include <vector>
 #include <cstring>
+#include <limits>
+#include <type_traits>
+#include <utility>
 #include <numeric>
 
 #include "cpu/loops.h"
@@ -21,7 +29,93 @@ Tensor along(const Tensor& t, const Shape& shape, int64_t d) {
   return make_view(t, shape, st, t->offset);
 }
 
+// A shape split at dim d into (outer, n, inner) for N operands with their own strides: the element
+// offset of outer position o in operand k is lead[k][o], dim d steps by along[k], and the dims after
+// d merge into one of stride tail[k]. Built only when those dims do merge for every operand.
+template <int N>
+struct Split {
+  int64_t outer = 1, n = 1, inner = 1;
+  std::array<std::vector<int64_t>, N> lead;
+  std::array<int64_t, N> along{}, tail{};
+};
+
+template <int N>
+bool split_at(const Shape& shape, const std::array<const Shape*, N>& st, int64_t d, Split<N>& s) {
+  int64_t nd = int64_t(shape.size());
+  s.n = shape[size_t(d)];
+  for (int k = 0; k < N; ++k) s.along[size_t(k)] = (*st[size_t(k)])[size_t(d)];
+  int64_t last = -1;  // the innermost dim after d of size > 1
+  for (int64_t i = nd - 1; i > d; --i) {
+    if (shape[size_t(i)] == 1) continue;
+    if (last >= 0)
+      for (int k = 0; k < N; ++k)
+        if ((*st[size_t(k)])[size_t(i)] != (*st[size_t(k)])[size_t(last)] * s.inner) return false;
+    if (last < 0) last = i;
+    s.inner *= shape[size_t(i)];
+  }
+  for (int k = 0; k < N; ++k) s.tail[size_t(k)] = last < 0 ? 0 : (*st[size_t(k)])[size_t(last)];
+  for (int64_t i = 0; i < d; ++i) s.outer *= shape[size_t(i)];
+  Shape pos(size_t(d), 0);
+  for (int k = 0; k < N; ++k) s.lead[size_t(k)].assign(size_t(s.outer), 0);
+  for (int64_t o = 0; o < s.outer; ++o) {
+    for (int k = 0; k < N; ++k) {
+      int64_t off = 0;
+      for (int64_t i = 0; i < d; ++i) off += pos[size_t(i)] * (*st[size_t(k)])[size_t(i)];
+      s.lead[size_t(k)][size_t(o)] = off;
+    }
+    for (int64_t i = d - 1; i >= 0 && ++pos[size_t(i)] == shape[size_t(i)]; --i) pos[size_t(i)] = 0;
+  }
+  return true;
+}
+
+// Calls fn(o, j0, j1) over disjoint runs of (outer, inner) positions, in parallel; each position
+// belongs to exactly one call, and the call walks its positions' n elements itself.
+template <typename F>
+void over_lines(int64_t outer, int64_t n, int64_t inner, F&& fn) {
+  parallel_for(outer * inner, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e;) {
+      int64_t o = i / inner, j0 = i % inner, j1 = std::min(inner, j0 + (e - i));
+      fn(o, j0, j1);
+      i += j1 - j0;
+    }
+  });
+}
+
+// Calls f(k, j) for every k of [0, n) and j of [j0, j1), each j's k in increasing order. Short runs
+// of j walk each line whole (a loop over one j would cost more to set up than its element).
+template <typename F>
+inline void walk(int64_t n, int64_t j0, int64_t j1, F&& f) {
+  if (j1 - j0 < 8) {
+    for (int64_t j = j0; j < j1; ++j)
+      for (int64_t k = 0; k < n; ++k) f(k, j);
+  } else {
+    for (int64_t k = 0; k < n; ++k)
+      for (int64_t j = j0; j < j1; ++j) f(k, j);
+  }
+}
+
 void gather_cpu(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t d) {
+  Split<3> sp;
+  if (split_at<3>(idx->shape, {&out->strides, &x->strides, &idx->strides}, d, sp)) {
+    int64_t size = x->shape[size_t(d)];
+    SX_DISPATCH_ALL(x->dtype, "gather", [&] {
+      using T = scalar_t;
+      T* po = out->data<T>();
+      const T* px = x->data<T>();
+      const int64_t* pi = idx->data<int64_t>();
+      const int64_t a0 = sp.along[0], a1 = sp.along[1], a2 = sp.along[2];
+      const int64_t t0 = sp.tail[0], t1 = sp.tail[1], t2 = sp.tail[2];
+      over_lines(sp.outer, sp.n, sp.inner, [&](int64_t o, int64_t j0, int64_t j1) {
+        T* yo = po + sp.lead[0][size_t(o)];
+        const T* xo = px + sp.lead[1][size_t(o)];
+        const int64_t* io = pi + sp.lead[2][size_t(o)];
+        walk(sp.n, j0, j1, [&](int64_t k, int64_t j) {
+          yo[k * a0 + j * t0] = xo[wrap(io[k * a2 + j * t2], size) * a1 + j * t1];
+        });
+      });
+    });
+    return;
+  }
   Tensor xv = along(x, idx->shape, d);
   int64_t n = x->shape[size_t(d)], step = x->strides[size_t(d)];
   SX_DISPATCH_ALL(x->dtype, "gather", [&] {
@@ -49,7 +143,42 @@ template <typename T> T scatter_value(ScatterOp op, T a, T v) {
   return v;
 }
 
+template <typename T, ScatterOp Op>
+void scatter_lines(const Split<3>& sp, int64_t size, T* po, const int64_t* pi, const T* ps) {
+  const int64_t a0 = sp.along[0], a1 = sp.along[1], a2 = sp.along[2];
+  const int64_t t0 = sp.tail[0], t1 = sp.tail[1], t2 = sp.tail[2];
+  over_lines(sp.outer, sp.n, sp.inner, [&](int64_t o, int64_t j0, int64_t j1) {
+    T* yo = po + sp.lead[0][size_t(o)];
+    const int64_t* io = pi + sp.lead[1][size_t(o)];
+    const T* so = ps + sp.lead[2][size_t(o)];
+    walk(sp.n, j0, j1, [&](int64_t k, int64_t j) {
+      T& dst = yo[wrap(io[k * a1 + j * t1], size) * a0 + j * t0];
+      dst = scatter_value<T>(Op, dst, so[k * a2 + j * t2]);
+    });
+  });
+}
+
 void scatter_cpu(const Tensor& out, const Tensor& idx, const Tensor& src, int64_t d, ScatterOp op) {
+  Split<3> sp;
+  Shape ost = out->strides;
+  ost[size_t(d)] = 0;  // out's lines start at dim d's origin; the index picks the position
+  if (split_at<3>(idx->shape, {&ost, &idx->strides, &src->strides}, d, sp)) {
+    sp.along[0] = out->strides[size_t(d)];
+    int64_t size = out->shape[size_t(d)];
+    SX_DISPATCH_ALL(out->dtype, "scatter", [&] {
+      using T = scalar_t;
+      T* po = out->data<T>();
+      const int64_t* pi = idx->data<int64_t>();
+      const T* ps = src->data<T>();
+      switch (op) {
+        case ScatterOp::Set: scatter_lines<T, ScatterOp::Set>(sp, size, po, pi, ps); break;
+        case ScatterOp::Add: scatter_lines<T, ScatterOp::Add>(sp, size, po, pi, ps); break;
+        case ScatterOp::Max: scatter_lines<T, ScatterOp::Max>(sp, size, po, pi, ps); break;
+        case ScatterOp::Min: scatter_lines<T, ScatterOp::Min>(sp, size, po, pi, ps); break;
+      }
+    });
+    return;
+  }
   Tensor ov = along(out, idx->shape, d);
   Tensor sv = make_view(src, idx->shape, src->strides, src->offset);
   int64_t n = out->shape[size_t(d)], step = out->strides[size_t(d)];
@@ -63,6 +192,102 @@ void scatter_cpu(const Tensor& out, const Tensor& idx, const Tensor& src, int64_
       }
     };
     for_each<3>(idx->shape, {ov.get(), idx.get(), sv.get()}, body, INT64_MAX);  // one thread: duplicates
+  });
+}
+
+void index_select_cpu(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t d) {
+  Split<2> sp;
+  bool ok = split_at<2>(out->shape, {&out->strides, &x->strides}, d, sp);  // out contiguous: always splits
+  SX_CHECK(ok, RuntimeError, "[index_select] the output must be contiguous");
+  int64_t size = x->shape[size_t(d)];
+  const int64_t* pi = idx->data<int64_t>();
+  SX_DISPATCH_ALL(x->dtype, "index_select", [&] {
+    using T = scalar_t;
+    T* po = out->data<T>();
+    const T* px = x->data<T>();
+    const int64_t a0 = sp.along[0], a1 = sp.along[1], t1 = sp.tail[1];
+    over_lines(sp.outer, sp.n, sp.inner, [&](int64_t o, int64_t j0, int64_t j1) {
+      T* yo = po + sp.lead[0][size_t(o)];
+      const T* xo = px + sp.lead[1][size_t(o)];
+      if (j1 - j0 == 1) {  // one element per index: a gather along the line
+        for (int64_t k = 0; k < sp.n; ++k) yo[k * a0 + j0] = xo[wrap(pi[k], size) * a1 + j0 * t1];
+        return;
+      }
+      for (int64_t k = 0; k < sp.n; ++k) {
+        T* y = yo + k * a0;
+        const T* xr = xo + wrap(pi[k], size) * a1;
+        if (t1 == 1) std::copy(xr + j0, xr + j1, y + j0);  // out's tail is contiguous
+        else for (int64_t j = j0; j < j1; ++j) y[j] = xr[j * t1];
+      }
+    });
+  });
+}
+
+void index_add_cpu(const Tensor& out, const Tensor& idx, const Tensor& src, int64_t d, const Scalar& alpha) {
+  Split<2> sp;
+  Shape ost = out->strides;
+  ost[size_t(d)] = 0;
+  bool ok = split_at<2>(src->shape, {&ost, &src->strides}, d, sp);
+  SX_CHECK(ok, RuntimeError, "[index_add] the source must be contiguous after dim ", d);
+  sp.along[0] = out->strides[size_t(d)];
+  int64_t size = out->shape[size_t(d)];
+  const int64_t* pi = idx->data<int64_t>();
+  SX_DISPATCH_ALL(out->dtype, "index_add", [&] {
+    using T = scalar_t;
+    using C = acc_t<T>;
+    T* po = out->data<T>();
+    const T* ps = src->data<T>();
+    C a = alpha.to<C>();
+    const int64_t a0 = sp.along[0], a1 = sp.along[1], t0 = sp.tail[0], t1 = sp.tail[1];
+    over_lines(sp.outer, sp.n, sp.inner, [&](int64_t o, int64_t j0, int64_t j1) {
+      T* yo = po + sp.lead[0][size_t(o)];
+      const T* so = ps + sp.lead[1][size_t(o)];
+      walk(sp.n, j0, j1, [&](int64_t k, int64_t j) {
+        T& y = yo[wrap(pi[k], size) * a0 + j * t0];
+        if constexpr (std::is_same_v<T, bool>) y = y || (a && so[k * a1 + j * t1]);
+        else y = T(C(y) + a * C(so[k * a1 + j * t1]));
+      });
+    });
+  });
+}
+
+// Chunks of the mask counted (then copied) in parallel; the split depends on the size only.
+constexpr int64_t kMaskChunk = 16384;
+
+void masked_select_cpu(const Tensor& out, const Tensor& x, const Tensor& mask) {
+  int64_t m = mask->numel(), block = m ? x->numel() / m : 0;
+  int64_t chunks = (m + kMaskChunk - 1) / kMaskChunk;
+  std::vector<int64_t> start(size_t(chunks) + 1, 0);  // allocated before the parallel regions
+  const bool* pm = mask->data<bool>();
+  parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      const bool* q = pm + c * kMaskChunk;
+      start[size_t(c) + 1] = std::count(q, q + std::min(kMaskChunk, m - c * kMaskChunk), true);
+    }
+  });
+  for (int64_t c = 0; c < chunks; ++c) start[size_t(c) + 1] += start[size_t(c)];
+  size_t item = itemsize(x->dtype), bytes = size_t(block) * item;
+  const char* px = x->raw();
+  char* po = out->raw();
+  SX_DISPATCH_ALL(x->dtype, "masked_select", [&] {
+    using T = scalar_t;
+    parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; ++c) {
+        int64_t at = start[size_t(c)], end = std::min(m, (c + 1) * kMaskChunk);
+        if (block == 1) {  // one element per mask position: a branch-free compaction
+          const T* xs = reinterpret_cast<const T*>(px);
+          T* ys = reinterpret_cast<T*>(po);
+          int64_t stop = start[size_t(c) + 1];  // never write past this chunk's share of out
+          for (int64_t i = c * kMaskChunk; i < end && at < stop; ++i) {
+            ys[at] = xs[i];
+            at += pm[i];
+          }
+        } else {
+          for (int64_t i = c * kMaskChunk; i < end; ++i)
+            if (pm[i]) std::memcpy(po + size_t(at++) * bytes, px + size_t(i) * bytes, bytes);
+        }
+      }
+    });
   });
 }
 
@@ -99,30 +324,46 @@ void index_put_front_cpu(const Tensor& out, const TensorList& idx, const Tensor&
   });
 }
 
+// An unsigned key with the order of the values: NaN above everything (all NaNs equal), -0.0 equal
+// to 0.0, as the comparisons of sort define them.
+template <typename C> uint64_t sort_key(C v) {
+  if constexpr (std::is_same_v<C, bool>) {
+    return uint64_t(v);
+  } else if constexpr (std::is_integral_v<C>) {
+    return std::is_signed_v<C> ? uint64_t(int64_t(v)) ^ (uint64_t(1) << 63) : uint64_t(v);
+  } else {
+    double d = v != v ? std::numeric_limits<double>::quiet_NaN() : (v == 0 ? 0.0 : double(v));
+    uint64_t u;
+    std::memcpy(&u, &d, sizeof(u));
+    return (u >> 63) ? ~u : u | (uint64_t(1) << 63);
+  }
+}
+
+// Each row is sorted as (key, position) pairs: positions break ties, so every sort is stable, and the
+// comparisons read no row data.
 void sort_rows_cpu(const Tensor& rows, const Tensor& values, const Tensor& indices, const Tensor& order, bool descending,
                    bool stable) {
+  (void)order;
+  (void)stable;  // ties always keep their order
   int64_t n = rows->shape[1], k = values->shape[1], nrows = rows->shape[0];
   SX_DISPATCH_ALL(rows->dtype, "sort", [&] {
     using T = scalar_t;
-    using C = acc_t<T>;
+    using C = std::conditional_t<std::is_same_v<T, bool>, bool, acc_t<T>>;
     parallel_for(nrows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+      std::vector<std::pair<uint64_t, int64_t>> keyed(static_cast<size_t>(n));
       for (int64_t r = b; r < e; ++r) {
         const T* row = rows->data<T>() + r * n;
-        int64_t* ord = order->data<int64_t>() + r * n;
-        std::iota(ord, ord + n, int64_t(0));
-        auto less = [&](int64_t a, int64_t c) {  // NaN sorts as the largest value
-          C va = C(row[a]), vc = C(row[c]);
-          bool na = va != va, nc = vc != vc;
-          if (descending) return na != nc ? na : (!na && va > vc);
-          return na != nc ? nc : (!na && va < vc);
-        };
-        if (stable || k == n) std::stable_sort(ord, ord + n, less);
-        else std::partial_sort(ord, ord + k, ord + n, less);
+        for (int64_t i = 0; i < n; ++i) {
+          uint64_t key = sort_key<C>(C(row[i]));
+          keyed[size_t(i)] = {descending ? ~key : key, i};
+        }
+        if (k == n) std::sort(keyed.begin(), keyed.end());
+        else std::partial_sort(keyed.begin(), keyed.begin() + k, keyed.end());
         T* vo = values->data<T>() + r * k;
         int64_t* io = indices->data<int64_t>() + r * k;
         for (int64_t j = 0; j < k; ++j) {
-          vo[j] = row[ord[j]];
-          io[j] = ord[j];  // a no-op when order is indices itself
+          io[j] = keyed[size_t(j)].second;
+          vo[j] = row[io[j]];
         }
       }
     });
@@ -154,6 +395,9 @@ SX_REGISTER_KERNEL(kern::gather, CPU, &gather_cpu);
 SX_REGISTER_KERNEL(kern::scatter, CPU, &scatter_cpu);
 SX_REGISTER_KERNEL(kern::index_front, CPU, &index_front_cpu);
 SX_REGISTER_KERNEL(kern::index_put_front, CPU, &index_put_front_cpu);
+SX_REGISTER_KERNEL(kern::index_select, CPU, &index_select_cpu);
+SX_REGISTER_KERNEL(kern::index_add, CPU, &index_add_cpu);
+SX_REGISTER_KERNEL(kern::masked_select, CPU, &masked_select_cpu);
 SX_REGISTER_KERNEL(kern::sort_rows, CPU, &sort_rows_cpu);
 SX_REGISTER_KERNEL(kern::count_nonzero, CPU, &count_nonzero_cpu);
 SX_REGISTER_KERNEL(kern::nonzero, CPU, &nonzero_cpu);

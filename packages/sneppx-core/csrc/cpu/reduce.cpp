@@ -9,26 +9,58 @@
 #include "cpu/kernels.h"
 #include "cpu/loops.h"
 #include "cpu/reduce.h"
+#include "cpu/reduce_rows.h"
 
 namespace sx::cpu {
 namespace {
 
+// Rows longer than this are reduced in segments of this many elements, in parallel, and the segment
+// results combined in order: the split depends on the shape only, so results do not change with the
+// number of threads.
+constexpr int64_t kSumSegment = 65536;
+
+// One contiguous row in eight lanes of C.
+template <typename T, typename C, typename Init, typename Step>
+C reduce_row(const T* p, int64_t n, Init init, Step step) {
+  C acc[8];
+  for (int k = 0; k < 8; ++k) acc[k] = init();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) acc[k] = step(acc[k], C(p[i + k]));
+  for (; i < n; ++i) acc[0] = step(acc[0], C(p[i]));
+  C r = acc[0];
+  for (int k = 1; k < 8; ++k) r = step(r, acc[k]);
+  return r;
+}
+
+// A few long rows: fixed segments reduced in parallel, then combined in order.
+template <typename T, typename C, typename Seg, typename Step, typename Fin>
+void segmented_rows(const T* in, T* out, int64_t outer, int64_t n, Seg seg, C init, Step step, Fin fin) {
+  int64_t segs = (n + kSumSegment - 1) / kSumSegment;
+  std::vector<C> part(size_t(outer * segs));  // allocated before the parallel region
+  parallel_for(outer * segs, 1, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) {
+      int64_t o = k / segs, s0 = (k % segs) * kSumSegment;
+      part[size_t(k)] = seg(in + o * n + s0, std::min(kSumSegment, n - s0));
+    }
+  });
+  for (int64_t o = 0; o < outer; ++o) {
+    C r = init;
+    for (int64_t k = 0; k < segs; ++k) r = step(r, part[size_t(o * segs + k)]);
+    out[o] = fin(r);
+  }
+}
+
 template <typename T, typename C, typename Init, typename Step, typename Fin>
 void reduce_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, Init init, Step step, Fin fin) {
+  if (inner == 1 && n > 2 * kSumSegment && outer < 16) {
+    auto seg = [&](const T* p, int64_t m) { return reduce_row<T, C>(p, m, init, step); };
+    segmented_rows<T, C>(in, out, outer, n, seg, init(), step, [&](C r) { return T(fin(r)); });
+    return;
+  }
   parallel_for(outer * inner, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
     if (inner == 1) {
-      for (int64_t o = b; o < e; ++o) {
-        const T* p = in + o * n;
-        C acc[8];
-        for (int k = 0; k < 8; ++k) acc[k] = init();
-        int64_t i = 0;
-        for (; i + 8 <= n; i += 8)
-          for (int k = 0; k < 8; ++k) acc[k] = step(acc[k], C(p[i + k]));
-        for (; i < n; ++i) acc[0] = step(acc[0], C(p[i]));
-        C r = acc[0];
-        for (int k = 1; k < 8; ++k) r = step(r, acc[k]);
-        out[o] = T(fin(r));
-      }
+      for (int64_t o = b; o < e; ++o) out[o] = T(fin(reduce_row<T, C>(in + o * n, n, init, step)));
     } else {
       std::vector<C> acc;
       for (int64_t idx = b; idx < e;) {
@@ -45,146 +77,14 @@ void reduce_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, I
   });
 }
 
-// Addition that wraps around for integers (two's complement, as PyTorch's kernels behave) instead of
-// being undefined behaviour on overflow.
-template <typename C> inline C wrap_add(C a, C b) {
-  if constexpr (std::is_integral_v<C>) return C(std::make_unsigned_t<C>(a) + std::make_unsigned_t<C>(b));
-  else return a + b;
-}
-
-template <typename C> inline C wrap_mul(C a, C b) {
-  if constexpr (std::is_integral_v<C>) return C(std::make_unsigned_t<C>(a) * std::make_unsigned_t<C>(b));
-  else return a * b;
-}
-
-// A float32 run of fewer than 256 elements (a short row, or a long one's remainder): 32 float lanes
-// (four AVX vectors), none of which adds more than 8 elements, then into double.
-template <bool Sq>
-double sum_short_f32(const float* p, int64_t n) {
-  typedef float vec __attribute__((vector_size(32)));
-  typedef double dvec __attribute__((vector_size(32)));
-  vec a[4] = {};
-  auto add = [&](vec& acc, int64_t at) {
-    vec v;
-    std::memcpy(&v, p + at, sizeof(vec));
-    acc += Sq ? v * v : v;
-  };
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32)
-    for (int k = 0; k < 4; ++k) add(a[k], i + 8 * k);
-  for (int k = 0; k < 3 && i + 8 <= n; ++k, i += 8) add(a[k + 1], i);
-  dvec d = {};
-  for (int k = 0; k < 4; ++k)
-    d += __builtin_convertvector(__builtin_shufflevector(a[k], a[k], 0, 1, 2, 3), dvec) +
-         __builtin_convertvector(__builtin_shufflevector(a[k], a[k], 4, 5, 6, 7), dvec);
-  double r = (d[0] + d[1]) + (d[2] + d[3]);
-  for (; i < n; ++i) r += Sq ? double(p[i] * p[i]) : double(p[i]);
-  return r;
-}
-
-// Float sums in blocks: each of 32 float lanes (four AVX vectors) adds 8 elements in float, then
-// moves its partial into a double lane, so a block costs little more than a plain float sum and
-// the result is as accurate as NumPy's pairwise sum. A running float sum drifts with n (100,001
-// copies of e summed to 271,796 instead of 271,831). Sq adds squares (the 2-norm).
-template <bool Sq>
-double sum_run_f32(const float* p, int64_t n) {
-  typedef float vec __attribute__((vector_size(32)));
-  constexpr int64_t kLanes = 32, kBlock = 8 * kLanes;
-  if (n < kBlock) return sum_short_f32<Sq>(p, n);
-  double tot[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kBlock <= n; i += kBlock) {
-    vec a[4] = {};
-    for (int64_t j = 0; j < kBlock; j += kLanes)
-      for (int k = 0; k < 4; ++k) {
-        vec v;
-        std::memcpy(&v, p + i + j + 8 * k, sizeof(vec));
-        a[k] += Sq ? v * v : v;
-      }
-    float f[kLanes];
-    std::memcpy(f, a, sizeof(f));
-    for (int k = 0; k < kLanes; ++k) tot[k] += double(f[k]);
-  }
-  double r = sum_short_f32<Sq>(p + i, n - i);
-  for (int w = kLanes / 2; w > 0; w /= 2)
-    for (int k = 0; k < w; ++k) tot[k] += tot[k + w];
-  return tot[0] + r;
-}
-
-// Double sums: four vectors of independent lanes, added pairwise at the end.
-template <bool Sq>
-double sum_run_f64(const double* p, int64_t n) {
-  typedef double vec __attribute__((vector_size(32)));
-  vec a[4] = {};
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int k = 0; k < 4; ++k) {
-      vec v;
-      std::memcpy(&v, p + i + 4 * k, sizeof(vec));
-      a[k] += Sq ? v * v : v;
-    }
-  vec s = (a[0] + a[1]) + (a[2] + a[3]);
-  double r = (s[0] + s[1]) + (s[2] + s[3]);
-  for (; i < n; ++i) r += Sq ? p[i] * p[i] : p[i];
-  return r;
-}
-
-// Other dtypes: eight lanes of the compute type over blocks of kSumBlock, block results added in W.
-constexpr int64_t kSumBlock = 128;
-
-template <typename T, typename C, bool Sq>
-auto sum_run(const T* p, int64_t n) {
-  using W = std::conditional_t<std::is_floating_point_v<C>, double, C>;
-  if constexpr (std::is_same_v<T, float>) {
-    return sum_run_f32<Sq>(p, n);
-  } else if constexpr (std::is_same_v<T, double>) {
-    return sum_run_f64<Sq>(p, n);
-  } else {
-    W total = W(0);
-    for (int64_t s = 0; s < n; s += kSumBlock) {
-      const T* q = p + s;
-      int64_t m = std::min(kSumBlock, n - s), i = 0;
-      C acc[8] = {C(0), C(0), C(0), C(0), C(0), C(0), C(0), C(0)};
-      for (; i + 8 <= m; i += 8)
-        for (int k = 0; k < 8; ++k) acc[k] = wrap_add(acc[k], Sq ? wrap_mul(C(q[i + k]), C(q[i + k])) : C(q[i + k]));
-      for (; i < m; ++i) acc[0] = wrap_add(acc[0], Sq ? wrap_mul(C(q[i]), C(q[i])) : C(q[i]));
-      C r = wrap_add(wrap_add(wrap_add(acc[0], acc[1]), wrap_add(acc[2], acc[3])),
-                     wrap_add(wrap_add(acc[4], acc[5]), wrap_add(acc[6], acc[7])));
-      total = wrap_add(total, W(r));
-    }
-    return total;
-  }
-}
-
-// A sum's result in the output dtype, scaled by 1/n for a mean (floating types only) before the
-// single rounding.
-template <typename T, typename W> T finish_sum(W total, double scale) {
-  if constexpr (std::is_floating_point_v<W>) return T(total * scale);
-  else return T(total);
-}
-
-// Rows longer than this are summed in segments of this many elements, in parallel, and the segment
-// results added in order: the split depends on the shape only, so results do not change with the
-// number of threads.
-constexpr int64_t kSumSegment = 65536;
 
 template <typename T, typename C, bool Sq>
 void sum_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, double scale = 1.0) {
   using W = std::conditional_t<std::is_floating_point_v<C>, double, C>;
   if (inner == 1 && n > 2 * kSumSegment && outer < 16) {
-    int64_t segs = (n + kSumSegment - 1) / kSumSegment;
-    std::vector<W> part(size_t(outer * segs));  // allocated before the parallel region
-    parallel_for(outer * segs, 1, [&](int64_t b, int64_t e) {
-      for (int64_t k = b; k < e; ++k) {
-        int64_t o = k / segs, s0 = (k % segs) * kSumSegment;
-        part[size_t(k)] = W(sum_run<T, C, Sq>(in + o * n + s0, std::min(kSumSegment, n - s0)));
-      }
-    });
-    for (int64_t o = 0; o < outer; ++o) {
-      W total = W(0);
-      for (int64_t k = 0; k < segs; ++k) total = wrap_add(total, part[size_t(o * segs + k)]);
-      out[o] = finish_sum<T>(total, scale);
-    }
+    auto seg = [](const T* p, int64_t m) { return W(sum_run<T, C, Sq>(p, m)); };
+    segmented_rows<T, W>(in, out, outer, n, seg, W(0), [](W a, W b) { return wrap_add(a, b); },
+                         [&](W t) { return finish_sum<T>(t, scale); });
     return;
   }
   parallel_for(outer * inner, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
@@ -210,50 +110,19 @@ void sum_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, doub
   });
 }
 
-// Branch-free (vectorisable) max/min in which a NaN, once seen, sticks.
-template <typename C> C nan_max(C a, C b) {
-  if constexpr (std::is_integral_v<C>) return a > b ? a : b;
-  else return ((b > a) | (b != b)) ? b : a;
-}
-template <typename C> C nan_min(C a, C b) {
-  if constexpr (std::is_integral_v<C>) return a < b ? a : b;
-  else return ((b < a) | (b != b)) ? b : a;
-}
-
-// Max/min of a contiguous float row with GCC/Clang vector extensions (the auto-vectoriser
-// does not turn NaN-propagating max into vector code). NaN anywhere gives NaN, as in PyTorch.
-template <typename C, bool IsMax>
-C row_extreme(const C* p, int64_t n) {
-  constexpr int L = 32 / sizeof(C);
-  typedef C vec __attribute__((vector_size(32)));
-  C init = IsMax ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity();
-  vec acc, bad;
-  for (int k = 0; k < L; ++k) acc[k] = init, bad[k] = 0;
-  int64_t i = 0;
-  for (; i + L <= n; i += L) {
-    vec v;
-    std::memcpy(&v, p + i, sizeof(vec));
-    acc = IsMax ? (v > acc ? v : acc) : (v < acc ? v : acc);
-    bad = (v != v) ? v : bad;
-  }
-  C r = init;
-  bool nan = false;
-  for (int k = 0; k < L; ++k) {
-    r = IsMax ? (acc[k] > r ? acc[k] : r) : (acc[k] < r ? acc[k] : r);
-    nan = nan || bad[k] != bad[k];
-  }
-  for (; i < n; ++i) {
-    r = IsMax ? (p[i] > r ? p[i] : r) : (p[i] < r ? p[i] : r);
-    nan = nan || p[i] != p[i];
-  }
-  return nan ? std::numeric_limits<C>::quiet_NaN() : r;
-}
 
 template <typename T>
 bool fast_extreme(ReduceOp op, const T* p, T* o, int64_t outer, int64_t n, int64_t inner) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (inner != 1 || (op != ReduceOp::Max && op != ReduceOp::Min)) return false;
     bool mx = op == ReduceOp::Max;
+    if (n > 2 * kSumSegment && outer < 16) {
+      auto seg = [&](const T* q, int64_t m) { return mx ? row_extreme<T, true>(q, m) : row_extreme<T, false>(q, m); };
+      auto pick = [&](T a, T b) { return mx ? nan_max(a, b) : nan_min(a, b); };
+      segmented_rows<T, T>(p, o, outer, n, seg, mx ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity(),
+                           pick, [](T r) { return r; });
+      return true;
+    }
     parallel_for(outer, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) o[r] = mx ? row_extreme<T, true>(p + r * n, n) : row_extreme<T, false>(p + r * n, n);
     });

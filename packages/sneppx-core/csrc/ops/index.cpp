@@ -13,6 +13,9 @@ SX_DEFINE_KERNEL(kern::gather);
 SX_DEFINE_KERNEL(kern::scatter);
 SX_DEFINE_KERNEL(kern::index_front);
 SX_DEFINE_KERNEL(kern::index_put_front);
+SX_DEFINE_KERNEL(kern::index_select);
+SX_DEFINE_KERNEL(kern::index_add);
+SX_DEFINE_KERNEL(kern::masked_select);
 SX_DEFINE_KERNEL(kern::sort_rows);
 SX_DEFINE_KERNEL(kern::count_nonzero);
 SX_DEFINE_KERNEL(kern::nonzero);
@@ -182,33 +185,82 @@ Tensor scatter_reduce_extreme(const Tensor& x, int64_t dim, const Tensor& index,
   });
 }
 
-static IntList moved(int64_t nd, int64_t from, int64_t to) {
-  IntList p;
-  for (int64_t i = 0; i < nd; ++i) if (i != from) p.push_back(i);
-  p.insert(p.begin() + to, from);
-  return p;
+// Whether the dims of x after d (those of size > 1) are contiguous across each other.
+static bool tail_merges(const Tensor& x, int64_t d) {
+  int64_t want = -1;
+  for (int64_t i = x->dim() - 1; i > d; --i) {
+    if (x->shape[i] == 1) continue;
+    if (want >= 0 && x->strides[i] != want) return false;
+    want = x->strides[i] * x->shape[i];
+  }
+  return true;
 }
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   SX_CHECK(index->dim() <= 1, ValueError, "[index_select] index must be 1-D, got ", describe(index));
+  check_same_device("index_select", x, index);
+  if (x->dim() == 0) return reshape(index_select(reshape(x, {1}), dim, index), {});  // as PyTorch: stays 0-d
   int64_t d = wrap_dim(dim, x->dim(), "index_select");
   Tensor idx = reshape(as_index(index, "index_select"), {-1});
-  Tensor front = permute(x, moved(x->dim(), d, 0));
-  Tensor r = index_front(front, {idx});
-  return permute(r, moved(x->dim(), 0, d));
+  check_range(idx, x->shape[d], "index_select", d);
+  Shape os = x->shape;
+  os[size_t(d)] = idx->numel();
+  Tensor out = empty(os, x->dtype, x->device());
+  if (out->numel()) kern::index_select(x->device())(out, tail_merges(x, d) ? x : contiguous(detach(x)), idx, d);
+  if (!is_floating(x->dtype) || !needs_grad({&x})) return out;
+  Shape xs = x->shape;
+  return record("IndexSelectBackward", {x}, out, [xs, d, idx](const Tensor& g) {
+    return TensorList{index_add(zeros(xs, g->dtype, g->device()), d, idx, g, 1.0)};
+  });
 }
 
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, double alpha) {
+  check_same_device("index_add", x, index);
+  check_same_device("index_add", x, src);
   int64_t d = wrap_dim(dim, x->dim(), "index_add");
   Tensor idx = reshape(as_index(index, "index_add"), {-1});
   Shape want = x->shape;
   if (x->dim()) want[size_t(d)] = idx->numel();
   SX_CHECK(src->shape == want, ValueError, "[index_add] source of shape ", shape_str(src->shape), " must have shape ",
            shape_str(want), " for input ", describe(x), " and ", idx->numel(), " indices along dim ", d);
-  Tensor xf = permute(x, moved(x->dim(), d, 0));
-  Tensor sf = permute(alpha == 1.0 ? src : mul(src, Scalar(alpha)), moved(src->dim(), d, 0));
-  Tensor r = index_put_front(xf, {idx}, sf, true);
-  return permute(r, moved(x->dim(), 0, d));
+  if (x->dim() == 0) {  // a 0-d input adds as a 1-element 1-d one
+    SX_CHECK(idx->numel() == 1, ValueError, "[index_add] a 0-d input needs one index, got ", idx->numel());
+    return reshape(index_add(reshape(x, {1}), 0, idx, reshape(src, {1}), alpha), {});
+  }
+  check_range(idx, x->shape[d], "index_add", d);
+  Tensor out = clone_nograd(x);
+  if (idx->numel() && out->numel())
+    kern::index_add(out->device())(out, idx, contiguous(cast_nograd(detach(src), x->dtype)), d, Scalar(alpha));
+  if (!is_floating(x->dtype) || !needs_grad({&x, &src})) return out;
+  Tensor sv = src;
+  return record("IndexAddBackward", {x, src}, out, [d, idx, alpha, sv](const Tensor& g) {
+    Tensor gs = index_select(g, d, idx);
+    return TensorList{g, grad_for(alpha == 1.0 ? gs : mul(gs, Scalar(alpha)), sv)};
+  });
+}
+
+Tensor mask_front(const Tensor& x, const Tensor& mask) {
+  int64_t k = mask->dim();
+  SX_CHECK(mask->dtype == DType::Bool, TypeError, "[index] mask must be bool, got ", describe(mask));
+  SX_CHECK(k >= 1 && k <= x->dim(), IndexError, "[index] boolean mask of shape ", shape_str(mask->shape),
+           " does not fit a tensor of shape ", shape_str(x->shape));
+  for (int64_t i = 0; i < k; ++i)
+    SX_CHECK(mask->shape[i] == x->shape[i], IndexError, "[index] boolean mask of shape ", shape_str(mask->shape),
+             " does not match the indexed shape at dim ", i, " (size ", x->shape[i], ")");
+  check_same_device("index", x, mask);
+  Tensor mc = contiguous(detach(mask));
+  Shape os{kern::count_nonzero(mc->device())(mc)};
+  os.insert(os.end(), x->shape.begin() + k, x->shape.end());
+  Tensor out = empty(os, x->dtype, x->device());
+  if (out->numel()) kern::masked_select(x->device())(out, contiguous(detach(x)), mc);
+  if (!is_floating(x->dtype) || !needs_grad({&x})) return out;
+  Shape xs = x->shape;
+  return record("MaskBackward", {x}, out, [xs, mc, k](const Tensor& g) {
+    Tensor nz = nonzero(mc);
+    TensorList idx;
+    for (int64_t i = 0; i < k; ++i) idx.push_back(select(nz, 1, i));
+    return TensorList{index_put_front(zeros(xs, g->dtype, g->device()), idx, g, true)};
+  });
 }
 
 Tensor one_hot(const Tensor& x, int64_t num_classes) {

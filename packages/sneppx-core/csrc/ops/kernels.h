@@ -41,6 +41,10 @@ SX_KERNEL(transfer, void(const Tensor& dst, const Tensor& src));
 
 // ---- reductions over a contiguous (outer, n, inner) layout into (outer, inner) outputs
 SX_KERNEL(reduce, void(ReduceOp op, const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner));
+// The same reductions read in place from any strided view whose first `kept` dims are kept and
+// the others reduced; out is contiguous with the kept dims' shape. out may be wider than in for
+// Sum and Mean (float64, or int64 from an integer input): elements are accumulated in out's dtype.
+SX_KERNEL(reduce_dims, void(ReduceOp op, const Tensor& in, const Tensor& out, int64_t kept));
 SX_KERNEL(arg_reduce, void(bool is_max, const Tensor& in, const Tensor& values, const Tensor& indices, int64_t outer,
                            int64_t n, int64_t inner));
 SX_KERNEL(cumsum, void(const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner));
@@ -66,6 +70,15 @@ SX_KERNEL(scatter, void(const Tensor& out, const Tensor& idx, const Tensor& src,
 SX_KERNEL(index_front, void(const Tensor& out, const Tensor& x, const TensorList& idx));
 // out[idx0[i], ..., rest...] = values[i, rest...] (or +=); values contiguous, of out's dtype.
 SX_KERNEL(index_put_front, void(const Tensor& out, const TensorList& idx, const Tensor& values, bool accumulate));
+// out[a, k, b] = x[a, idx[k], b] along dim (idx 1-D; x any strides, but its dims after dim
+// contiguous across each other).
+SX_KERNEL(index_select, void(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t dim));
+// out[a, idx[k], b] += alpha * src[a, k, b] along dim, duplicates added in the order of k
+// (src contiguous, of out's dtype; idx 1-D).
+SX_KERNEL(index_add, void(const Tensor& out, const Tensor& idx, const Tensor& src, int64_t dim, const Scalar& alpha));
+// The elements of a contiguous x whose position in the leading dims is true in mask (a contiguous
+// bool tensor of those dims), in row-major order: out is (count, rest of x's dims...).
+SX_KERNEL(masked_select, void(const Tensor& out, const Tensor& x, const Tensor& mask));
 // Sorts each row of a contiguous (rows, n) tensor; writes the first k = values.shape[1] of each
 // row to values and indices (both (rows, k)). `order` is (rows, n) int64 scratch (may be indices
 // itself when k == n). NaN sorts as the largest value; ties keep their order when `stable`.

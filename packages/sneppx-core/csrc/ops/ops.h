@@ -171,6 +171,8 @@ Tensor scatter_reduce_extreme(const Tensor& x, int64_t dim, const Tensor& index,
                               bool include_self);
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, double alpha);
+// x[mask] for a bool mask of x's leading dims: the selected positions in row-major order.
+Tensor mask_front(const Tensor& x, const Tensor& mask);
 Tensor one_hot(const Tensor& x, int64_t num_classes);
 std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted);
 std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending, bool stable);

@@ -10,11 +10,14 @@ namespace sx {
 
 namespace kern {
 SX_DEFINE_KERNEL(reduce);
+SX_DEFINE_KERNEL(reduce_dims);
 SX_DEFINE_KERNEL(arg_reduce);
 SX_DEFINE_KERNEL(cumsum);
 }  // namespace kern
 
 namespace {
+constexpr int64_t kReduceSegment = 65536;  // the block kernels' segment of a long row
+
 struct Layout {
   Tensor data;  // contiguous
   int64_t outer = 1, n = 1, inner = 1;
@@ -51,13 +54,54 @@ Tensor expand_back(const Tensor& g, const Shape& keep, const Shape& full_shape) 
   return expand(reshape(g, keep), full_shape);
 }
 
+bool is_block(const Tensor& x, const IntList& dims) {
+  return x->is_contiguous() && (dims.empty() || dims.back() - dims.front() + 1 == int64_t(dims.size()));
+}
+
+// The kept dims of x, then the reduced ones: a view, no copy.
+Tensor kept_first(const Tensor& x, const IntList& dims) {
+  Shape s, st;
+  for (int64_t i = 0; i < x->dim(); ++i)
+    if (std::find(dims.begin(), dims.end(), i) == dims.end()) s.push_back(x->shape[i]), st.push_back(x->strides[i]);
+  for (auto d : dims) s.push_back(x->shape[d]), st.push_back(x->strides[d]);
+  return make_view(x, s, st, x->offset);
+}
+
+// Whether the device reduces x in place (kern::reduce_dims) instead of copying it into an
+// (outer, n, inner) block first: when the block would need a copy or a wider dtype (sum(dtype=...)),
+// unless the whole of a large tensor reduces to a few values (the block path splits long rows over
+// the threads).
+bool in_place(const Tensor& x, const IntList& dims, DType dt, int64_t outputs) {
+  if (!kern::reduce_dims.has(x->device().type)) return false;
+  // One-byte inputs (bool, uint8) keep the converting copy: GCC 12 miscompiles their eight-lane
+  // widening loop in reduce_dims at -O3 (a contiguous uint8 row of 16 summed to 84 instead of 120).
+  if (itemsize(x->dtype) == 1) return false;
+  bool widen = dt != x->dtype && (dt == DType::Float64 || (dt == DType::Int64 && !is_floating(x->dtype)));
+  if (dt != x->dtype && !widen) return false;
+  if (!widen && is_block(x, dims)) return false;
+  return outputs >= 16 || x->numel() <= 4 * kReduceSegment;
+}
+
 Tensor reduce_impl(ReduceOp op, const Tensor& x, const IntList& dims, bool keepdim, DType dt, const char* name) {
+  Shape keep, outs;
+  int64_t n = 1, outputs = 1;
+  for (int64_t i = 0; i < x->dim(); ++i) {
+    bool red = std::find(dims.begin(), dims.end(), i) != dims.end();
+    keep.push_back(red ? 1 : x->shape[i]);
+    if (!red) outs.push_back(x->shape[i]), outputs *= x->shape[i];
+    else n *= x->shape[i];
+  }
+  SX_CHECK(n > 0 || (op != ReduceOp::Max && op != ReduceOp::Min), IndexError, "[", name,
+           "] cannot reduce over an empty dimension of a tensor of shape ", shape_str(x->shape));
+  Tensor out = empty(keepdim ? keep : outs, dt, x->device());
+  bool sumlike = op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::SumSquares;
+  if ((sumlike || dt == x->dtype) && in_place(x, dims, dt, outputs)) {
+    kern::reduce_dims(x->device())(op, kept_first(x, dims), out, int64_t(outs.size()));
+    return out;
+  }
   Tensor xc = cast_nograd(x, dt);
   Layout L = layout_for(xc, dims);
   if (dims.empty() && x->dim() > 0) L.n = 1;
-  SX_CHECK(L.n > 0 || (op != ReduceOp::Max && op != ReduceOp::Min), IndexError, "[", name,
-           "] cannot reduce over an empty dimension of a tensor of shape ", shape_str(x->shape));
-  Tensor out = empty(keepdim ? L.keep_shape : L.out_shape, dt, x->device());
   kern::reduce(x->device())(op, L.data, out, L.outer, L.n, L.inner);
   return out;
 }

@@ -162,6 +162,10 @@ IntList result_perm(int64_t nb, int64_t ndim, const std::vector<int64_t>& dims) 
 }  // namespace
 
 Tensor getitem(const Tensor& x, py::handle idx) {
+  if (is_tensor(idx)) {  // x[mask] with a mask of leading dims: one selecting pass, no index tensors
+    Tensor m = idx.cast<Tensor>();
+    if (m->dtype == DType::Bool && m->dim() >= 1 && m->dim() <= x->dim()) return mask_front(x, m);
+  }
   Parsed p = parse(x, idx);
   if (p.dims.empty()) return p.view;
   IntList fp = front_perm(p.view, p.dims);

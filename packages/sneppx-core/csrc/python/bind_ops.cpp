@@ -317,6 +317,7 @@ void bind_ops(py::module_& m, Cls& cls) {
   both(m, cls, "masked_select", [](const Tensor& x, const Tensor& mask) {
     Shape s = broadcast_shapes(x->shape, mask->shape, "masked_select");
     Tensor xe = expand(x, s), me = contiguous(expand_view(mask, s));
+    if (!s.empty() && mask->dtype == DType::Bool) return mask_front(xe, me);
     Tensor nz = nonzero(me);
     TensorList idx;
     for (int64_t i = 0; i < nz->shape[1]; ++i) idx.push_back(select(nz, 1, i));

@@ -1,0 +1,249 @@
+"""Kernel paths of reductions and indexing against NumPy: reductions read in place from strided
+inputs (several or non-last dims, transposed and sliced inputs, wider result dtypes), long rows
+reduced in segments, and the indexing ops that run in parallel over lines along one dim (gather,
+scatter, scatter_add, index_select, index_add) or select by a boolean mask."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sneppx_core as sx
+
+RNG = np.random.default_rng(17)
+
+
+def _layouts(a):
+    """The same values as a contiguous, a transposed and a sliced (stepped) tensor."""
+    t = sx.from_numpy(np.ascontiguousarray(np.moveaxis(a, 0, -1))).movedim(-1, 0)
+    big = np.zeros((a.shape[0] * 2,) + a.shape[1:], a.dtype)
+    big[::2] = a
+    return {"contiguous": sx.from_numpy(a.copy()), "transposed": t, "sliced": sx.from_numpy(big)[::2]}
+
+
+def _check(got, want, dtype, scale=None):
+    """|got - want| <= tol * (|want| + scale), scale being the sum of the magnitudes that went into
+    each result (sums that cancel are only as exact as their terms are large)."""
+    tol = {np.float16: 2e-3, np.float32: 2e-6, np.float64: 1e-12}.get(dtype, 0)
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    bound = tol * (np.abs(want) + (0 if scale is None else scale))
+    assert got.shape == want.shape
+    assert np.all((np.abs(got - want) <= bound) | (np.isnan(got) & np.isnan(want))), np.max(np.abs(got - want) - bound)
+
+
+@pytest.mark.parametrize("shape,dims", [((13, 37, 129), (0, 2)), ((13, 37, 129), (0, -1)), ((5, 6, 7, 9), (1, 3)),
+                                        ((5, 6, 7, 9), (0, 2)), ((31, 1, 40), (0,)), ((40, 33), (0,)),
+                                        ((3, 300, 4), (-3, -1)), ((2, 3, 4, 5), (0, 1, 3))], ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.float16])
+def test_strided_reductions(threads, shape, dims, layout, dtype):
+    a = (RNG.standard_normal(shape) * 3).astype(dtype)
+    x = _layouts(a)[layout]
+    ax = tuple(d % len(shape) for d in dims)
+    ref = a.astype(np.float64)
+    for keep in (False, True):
+        mag = np.abs(ref).sum(ax, keepdims=keep)
+        _check(x.sum(dim=dims, keepdim=keep).numpy(), ref.sum(ax, keepdims=keep), dtype, mag)
+        _check(x.amax(dim=dims, keepdim=keep).numpy(), ref.max(ax, keepdims=keep), dtype)
+        _check(x.amin(dim=dims, keepdim=keep).numpy(), ref.min(ax, keepdims=keep), dtype)
+        if np.issubdtype(dtype, np.floating):
+            _check(x.mean(dim=dims, keepdim=keep).numpy(), ref.mean(ax, keepdims=keep), dtype, mag / (ref.size / mag.size))
+            _check(x.norm(dim=dims, keepdim=keep).numpy(), np.sqrt((ref * ref).sum(ax, keepdims=keep)), dtype)
+    assert x.sum(dim=dims).dtype == (x.dtype if np.issubdtype(dtype, np.floating) else sx.int64)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.bool_, np.uint8])
+def test_sum_into_a_wider_dtype(threads, layout, dtype):
+    if np.issubdtype(dtype, np.floating):
+        a = (RNG.standard_normal((70, 45, 3)) * 100).astype(dtype)
+    else:
+        a = RNG.integers(0 if dtype in (np.uint8, np.bool_) else -1000, 2 if dtype == np.bool_ else 200, (70, 45, 3)).astype(dtype)
+    x = _layouts(a)[layout]
+    ref = a.astype(np.float64)
+    for d in (0, 1, 2, (0, 2), None):
+        got = sx.sum(x, dim=d, dtype=sx.float64)
+        assert got.dtype == sx.float64
+        np.testing.assert_allclose(got.numpy(), ref.sum(d), rtol=1e-13, atol=1e-9)
+    if not np.issubdtype(dtype, np.floating):
+        got = x.sum(dim=(0, 2))
+        assert got.dtype == sx.int64
+        np.testing.assert_array_equal(got.numpy(), a.astype(np.int64).sum((0, 2)))
+    got = x.mean(dim=1, dtype=sx.float64) if np.issubdtype(dtype, np.floating) else None
+    if got is not None:
+        np.testing.assert_allclose(got.numpy(), ref.mean(1), rtol=1e-13, atol=1e-9)
+
+
+def test_strided_float32_sum_is_accurate_and_thread_independent():
+    a = np.full((100, 16, 500), np.e, np.float32)
+    a[:, 1::2] = RNG.standard_normal((100, 8, 500))
+    x = sx.from_numpy(a)
+    n0 = sx.get_num_threads()
+    try:
+        got = []
+        for n in (1, 2, 3):
+            sx.set_num_threads(n)
+            got.append(x.sum(dim=(0, 2)).numpy())
+    finally:
+        sx.set_num_threads(n0)
+    assert all(np.array_equal(got[0], g) for g in got)
+    ref = a.astype(np.float64)
+    assert np.all(np.abs(got[0] - ref.sum((0, 2))) <= 1e-7 * np.abs(ref).sum((0, 2)))
+
+
+def test_strided_extremes_propagate_nan_and_empty_sums():
+    a = RNG.standard_normal((6, 5, 40)).astype(np.float32)
+    a[2, 3, 17] = np.nan
+    for f, r in ((sx.amax, np.max), (sx.amin, np.min)):
+        np.testing.assert_array_equal(f(sx.from_numpy(a), (0, 2)).numpy(), r(a, (0, 2)))
+    z = sx.zeros(0, 4, 3)
+    np.testing.assert_array_equal(z.sum(dim=(0, 2)).numpy(), np.zeros(4))
+    assert np.isnan(z.mean(dim=(0, 2)).numpy()).all()
+    np.testing.assert_array_equal(sx.sum(z, dim=(0, 2), dtype=sx.float64).numpy(), np.zeros(4))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_long_rows_of_products_and_extremes(threads, dtype):
+    # Factors whose products are exact in every order: the segments must cover the row exactly once.
+    a = np.ones(400_003, dtype)
+    pos = RNG.permutation(400_003)
+    if dtype == np.int64:
+        a[pos[:101]], a[pos[101:131]], want = -1, 3, -(3**30)
+    else:
+        a[pos[:101]], a[pos[101:200]], want = 2, 0.5, 4.0
+    a[pos[-1]], want = 7, want * 7  # also the largest value
+    ref = a.astype(np.float64)
+    assert sx.from_numpy(a).prod().item() == want
+    assert float(sx.from_numpy(a).amax()) == ref.max() and float(sx.from_numpy(a).amin()) == ref.min()
+    if dtype != np.int64:
+        b = a.copy()
+        b[300_000] = np.nan
+        assert np.isnan(float(sx.from_numpy(b).amax())) and np.isnan(float(sx.from_numpy(b).prod()))
+    z = a.copy()
+    z[123_456] = 0
+    assert float(sx.from_numpy(z).prod()) == 0
+
+
+def test_strided_sum_gradient():
+    x = sx.from_numpy(RNG.standard_normal((4, 5, 6)).astype(np.float32)).requires_grad_()
+    (x.transpose(0, 2).sum(dim=(0, 2)) * sx.arange(5)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.broadcast_to(np.arange(5.0)[None, :, None], (4, 5, 6)))
+
+
+# ---------------------------------------------------------------- indexing along one dim
+
+def _scatter_ref(a, d, idx, src, add):
+    """A row-major serial loop: duplicates add up, or the last write wins."""
+    out = a.copy()
+    for pos in np.ndindex(*idx.shape):
+        dst = list(pos)
+        dst[d] = idx[pos]
+        if add:
+            out[tuple(dst)] += src[pos]
+        else:
+            out[tuple(dst)] = src[pos]
+    return out
+
+
+@pytest.mark.parametrize("shape,d", [((7, 9), 1), ((7, 9), 0), ((7, 9), -1), ((3, 4, 5), 1), ((3, 4, 5), -3)], ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.float16])
+def test_gather_scatter_lines(threads, shape, d, dtype):
+    a = (RNG.standard_normal(shape) * 10).astype(dtype)
+    ishape = tuple(max(1, s - 1) for s in shape)
+    ishape = ishape[:d % len(shape)] + (shape[d] + 3,) + ishape[d % len(shape) + 1:]
+    idx = RNG.integers(-shape[d], shape[d], ishape)  # duplicates and negative indices
+    src = (RNG.standard_normal(tuple(s + 1 for s in ishape)) * 10).astype(dtype)
+    part = src[tuple(slice(0, s) for s in ishape)]
+    wrapped = idx % shape[d]
+    dd = d % len(shape)
+    corner = a[tuple(slice(None) if k == dd else slice(0, n) for k, n in enumerate(ishape))]
+    for name, x in _layouts(a).items():
+        np.testing.assert_array_equal(sx.gather(x, d, sx.from_numpy(idx)).numpy(),
+                                      np.take_along_axis(corner, wrapped, dd), err_msg=name)
+    for name, s in _layouts(src).items():  # the reference adds in the same dtype, in the same order
+        got = sx.from_numpy(a).scatter_add(d, sx.from_numpy(idx), s).numpy()
+        np.testing.assert_array_equal(got, _scatter_ref(a, d % len(shape), wrapped, part, True), err_msg=name)
+        got = sx.scatter(sx.from_numpy(a), d, sx.from_numpy(idx), s).numpy()
+        np.testing.assert_array_equal(got, _scatter_ref(a, d % len(shape), wrapped, part, False), err_msg=name)
+
+
+def test_scatter_falls_back_when_lines_do_not_merge():
+    a = RNG.standard_normal((4, 5, 6, 7))
+    idx = RNG.integers(0, 5, (4, 8, 6, 7))
+    src = sx.from_numpy(RNG.standard_normal((4, 8, 7, 6))).transpose(2, 3)  # tail dims do not merge
+    got = sx.from_numpy(a).scatter_add(1, sx.from_numpy(idx), src).numpy()
+    np.testing.assert_allclose(got, _scatter_ref(a, 1, idx, src.numpy(), True), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape,d", [((7, 9), 1), ((7, 9), 0), ((3, 4, 5), -2), ((6,), 0)], ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32, np.bool_, np.float16])
+def test_index_select_and_index_add(threads, shape, d, dtype):
+    a = (RNG.standard_normal(shape) * 10).astype(dtype)
+    n = shape[d]
+    idx = RNG.integers(-n, n, 2 * n + 1)
+    for name, x in _layouts(a).items():
+        np.testing.assert_array_equal(sx.index_select(x, d, sx.from_numpy(idx)).numpy(), np.take(a, idx, d), err_msg=name)
+    if dtype == np.bool_:
+        return
+    sshape = list(shape)
+    sshape[d] = len(idx)
+    src = (RNG.standard_normal(sshape) * 10).astype(dtype)
+    alpha = 3 if dtype in (np.int32, np.int64) else 0.5
+    want, mag = a.astype(np.float64), np.abs(a.astype(np.float64))
+    at = (slice(None),) * (d % len(shape)) + (idx,)
+    np.add.at(want, at, alpha * src.astype(np.float64))
+    np.add.at(mag, at, np.abs(alpha * src.astype(np.float64)))
+    for name, s in _layouts(src).items():
+        _check(sx.from_numpy(a).index_add(d, sx.from_numpy(idx), s, alpha=alpha).numpy(), want, dtype, mag)
+
+
+def test_index_select_and_index_add_gradients():
+    a = RNG.standard_normal((5, 6))
+    idx = np.array([4, 0, 4, -1, 2])
+    x = sx.from_numpy(a).requires_grad_()
+    w = RNG.standard_normal((5, 5))
+    (x.index_select(1, sx.from_numpy(idx)) * sx.from_numpy(w)).sum().backward()
+    want = np.zeros((5, 6))
+    np.add.at(want, (slice(None), idx), w)
+    np.testing.assert_allclose(x.grad.numpy(), want)
+    x = sx.from_numpy(a).requires_grad_()
+    s = sx.from_numpy(RNG.standard_normal((5, 5))).requires_grad_()
+    (x.index_add(1, sx.from_numpy(idx), s, alpha=2.0) * sx.from_numpy(np.arange(30.0).reshape(5, 6))).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.arange(30.0).reshape(5, 6))
+    np.testing.assert_allclose(s.grad.numpy(), 2 * np.arange(30.0).reshape(5, 6)[:, idx])
+    assert sx.index_select(sx.tensor(3.0), 0, sx.tensor([0])).shape == ()
+
+
+@pytest.mark.parametrize("shape,k", [((37, 29), 2), ((37, 29), 1), ((200, 300), 2), ((7, 5, 6), 2), ((3, 4, 5), 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.bool_, np.float16])
+def test_boolean_mask_selection(threads, shape, k, dtype):
+    a = (RNG.standard_normal(shape) * 10).astype(dtype)
+    for p in (0.0, 0.3, 1.0):
+        m = RNG.random(shape[:k]) < p
+        for name, x in _layouts(a).items():
+            np.testing.assert_array_equal(x[sx.from_numpy(m)].numpy(), a[m], err_msg=name)
+
+
+def test_boolean_mask_selection_large_and_gradient():
+    a = RNG.standard_normal(100_003).astype(np.float32)
+    m = RNG.random(100_003) < 0.5
+    m[-5:] = True
+    np.testing.assert_array_equal(sx.from_numpy(a)[sx.from_numpy(m)].numpy(), a[m])
+    x = sx.from_numpy(RNG.standard_normal((4, 3, 2))).requires_grad_()
+    m = RNG.random((4, 3)) < 0.5
+    y = x[sx.from_numpy(m)]
+    (y * sx.from_numpy(np.arange(y.numel(), dtype=np.float64).reshape(y.shape))).sum().backward()
+    want = np.zeros((4, 3, 2))
+    want[m] = np.arange(y.numel()).reshape(y.shape)
+    np.testing.assert_allclose(x.grad.numpy(), want)
+    with pytest.raises(IndexError, match=r"\[index\].*mask of shape \(3"):
+        sx.zeros(4, 3)[sx.from_numpy(np.ones(3, bool))]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.bool_, np.int32])
+def test_short_integer_rows_sum_exactly(dtype):
+    for n in range(1, 41):
+        a = (np.arange(n) % (2 if dtype == np.bool_ else 97)).astype(dtype)
+        x = sx.from_numpy(np.broadcast_to(a, (3, n)).copy())
+        assert x.sum().item() == 3 * a.astype(np.int64).sum()
+        np.testing.assert_array_equal(x.sum(1).numpy(), np.full(3, a.astype(np.int64).sum()))
+        assert sx.sum(x.t(), dim=(0, 1), dtype=sx.float64).item() == 3 * a.astype(np.float64).sum()
