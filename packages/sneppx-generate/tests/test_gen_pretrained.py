@@ -72,6 +72,57 @@ def test_bfloat16_storage_loads_exactly_and_computes_in_bfloat16(tmp_path):
     assert _rel_err(_run(half, ids).float().numpy(), ref) <= 5e-2
 
 
+def _round_bf16(a):
+    """float32 values rounded to nearest-even bfloat16 (NumPy only)."""
+    u = np.ascontiguousarray(a, np.float32).view(np.uint32)
+    u = (u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)
+    return u.view(np.float32)
+
+
+def test_conversion_in_chunks_rounds_every_element(tmp_path, monkeypatch):
+    from sneppx_generate import _weights
+
+    monkeypatch.setattr(_weights, "_CHUNK", 100)  # chunk edges inside and across rows
+    cfg, arrays = random_gpt2(tmp_path)
+    half = load_model(tmp_path, dtype="bfloat16")
+    for name, t in (("wte.weight", half.wte), ("h.1.mlp.c_fc.weight", half.blocks[1]["mlp.c_fc.weight"])):
+        assert t.dtype == sx.bfloat16
+        np.testing.assert_array_equal(t.float().numpy(), _round_bf16(arrays[name]))
+    fp16 = {k: v.astype(np.float16) for k, v in arrays.items()}
+    write_safetensors(tmp_path / "model.safetensors", fp16)
+    half = load_model(tmp_path, dtype="bfloat16")
+    np.testing.assert_array_equal(half.wte.float().numpy(), _round_bf16(fp16["wte.weight"].astype(np.float32)))
+    assert load_model(tmp_path, dtype="float16").wte.numpy().dtype == np.float16
+
+
+def _mapped_rss_kb(path) -> int:
+    """Resident kB of this process's mappings of the file ``path`` (from /proc/self/smaps)."""
+    total, inside = 0, False
+    with open("/proc/self/smaps") as fh:
+        for line in fh:
+            fields = line.split()
+            if "-" in fields[0] and len(fields) >= 5 and ":" in fields[3]:  # a mapping's header line
+                inside = len(fields) == 6 and fields[5] == str(path)
+            elif inside and fields[0] == "Rss:":
+                total += int(fields[1])
+    return total
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/smaps"), reason="needs Linux's /proc")
+def test_converted_weights_leave_no_mapped_pages_resident(tmp_path):
+    # The float32 file of 100 x 4096 floats: computed in float32 its pages are the weights (resident
+    # once read); converted to bfloat16 they are dropped from the process after the conversion.
+    cfg, arrays = random_gpt2(tmp_path, vocab=4096, d=64, layers=1)
+    path = (tmp_path / "model.safetensors").resolve()
+    size_kb = path.stat().st_size // 1024
+    half = load_model(tmp_path, dtype="bfloat16")
+    assert _mapped_rss_kb(path) < 0.1 * size_kb
+    full = load_model(tmp_path)
+    assert float(full.wte.sum().item()) == pytest.approx(float(arrays["wte.weight"].sum(dtype=np.float64)), rel=1e-4)
+    assert _mapped_rss_kb(path) > 0.5 * size_kb  # the check sees resident pages of the float32 model
+    assert half.wte.dtype == sx.bfloat16
+
+
 def test_errors_name_what_is_wrong(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such folder"):
         load_model(tmp_path / "absent")

@@ -1,6 +1,7 @@
 // Matrix products on the CPU: float32/float64 through BLAS (sizes past its 32-bit ints split into
-// blocks), other dtypes with a plain loop. BLAS runs single-threaded; a large product is cut into
-// independent pieces that the thread pool runs (see gemm_split).
+// blocks), float16/bfloat16 through half_gemm (cpu/gemm_half.cpp), integers with a plain loop. BLAS
+// runs single-threaded; a large product is cut into independent pieces that the thread pool runs
+// (see gemm_split).
 #include <cblas.h>
 
 #include <algorithm>
@@ -288,6 +289,23 @@ void batched_mm(const Tensor& a, const Tensor& b, const Tensor& out) {
       }
     };
     // Products too small to split run side by side on the pool, one per chunk of the batch.
+    double work = double(M) * double(N) * double(K);
+    if (batch > 1 && work < kSplitWork) parallel_for(batch, std::max<int64_t>(1, int64_t(kSplitWork / work)), run);
+    else run(0, batch);
+    return;
+  }
+  if (dt == DType::Float16 || dt == DType::BFloat16) {
+    auto typed = [&](auto* type, int64_t b0, int64_t b1) {
+      using T = std::remove_pointer_t<decltype(type)>;
+      for (int64_t bi = b0; bi < b1; ++bi)
+        half_gemm(M, N, K, a->data<T>() + offset(a, bi), a->strides[nd - 2], a->strides[nd - 1],
+                  b->data<T>() + offset(b, bi), b->strides[nd - 2], b->strides[nd - 1], nullptr,
+                  out->data<T>() + bi * M * N, N);
+    };
+    auto run = [&](int64_t b0, int64_t b1) {
+      if (dt == DType::Float16) typed(static_cast<Half*>(nullptr), b0, b1);
+      else typed(static_cast<BFloat16*>(nullptr), b0, b1);
+    };
     double work = double(M) * double(N) * double(K);
     if (batch > 1 && work < kSplitWork) parallel_for(batch, std::max<int64_t>(1, int64_t(kSplitWork / work)), run);
     else run(0, batch);

@@ -87,6 +87,12 @@ void ploss_bwd_cpu(nn::PLoss k, const Tensor& g, const Tensor& x, const Tensor& 
 }
 void linear_fwd_cpu(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out, int64_t M, int64_t N,
                     int64_t K) {
+  auto half = [&](auto* type) {  // the bias joins the float32 sums
+    using T = std::remove_pointer_t<decltype(type)>;
+    half_gemm(M, N, K, x->data<T>(), K, 1, w->data<T>(), 1, K, b ? b->data<T>() : nullptr, out->data<T>(), N);
+  };
+  if (x->dtype == DType::Float16) return half(static_cast<Half*>(nullptr));
+  if (x->dtype == DType::BFloat16) return half(static_cast<BFloat16*>(nullptr));
   SX_DISPATCH_F32_F64(x->dtype, "linear", [&] {
     using T = scalar_t;
     T* o = out->data<T>();

@@ -48,13 +48,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Tensor b2 = b->dim() == 1 ? unsqueeze(b, 1) : b;
   SX_CHECK(a2->shape.back() == b2->shape[b2->dim() - 2], ValueError, "[matmul] shapes ", shape_str(a->shape), " and ",
            shape_str(b->shape), " cannot be multiplied");
-  Tensor out;
   DType dt = a->dtype;
-  if (dt == DType::Float16 || dt == DType::BFloat16) {
-    out = cast_nograd(mm_forward(cast_nograd(a2, DType::Float32), cast_nograd(b2, DType::Float32)), dt);
-  } else {
-    out = mm_forward(a2, b2);
-  }
+  Tensor out = mm_forward(a2, b2);  // float16/bfloat16: float32 accumulation inside the kernel
   if (a->dim() == 1) out = squeeze(detach(out), IntList{out->dim() - 2});
   if (b->dim() == 1) out = squeeze(detach(out), IntList{out->dim() - 1});
   if (!is_floating(dt) || !needs_grad({&a, &b})) return out;

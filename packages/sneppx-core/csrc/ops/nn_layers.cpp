@@ -31,10 +31,6 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
              " does not match out_features ", N);
   }
   DType dt = x->dtype;
-  if (is_half(dt)) {
-    auto f = [](const Tensor& t) { return t ? to_dtype(t, DType::Float32) : t; };
-    return to_dtype(linear(f(x), f(w), f(b)), dt);
-  }
   int64_t M = x->numel() / std::max<int64_t>(K, 1);
   if (K == 0) M = prod(x->shape, 0, x->shape.size() - 1);
   Shape os(x->shape.begin(), x->shape.end() - 1);
@@ -49,8 +45,9 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   return record("LinearBackward", {x, w, b}, out, [sx_, sw, nx, nw, nb, xshape, bshape, M, N, K](const Tensor& g) {
     const Tensor& xs = sx_.get();
     const Tensor& ws = sw.get();
-    if (grad_mode::enabled()) return linear_public(g, xs, ws, nx, nw, nb, xshape, bshape);
     DType t = xs->dtype;
+    // float16/bfloat16 gradients are matrix products with float32 accumulation (matmul's kernels).
+    if (grad_mode::enabled() || is_half(t)) return linear_public(g, xs, ws, nx, nw, nb, xshape, bshape);
     Tensor gc = contig(g, t);
     Device dev = xs->device();
     Tensor gx = nx ? empty(xshape, t, dev) : Tensor(), gw = nw ? empty({N, K}, t, dev) : Tensor(),

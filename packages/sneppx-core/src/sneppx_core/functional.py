@@ -5,7 +5,8 @@ hand-written backward passes: softmax and log_softmax, the norms, the activation
 bias in the epilogue), embedding, dropout, the LSTM and GRU cells and whole-sequence recurrences (``lstm_cell``, ``gru_cell``,
 ``lstm_sequence``, ``gru_sequence``, which PyTorch has no public names for), the losses (see ``_functional_losses``), attention, and the
 fused optimizer steps (see ``_functional_optim``); ``pad`` and ``interpolate`` are compositions of
-differentiable core ops. float16/bfloat16 inputs compute in float32.
+differentiable core ops. float16/bfloat16 inputs compute in float32 (``linear`` accumulates in float32
+straight from the half-precision weight, without a float32 copy of it).
 
 The fused kernels give first-order gradients. Differentiating their backward pass
 (``autograd.grad(..., create_graph=True)``) raises RuntimeError, except for ``linear``, ``embedding``

@@ -12,6 +12,7 @@ import sneppx_core as sx
 
 _NUMPY = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64, "I32": np.int32,
           "U8": np.uint8, "BOOL": np.bool_, "BF16": np.uint16}
+_CHUNK = 1 << 20  # elements converted at a time: bounds the temporaries of a conversion
 _DTYPES = {"float32": sx.float32, "bfloat16": sx.bfloat16, "float16": sx.float16, "float64": sx.float64}
 
 
@@ -59,17 +60,31 @@ class SafetensorsFile:
         kind = entry["dtype"]
         if kind not in _NUMPY:
             raise TypeError(f"[load_model] tensor {name!r} in {self.path} has dtype {kind}, which cannot be loaded")
-        start, end = entry["data_offsets"]
+        start, end = self.span(name)
         a = np.frombuffer(self._map, dtype=np.dtype(_NUMPY[kind]).newbyteorder("<"),
-                          count=(end - start) // np.dtype(_NUMPY[kind]).itemsize, offset=self.base + start)
+                          count=(end - start) // np.dtype(_NUMPY[kind]).itemsize, offset=start)
         return a.reshape(entry["shape"]), kind
+
+    def span(self, name: str) -> tuple:
+        """(start, end) byte offsets of tensor ``name`` in the file."""
+        start, end = self.header[name]["data_offsets"]
+        return self.base + start, self.base + end
+
+    def release(self):
+        """Drops the file's mapped pages from this process's resident memory (after a tensor was
+        converted). They stay in the page cache; tensors that share the mapping read them again when
+        touched. The whole file, not the tensor's bytes: a fault can map a large page-cache folio
+        that reaches into the neighbouring tensors."""
+        if self._map is not None and hasattr(self._map, "madvise"):
+            self._map.madvise(mmap.MADV_DONTNEED)
 
 
 class Weights:
     """The tensors of a checkpoint folder or file, read lazily from memory-mapped safetensors.
 
-    ``get(name, dtype)`` returns a Tensor in ``dtype``: float32 stored as float32 shares the mapped
-    file (no copy); other combinations convert one tensor at a time, so the model never holds the
+    ``get(name, dtype)`` returns a Tensor in ``dtype``: a tensor stored in ``dtype`` shares the mapped
+    file (no copy); others are converted in chunks of ``_CHUNK`` elements, after which the mapped
+    pages they were read from leave the process's resident memory, so the model never holds the
     weights twice.
     """
 
@@ -94,12 +109,23 @@ class Weights:
         if name not in self.where:
             files = ", ".join(os.path.basename(f.path) for f in self.files)
             raise KeyError(f"[load_model] tensor {name!r} is missing from {files}")
-        a, kind = self.where[name].array(name)
-        if kind == "BF16":
-            t = sx.Tensor.from_numpy((a.astype(np.uint32) << 16).view(np.float32))
-        else:
+        f = self.where[name]
+        a, kind = f.array(name)
+        if kind == "BF16" and dtype == sx.float32:
+            return sx.Tensor.from_numpy((a.astype(np.uint32) << 16).view(np.float32))
+        if kind != "BF16":
             t = sx.Tensor.from_numpy(a)
-        return t if t.dtype == dtype else t.to(dtype)
+            if t.dtype == dtype:
+                return t
+        out = sx.empty(a.shape, dtype=dtype)
+        src, dst = a.reshape(-1), out.reshape(-1)
+        for i in range(0, src.size, _CHUNK):
+            piece = src[i:i + _CHUNK]
+            if kind == "BF16":
+                piece = (piece.astype(np.uint32) << 16).view(np.float32)
+            dst[i:i + piece.size] = sx.Tensor.from_numpy(piece)
+        f.release()
+        return out
 
 
 def safetensors_paths(folder: str) -> list:
