@@ -43,6 +43,7 @@ template <typename T> T scatter_value(ScatterOp op, T a, T v) {
   switch (op) {
     case ScatterOp::Set: return v;
     case ScatterOp::Add: return T(ca + cv);
+    case ScatterOp::Mul: return T(ca * cv);
     case ScatterOp::Max: return (cv != cv || cv > ca) ? v : a;
     case ScatterOp::Min: return (cv != cv || cv < ca) ? v : a;
   }
