@@ -1,6 +1,8 @@
 // Fused LSTM and GRU kernels: single cells (the elementwise half of a recurrent step; the GEMMs are the
-// caller's) and whole sequences of one layer and direction (per step one GEMM with W_hh and one pass of
-// the cell; the backward adds one GEMM per step and one for the gradient of W_hh over all steps).
+// caller's) and whole sequences of one layer and direction (per step one product with W_hh and one pass
+// of the cell; the backward adds one product per step and one GEMM for the gradient of W_hh over all
+// steps). The LSTM sequence runs its per-step products on W_hh packed once into column panels, each
+// step's product and cell together per block of hidden units.
 // Rows of the batch run in parallel; each row's loop over the H units calls only the inline
 // sigmoid / tanh of vmath.h so that it vectorises. The CPU entries of ops/nn.h's slots are at the end.
 #include <algorithm>
