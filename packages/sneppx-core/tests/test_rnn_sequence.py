@@ -42,8 +42,10 @@ def gru_inputs(T, B, H):
             RNG.standard_normal(3 * H))
 
 
-# (T, B, H): one step, one row, odd sizes, and a batch large enough to split over threads
-SHAPES = [(1, 1, 1), (1, 3, 2), (5, 1, 3), (4, 3, 5), (3, 40, 200)]
+# (T, B, H): one step, one row, odd sizes, and a batch large enough to split over threads; the LSTM
+# kernel takes rows five at a time and hidden units in blocks of 16 (float32) or 8 (float64), so
+# (3, 7, 19) and (2, 6, 33) also have partial blocks of both
+SHAPES = [(1, 1, 1), (1, 3, 2), (5, 1, 3), (4, 3, 5), (3, 7, 19), (2, 6, 33), (3, 40, 200)]
 
 
 @pytest.mark.parametrize("T,B,H", SHAPES)
@@ -87,6 +89,25 @@ def test_gru_sequence_gradients(T, B, H, reverse):
     gradcheck(lambda *a: sx.cat([x.reshape(-1) for x in F.gru_sequence(*a, reverse)]), args)
     gradcheck(lambda *a: F.gru_sequence(*a, reverse)[1], args)
     gradcheck(lambda g, h, w: F.gru_sequence(g, h, w, None, reverse)[0], args[:3])
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_lstm_sequence_gradients_across_unit_blocks(reverse):
+    gi, h0, c0, w = lstm_inputs(3, 7, 11)
+    gradcheck(lambda *a: F.lstm_sequence(*a, reverse)[0], [t(gi, requires_grad=True), t(h0, requires_grad=True),
+                                                           t(c0, requires_grad=True), t(w, requires_grad=True)])
+
+
+def test_lstm_sequence_float32_gradients_across_unit_blocks():
+    gi, h0, c0, w = lstm_inputs(4, 7, 19)
+    grads = []
+    for dtype in (sx.float64, sx.float32):
+        ins = [t(a, dtype, True) for a in (gi, h0, c0, w)]
+        out, _h, c = F.lstm_sequence(*ins, True)
+        ((out * t(np.cos(np.arange(out.numel()).reshape(out.shape)), dtype)).sum() + c.sum()).backward()
+        grads.append([npy(a.grad) for a in ins])
+    for g64, g32 in zip(*grads):
+        np.testing.assert_allclose(g32, g64, atol=2e-5, rtol=1e-4)
 
 
 def test_partial_requires_grad_and_float32_gradients():

@@ -90,3 +90,9 @@ def test_sources_import_only_core():
         found = re.findall(r"^\s*(?:from|import)\s+(sneppx_\w+)", text, flags=re.M)
         assert set(found) <= {"sneppx_core", "sneppx_optim"}, (path.name, found)
         assert not re.search(r"sneppx_core\.\_", text), path.name
+
+
+def test_sparse_adam_raises_not_implemented():
+    with pytest.raises(NotImplementedError, match=r"\[SparseAdam\] sparse gradients are not supported.*Adam"):
+        so.SparseAdam([_p()], lr=1e-3)
+    assert "SparseAdam" not in so.__all__  # not listed among the optimizers that exist

@@ -137,6 +137,7 @@ template <typename T> T scatter_value(ScatterOp op, T a, T v) {
   switch (op) {
     case ScatterOp::Set: return v;
     case ScatterOp::Add: return T(ca + cv);
+    case ScatterOp::Mul: return T(ca * cv);
     case ScatterOp::Max: return (cv != cv || cv > ca) ? v : a;
     case ScatterOp::Min: return (cv != cv || cv < ca) ? v : a;
   }
@@ -175,6 +176,7 @@ void scatter_cpu(const Tensor& out, const Tensor& idx, const Tensor& src, int64_
         case ScatterOp::Add: scatter_lines<T, ScatterOp::Add>(sp, size, po, pi, ps); break;
         case ScatterOp::Max: scatter_lines<T, ScatterOp::Max>(sp, size, po, pi, ps); break;
         case ScatterOp::Min: scatter_lines<T, ScatterOp::Min>(sp, size, po, pi, ps); break;
+        case ScatterOp::Mul: scatter_lines<T, ScatterOp::Mul>(sp, size, po, pi, ps); break;
       }
     });
     return;

@@ -1,9 +1,13 @@
 // Fused LSTM and GRU kernels: single cells (the elementwise half of a recurrent step; the GEMMs are the
-// caller's) and whole sequences of one layer and direction (per step one GEMM with W_hh and one pass of
-// the cell; the backward adds one GEMM per step and one for the gradient of W_hh over all steps).
+// caller's) and whole sequences of one layer and direction (per step one product with W_hh and one pass
+// of the cell; the backward adds one product per step and one GEMM for the gradient of W_hh over all
+// steps). The LSTM sequence runs its per-step products on W_hh packed once into column panels, each
+// step's product and cell together per block of hidden units.
 // Rows of the batch run in parallel; each row's loop over the H units calls only the inline
 // sigmoid / tanh of vmath.h so that it vectorises. The CPU entries of ops/nn.h's slots are at the end.
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
 #include "core/parallel.h"
 #include "cpu/blas.h"
@@ -26,13 +30,17 @@ template <typename T, bool Two> T sum2(const T* __restrict a, const T* __restric
   else return a[k];
 }
 
-// One LSTM row: pre-activations a (+ e) (4H), cp (H) -> h, c (H); w (5H) when Save.
+// Units [0, n) of one LSTM row: pre-activations a (gate stride H) (+ e, gate stride es), cp -> h, c;
+// w (gate stride H, five parts) when Save.
 template <typename T, bool Save, bool Two>
 void lstm_row(const T* __restrict a, const T* __restrict e, const T* __restrict cp, T* __restrict h,
-              T* __restrict c, T* __restrict w, int64_t H) {
-  for (int64_t j = 0; j < H; ++j) {
-    T i = ssigmoid<T>(sum2<T, Two>(a, e, j)), f = ssigmoid<T>(sum2<T, Two>(a, e, H + j));
-    T gg = stanh<T>(sum2<T, Two>(a, e, 2 * H + j)), o = ssigmoid<T>(sum2<T, Two>(a, e, 3 * H + j));
+              T* __restrict c, T* __restrict w, int64_t n, int64_t H, int64_t es) {
+  auto pre = [&](int64_t g, int64_t j) {
+    if constexpr (Two) return a[g * H + j] + e[g * es + j];
+    else return a[g * H + j];
+  };
+  for (int64_t j = 0; j < n; ++j) {
+    T i = ssigmoid<T>(pre(0, j)), f = ssigmoid<T>(pre(1, j)), gg = stanh<T>(pre(2, j)), o = ssigmoid<T>(pre(3, j));
     T cn = f * cp[j] + i * gg;
     T tc = stanh<T>(cn);
     c[j] = cn;
@@ -56,19 +64,20 @@ void lstm_fwd(const T* a, const T* e, const T* c_prev, T* h, T* c, T* ws, int64_
       const T* eb = e ? e + b * 4 * H : nullptr;
       const T* cp = c_prev + b * H;
       T *hb = h + b * H, *cb = c + b * H, *wb = ws ? ws + b * 5 * H : nullptr;
-      if (ws && e) lstm_row<T, true, true>(ab, eb, cp, hb, cb, wb, H);
-      else if (ws) lstm_row<T, true, false>(ab, eb, cp, hb, cb, wb, H);
-      else if (e) lstm_row<T, false, true>(ab, eb, cp, hb, cb, wb, H);
-      else lstm_row<T, false, false>(ab, eb, cp, hb, cb, wb, H);
+      if (ws && e) lstm_row<T, true, true>(ab, eb, cp, hb, cb, wb, H, H, H);
+      else if (ws) lstm_row<T, true, false>(ab, eb, cp, hb, cb, wb, H, H, H);
+      else if (e) lstm_row<T, false, true>(ab, eb, cp, hb, cb, wb, H, H, H);
+      else lstm_row<T, false, false>(ab, eb, cp, hb, cb, wb, H, H, H);
     }
   });
 }
 
-// One LSTM row backward: dh (+ dh2) and dc (H), the saved cp and w -> dg (4H), dcp (H).
+// Units [0, n) of one LSTM row backward: dh (+ dh2) and dc, the saved cp and w (gate stride H) -> dg
+// (gate stride H), dcp.
 template <typename T, bool Two>
 void lstm_bwd_row(const T* __restrict dh, const T* __restrict dh2, const T* __restrict dc, const T* __restrict cp,
-                  const T* __restrict w, T* __restrict dg, T* __restrict dcp, int64_t H) {
-  for (int64_t j = 0; j < H; ++j) {
+                  const T* __restrict w, T* __restrict dg, T* __restrict dcp, int64_t n, int64_t H) {
+  for (int64_t j = 0; j < n; ++j) {
     T i = w[j], f = w[H + j], gg = w[2 * H + j], o = w[3 * H + j], tc = w[4 * H + j];
     T dhj = sum2<T, Two>(dh, dh2, j);
     T dct = dc[j] + dhj * o * (T(1) - tc * tc);
@@ -87,7 +96,7 @@ void lstm_bwd(const T* dh, const T* dh2, const T* dc, const T* c_prev, const T* 
     for (int64_t b = b0; b < b1; ++b) {
       const T* d2 = dh2 ? dh2 + b * H : nullptr;
       auto row = dh2 ? &lstm_bwd_row<T, true> : &lstm_bwd_row<T, false>;
-      row(dh + b * H, d2, dc + b * H, c_prev + b * H, ws + b * 5 * H, dgates + b * 4 * H, dc_prev + b * H, H);
+      row(dh + b * H, d2, dc + b * H, c_prev + b * H, ws + b * 5 * H, dgates + b * 4 * H, dc_prev + b * H, H, H);
     }
   });
 }
@@ -159,9 +168,7 @@ void gru_bwd(const T* dh, const T* dh2, const T* h_prev, const T* ws, T* dgi, T*
   });
 }
 
-// ---- whole sequences. Step k of the forward pass handles time t = k (or T-1-k with `rev`); every
-// per-step buffer (gi, hp, cp, ws, out) is indexed by t, so the gradient of W_hh is one GEMM over
-// all T*B rows at the end.
+// ---- whole sequences.
 struct Seq {
   int64_t T, B, H;
   bool rev;
@@ -169,37 +176,152 @@ struct Seq {
   int64_t next(int64_t t) const { return rev ? t - 1 : t + 1; }
 };
 
+// ---- the recurrent product of an LSTM step with few rows (the batch), against a weight that every
+// step reuses: the weight is packed once per sequence into panels of kPanel<T> columns, stored k-major
+// (panel[k * kPanel + c]), so that a panel is read contiguously and stays in cache while all rows pass
+// over it; BLAS would repack the weight at every step. Each task of a step takes one block of kPanel
+// hidden units, forms the products for those units and then runs the cell on them, so a step is one
+// parallel region.
+template <typename T> constexpr int64_t kLanes = 32 / int64_t(sizeof(T));
+template <typename T> constexpr int64_t kPanel = 2 * kLanes<T>;
+
+// c[r, 0:cols] = a[r, 0:K] @ panel (K x kPanel) for R rows.
+template <typename T, int R>
+void panel_rows(const T* __restrict a, int64_t lda, const T* __restrict panel, int64_t K, T* __restrict c,
+                int64_t ldc, int64_t cols) {
+  typedef T V __attribute__((vector_size(32)));
+  constexpr int64_t L = kLanes<T>;
+  V lo[R], hi[R];
+  for (int r = 0; r < R; ++r) lo[r] = hi[r] = V{};
+  for (int64_t k = 0; k < K; ++k) {
+    V b0, b1;
+    std::memcpy(&b0, panel + k * 2 * L, sizeof(V));
+    std::memcpy(&b1, panel + k * 2 * L + L, sizeof(V));
+    for (int r = 0; r < R; ++r) {
+      const T x = a[r * lda + k];
+      lo[r] += x * b0;
+      hi[r] += x * b1;
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    T out[2 * L];
+    std::memcpy(out, &lo[r], sizeof(V));
+    std::memcpy(out + L, &hi[r], sizeof(V));
+    std::copy(out, out + cols, c + r * ldc);
+  }
+}
+
+// c[0:M, 0:cols] = a (M x K) @ panel, five rows at a time.
 template <typename T>
-void lstm_seq_fwd(const Seq& s, const T* gi, const T* w, const T* h0, const T* c0, T* out, T* hp, T* cp, T* gh,
-                  T* ws) {
-  const int64_t B = s.B, H = s.H, BH = B * H, G = 4 * H;
+void panel_gemm(const T* a, int64_t lda, int64_t M, const T* panel, int64_t K, T* c, int64_t ldc, int64_t cols) {
+  int64_t r = 0;
+  for (; r + 5 <= M; r += 5) panel_rows<T, 5>(a + r * lda, lda, panel, K, c + r * ldc, ldc, cols);
+  switch (M - r) {
+    case 4: panel_rows<T, 4>(a + r * lda, lda, panel, K, c + r * ldc, ldc, cols); break;
+    case 3: panel_rows<T, 3>(a + r * lda, lda, panel, K, c + r * ldc, ldc, cols); break;
+    case 2: panel_rows<T, 2>(a + r * lda, lda, panel, K, c + r * ldc, ldc, cols); break;
+    case 1: panel_rows<T, 1>(a + r * lda, lda, panel, K, c + r * ldc, ldc, cols); break;
+    default: break;
+  }
+}
+
+// Blocks of kPanel hidden units: block u holds units [u * P, u * P + units(u)).
+struct UnitBlocks {
+  int64_t H, P;
+  int64_t count() const { return (H + P - 1) / P; }
+  int64_t units(int64_t u) const { return std::min(P, H - u * P); }
+};
+
+// W_hh (4H, H) packed for h @ W^T: block u's four panels (gates i, f, g, o) are consecutive; panel
+// (u, g) holds W[g * H + u * P + c, k] at [k * P + c] (zero past the last unit).
+template <typename T> std::vector<T> pack_rows(const T* w, const UnitBlocks& ub) {
+  const int64_t H = ub.H, P = ub.P;
+  std::vector<T> out(size_t(ub.count() * 4 * H * P), T(0));
+  for (int64_t u = 0; u < ub.count(); ++u)
+    for (int64_t g = 0; g < 4; ++g) {
+      T* panel = out.data() + (u * 4 + g) * H * P;
+      for (int64_t c = 0; c < ub.units(u); ++c) {
+        const T* row = w + (g * H + u * P + c) * H;
+        for (int64_t k = 0; k < H; ++k) panel[k * P + c] = row[k];
+      }
+    }
+  return out;
+}
+
+// W_hh (4H, H) packed for dgates @ W: panel u holds W[k, u * P + c] at [k * P + c], k < 4H.
+template <typename T> std::vector<T> pack_cols(const T* w, const UnitBlocks& ub) {
+  const int64_t H = ub.H, P = ub.P, G = 4 * H;
+  std::vector<T> out(size_t(ub.count() * G * P), T(0));
+  for (int64_t u = 0; u < ub.count(); ++u)
+    for (int64_t k = 0; k < G; ++k) std::copy(w + k * H + u * P, w + k * H + u * P + ub.units(u), out.data() + (u * G + k) * P);
+  return out;
+}
+
+// Step k of the forward pass handles time t = k (or T-1-k with `rev`); every per-step buffer (gi, hp,
+// cp, ws, out) is indexed by t, so the gradient of W_hh is one GEMM over all T*B rows at the end.
+template <typename T>
+void lstm_seq_fwd(const Seq& s, const T* gi, const T* w, const T* h0, const T* c0, T* out, T* hp, T* cp, T* ws) {
+  const int64_t B = s.B, H = s.H, BH = B * H, G = 4 * H, P = kPanel<T>;
+  const UnitBlocks ub{H, P};
+  const std::vector<T> packed = pack_rows(w, ub);
+  std::vector<T> gh(size_t(ub.count() * B * 4 * P));
   std::copy(h0, h0 + BH, hp + s.time(0) * BH);
   std::copy(c0, c0 + BH, cp + s.time(0) * BH);
   for (int64_t k = 0; k < s.T; ++k) {
     const int64_t t = s.time(k);
     const bool last = k == s.T - 1;
-    blas_gemm(false, true, B, G, H, hp + t * BH, H, w, H, T(0), gh, G);
+    const T* h = hp + t * BH;
     T* c = last ? out + s.T * BH : cp + s.next(t) * BH;
-    lstm_fwd<T>(gi + t * B * G, gh, cp + t * BH, out + t * BH, c, ws ? ws + t * B * 5 * H : nullptr, B, H);
-    if (!last) std::copy(out + t * BH, out + (t + 1) * BH, hp + s.next(t) * BH);
+    parallel_for(ub.count(), 1, [&](int64_t u0, int64_t u1) {
+      for (int64_t u = u0; u < u1; ++u) {
+        const int64_t j0 = u * P, n = ub.units(u);
+        T* e = gh.data() + u * B * 4 * P;  // (B, 4, P): this block's gates of every row
+        for (int64_t g = 0; g < 4; ++g)
+          panel_gemm<T>(h, H, B, packed.data() + (u * 4 + g) * H * P, H, e + g * P, 4 * P, n);
+        for (int64_t b = 0; b < B; ++b) {
+          const int64_t o = t * BH + b * H + j0;
+          T* wb = ws ? ws + t * B * 5 * H + b * 5 * H + j0 : nullptr;
+          if (ws) lstm_row<T, true, true>(gi + t * B * G + b * G + j0, e + b * 4 * P, cp + o, out + o, c + b * H + j0, wb, n, H, P);
+          else lstm_row<T, false, true>(gi + t * B * G + b * G + j0, e + b * 4 * P, cp + o, out + o, c + b * H + j0, wb, n, H, P);
+          if (!last) std::copy(out + o, out + o + n, hp + s.next(t) * BH + b * H + j0);
+        }
+      }
+    });
   }
 }
 
-// dout (T+1, B, H): the gradients of the outputs and, in row T, of the last cell state. The gradient
-// carried to the previous step is dh0 (dgates @ W_hh) and, alternating between dc0 and dcs, dc.
+// dout (T+1, B, H): the gradients of the outputs and, in row T, of the last cell state. Each step's
+// task forms its units' part of the gradient carried from the later step (dgates of that step @ W_hh)
+// and runs the cell backward on them; dc alternates between dc0 and dcs. dh0 is one more product.
 template <typename T>
 void lstm_seq_bwd(const Seq& s, const T* dout, const T* w, const T* hp, const T* cp, const T* ws, T* dgi, T* dh0,
                   T* dc0, T* dcs, T* dw) {
-  const int64_t B = s.B, H = s.H, BH = B * H, G = 4 * H;
+  const int64_t B = s.B, H = s.H, BH = B * H, G = 4 * H, P = kPanel<T>;
+  const UnitBlocks ub{H, P};
+  const std::vector<T> packed = pack_cols(w, ub);
+  std::vector<T> dh(size_t(ub.count() * B * P));
   const T* dc = dout + s.T * BH;
+  const T* dg_later = nullptr;  // dgates of the step processed before (time s.next(t))
   for (int64_t k = s.T - 1; k >= 0; --k) {
     const int64_t t = s.time(k);
     T* dcn = dc == dc0 ? dcs : dc0;
-    lstm_bwd<T>(dout + t * BH, k == s.T - 1 ? nullptr : dh0, dc, cp + t * BH, ws + t * B * 5 * H, dgi + t * B * G,
-                dcn, B, H);
-    blas_gemm(false, false, B, H, G, dgi + t * B * G, G, w, H, T(0), dh0, H);
+    parallel_for(ub.count(), 1, [&](int64_t u0, int64_t u1) {
+      for (int64_t u = u0; u < u1; ++u) {
+        const int64_t j0 = u * P, n = ub.units(u);
+        T* d2 = dh.data() + u * B * P;
+        if (dg_later) panel_gemm<T>(dg_later, G, B, packed.data() + u * G * P, G, d2, P, n);
+        for (int64_t b = 0; b < B; ++b) {
+          const int64_t o = b * H + j0;
+          auto row = dg_later ? &lstm_bwd_row<T, true> : &lstm_bwd_row<T, false>;
+          row(dout + t * BH + o, d2 + b * P, dc + o, cp + t * BH + o, ws + t * B * 5 * H + b * 5 * H + j0,
+              dgi + t * B * G + b * G + j0, dcn + o, n, H);
+        }
+      }
+    });
+    dg_later = dgi + t * B * G;
     dc = dcn;
   }
+  blas_gemm(false, false, B, H, G, dg_later, G, w, H, T(0), dh0, H);
   if (dc != dc0) std::copy(dc, dc + BH, dc0);
   if (dw) blas_gemm(true, false, G, H, s.T * B, dgi, G, hp, H, T(0), dw, H);
 }
@@ -270,12 +392,12 @@ void gru_cell_bwd_cpu(const Tensor& dh, const Tensor& h_prev, const Tensor& ws, 
 }
 
 void lstm_seq_fwd_cpu(const Tensor& gi, const Tensor& w_hh, const Tensor& h0, const Tensor& c0, const Tensor& out,
-                      const Tensor& hp, const Tensor& cp, const Tensor& gh, const Tensor& ws, int64_t T_, int64_t B,
-                      int64_t H, bool rev) {
+                      const Tensor& hp, const Tensor& cp, const Tensor& /*gh: the panels need their own scratch*/,
+                      const Tensor& ws, int64_t T_, int64_t B, int64_t H, bool rev) {
   SX_DISPATCH_F32_F64(out->dtype, "lstm_sequence", [&] {
     using T = scalar_t;
     lstm_seq_fwd<T>(Seq{T_, B, H, rev}, ptr<T>(gi), ptr<T>(w_hh), ptr<T>(h0), ptr<T>(c0), ptr<T>(out), ptr<T>(hp),
-                    ptr<T>(cp), ptr<T>(gh), ptr<T>(ws));
+                    ptr<T>(cp), ptr<T>(ws));
   });
 }
 void lstm_seq_bwd_cpu(const Tensor& dout, const Tensor& w_hh, const Tensor& hp, const Tensor& cp, const Tensor& ws,

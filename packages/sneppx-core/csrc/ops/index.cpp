@@ -196,6 +196,63 @@ static bool tail_merges(const Tensor& x, int64_t d) {
   return true;
 }
 
+// base with the src elements s (idx's shape, base's dtype) multiplied in at idx along d; without
+// include_self the positions that receive elements start from 1 instead of base. No autograd.
+static Tensor scatter_prod(const Tensor& base, int64_t d, const Tensor& idx, const Tensor& s, bool include_self) {
+  Tensor out = clone_nograd(base);
+  if (!include_self)
+    kern::scatter(out->device())(out, idx, expand_view(ones({}, out->dtype, out->device()), idx->shape), d,
+                                 ScatterOp::Set);
+  kern::scatter(out->device())(out, idx, s, d, ScatterOp::Mul);
+  return out;
+}
+
+// The gradient of each contribution to a product is g times the product of the slot's other
+// contributions (the input's own value among them with include_self), formed without dividing by
+// a zero: zeros of x are replaced by 1 before the division, and a src element that is the only
+// zero of its slot gets the product of the others directly (PyTorch's rule).
+Tensor scatter_reduce_prod(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, bool include_self) {
+  const char* op = "scatter_reduce(prod)";
+  check_same_device(op, x, index);
+  check_same_device(op, x, src);
+  if (x->dim() == 0) {
+    wrap_dim(dim, 0, op);
+    SX_CHECK(index->dim() == 0 && src->dim() == 0, ValueError, "[", op, "] a 0-d input needs a 0-d index and src, got ",
+             describe(index), " and ", describe(src));
+    return reshape(scatter_reduce_prod(reshape(x, {1}), 0, reshape(index, {1}), reshape(src, {1}), include_self), {});
+  }
+  int64_t d = wrap_dim(dim, x->dim(), op);
+  Tensor idx = as_index(index, op);
+  check_scatter(x, d, idx, src, op);
+  Tensor sv = make_view(src, idx->shape, src->strides, src->offset);  // the part of src that index covers
+  Tensor out = scatter_prod(x, d, idx, cast_nograd(sv, x->dtype), include_self);
+  if (!is_floating(x->dtype) || !needs_grad({&x, &src})) return out;
+  Saved sx_(x), ss(src), so(alias_detached(out));
+  return record("ScatterReduceBackward", {x, src}, out, [sx_, ss, so, idx, d, include_self, op](const Tensor& g) {
+    SX_CHECK(!grad_mode::enabled(), RuntimeError, "[", op,
+             "] differentiating the backward pass (create_graph=True) is not supported");
+    const Tensor &xv = sx_.get(), &srcv = ss.get(), &y = so.get();
+    Tensor one = ones({}, g->dtype, g->device()), zero = zeros({}, g->dtype, g->device());
+    Tensor s = cast_nograd(make_view(srcv, idx->shape, srcv->strides, srcv->offset), g->dtype);
+    Tensor gx;
+    if (include_self) {
+      Tensor xm = where(binary(BinaryOp::Eq, xv, zero), one, xv);
+      gx = div(mul(g, scatter_prod(xm, d, idx, s, true)), xm);
+    } else {
+      Tensor hit = zeros(xv->shape, g->dtype, g->device());
+      kern::scatter(g->device())(hit, idx, expand_view(one, idx->shape), d, ScatterOp::Set);
+      gx = where(binary(BinaryOp::Eq, hit, one), zero, g);
+    }
+    Tensor is_zero = binary(BinaryOp::Eq, s, zero);
+    Tensor zeros_in_slot = gather(scatter_add(zeros(xv->shape, g->dtype, g->device()), d, idx,
+                                              where(is_zero, one, zero)), d, idx);
+    Tensor single = binary(BinaryOp::And, is_zero, binary(BinaryOp::Eq, zeros_in_slot, one));
+    Tensor others = gather(mul(g, scatter_prod(xv, d, idx, where(single, one, s), include_self)), d, idx);
+    Tensor gs = where(single, others, div(gather(mul(g, y), d, idx), where(is_zero, one, s)));
+    return TensorList{gx, gs->shape == srcv->shape ? gs : pad_corner(gs, srcv->shape)};
+  });
+}
+
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   SX_CHECK(index->dim() <= 1, ValueError, "[index_select] index must be 1-D, got ", describe(index));
   check_same_device("index_select", x, index);

@@ -14,7 +14,7 @@ namespace sx {
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, SumSquares, Mean };
 enum class Distribution : uint8_t { Uniform, Normal };  // of kern::random
 enum class ScanOp : uint8_t { Prod, LogSumExp };  // of kern::scan
-enum class ScatterOp : uint8_t { Set, Add, Max, Min };  // of kern::scatter
+enum class ScatterOp : uint8_t { Set, Add, Max, Min, Mul };  // of kern::scatter
 
 namespace kern {
 // ---- elementwise

@@ -166,6 +166,9 @@ Tensor slice_backward(const Tensor& g, const Shape& shape, int64_t dim, int64_t 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+// scatter_reduce with reduce "prod": x (or 1 where index points, without include_self) times the src
+// elements at index along dim.
+Tensor scatter_reduce_prod(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, bool include_self);
 // scatter_reduce with reduce "amax" (is_max) or "amin": src elements reduced into x at index along dim.
 Tensor scatter_reduce_extreme(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, bool is_max,
                               bool include_self);

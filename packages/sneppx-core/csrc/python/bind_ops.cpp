@@ -304,6 +304,8 @@ void bind_ops(py::module_& m, Cls& cls) {
   both(m, cls, "scatter_add", &scatter_add, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src"));
   m.def("scatter_reduce_extreme", &scatter_reduce_extreme, py::arg("input"), py::arg("dim"), py::arg("index"),
         py::arg("src"), py::arg("is_max"), py::arg("include_self"));
+  m.def("scatter_reduce_prod", &scatter_reduce_prod, py::arg("input"), py::arg("dim"), py::arg("index"),
+        py::arg("src"), py::arg("include_self"));
   both(m, cls, "index_select", &index_select, py::arg("input"), py::arg("dim"), py::arg("index"));
   both(m, cls, "index_add", &index_add, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("source"),
        py::kw_only(), py::arg("alpha") = 1.0);

@@ -1,8 +1,7 @@
 """More of PyTorch's Tensor API, composed from core ops (so autograd comes with them).
 
 ``_tensor_install`` attaches them as methods; the module-level functions of the same names are
-exported from ``sneppx_core``. ``scatter_reduce`` with ``reduce="prod"`` computes in NumPy and has no
-gradient (it raises when one is wanted).
+exported from ``sneppx_core``.
 """
 
 from __future__ import annotations
@@ -203,6 +202,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         raise ValueError(f"[scatter_reduce] reduce must be sum, prod, mean, amax or amin, got {reduce!r}")
     if reduce in ("amax", "amin"):
         return _C.scatter_reduce_extreme(input, dim, index, src, reduce == "amax", bool(include_self))
+    if reduce == "prod":
+        return _C.scatter_reduce_prod(input, dim, index, src, bool(include_self))
     d = _dim(dim, input.ndim, "scatter_reduce")
     for i in range(src.ndim):  # only the part of src that index covers takes part
         if src.shape[i] != index.shape[i]:
@@ -210,22 +211,12 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     hits = _C.scatter_add(input.detach() * 0, d, index, src.detach() * 0 + 1)
     hit = hits > 0
     base = input if include_self else _C.where(hit, 0.0, input)
-    if reduce in ("sum", "mean"):
-        total = _C.scatter_add(base, d, index, src)
-        if reduce == "sum":
-            return total
-        count = hits + (1 if include_self else 0)
-        out = total / _C.where(count > 0, count, 1)
-        return out if input.dtype in (Dtype.FLOAT32, Dtype.FLOAT64) else out.to(input.dtype)
-    a = input.detach().numpy().copy()  # prod
-    if not include_self:
-        a[hit.numpy()] = 1
-    idx = list(np.indices(index.shape))
-    idx[d] = index.numpy()
-    np.multiply.at(a, tuple(idx), src.detach().numpy())
-    if _C.is_grad_enabled() and (input.requires_grad or src.requires_grad):
-        raise NotImplementedError("[scatter_reduce] the backward of reduce='prod' is not implemented")
-    return _const(a, input)
+    total = _C.scatter_add(base, d, index, src)
+    if reduce == "sum":
+        return total
+    count = hits + (1 if include_self else 0)
+    out = total / _C.where(count > 0, count, 1)
+    return out if input.dtype in (Dtype.FLOAT32, Dtype.FLOAT64) else out.to(input.dtype)
 
 
 def _indices(row, col, offset, upper, dtype):

@@ -17,7 +17,7 @@ from sneppx_core import require_core
 
 require_core("0.1", "0.2", "sneppx-optim")
 
-from .adam import Adam, AdamW  # noqa: E402
+from .adam import Adam, AdamW, SparseAdam  # noqa: E402, F401  (SparseAdam only raises: not in __all__)
 from .adam_variants import Adamax, NAdam, RAdam  # noqa: E402
 from .adaptive import Adadelta, Adagrad, RMSprop  # noqa: E402
 from .callbacks import Callback, History  # noqa: E402
