@@ -103,10 +103,11 @@ def test_empty_cache_returns_large_blocks():
 
 
 def test_large_blocks_start_off_page_boundaries_and_free_cleanly():
-    # Large blocks are 2 MiB aligned plus a rotating multiple of 256 bytes: never on a 4 KiB page boundary
-    # (page-aligned buffers stall copies against other libraries' page-aligned buffers on 4K aliasing), and
-    # two live large tensors get different offsets. Freeing them, through the cache and empty_cache, must
-    # hand the original block back to the system (no growth, no crash).
+    # Large blocks are 2 MiB aligned plus a fixed offset: never on a 4 KiB page boundary (page-aligned
+    # buffers stall copies against other libraries' page-aligned buffers on 4K aliasing), and all at the
+    # same offset within their page (an output a little further into its page than an input stalls a
+    # streaming kernel). Freeing them, through the cache and empty_cache, must hand the original block
+    # back to the system (no growth, no crash).
     code = PRELUDE + textwrap.dedent(
         """
         import numpy as np
@@ -114,8 +115,7 @@ def test_large_blocks_start_off_page_boundaries_and_free_cleanly():
         for size in (2**20, 3 * 2**20 + 5, 2**22):
             ts = [sx.ones(size) for _ in range(4)]
             offsets = [t.data_ptr() % 4096 for t in ts]
-            assert all(o != 0 and o % 256 == 0 for o in offsets), offsets
-            assert len(set(offsets)) == 4, offsets
+            assert offsets[0] != 0 and offsets[0] % 64 == 0 and len(set(offsets)) == 1, offsets
             for i, t in enumerate(ts):
                 t.fill_(float(i))
             for i, t in enumerate(ts):

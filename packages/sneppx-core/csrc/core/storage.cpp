@@ -2,7 +2,6 @@
 
 #include "core/cuda_api.h"
 
-#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #ifdef __GLIBC__
@@ -37,21 +36,20 @@ size_t round_size(size_t n) {
   return (n + 4095) / 4096 * 4096;
 }
 
-// Large blocks start 2 MiB aligned plus a few cache lines (their colour), never on a page boundary:
-// buffers that sit at the same offset within a 4 KiB page as another library's page-aligned buffers
-// (MPI's shared-memory cells, for one) make copies and reductions between the two stall on 4K
-// aliasing (an all-reduce of 1e7 floats ran at 0.7x the speed of the same bytes at another offset).
-// The colour rotates so that two large tensors rarely share an offset either.
-constexpr size_t kColours = 15, kColourStep = 256;
+// Large blocks start 2 MiB aligned plus kOffset bytes, never on a page boundary: buffers at the same
+// offset within a 4 KiB page as another library's page-aligned buffers (MPI's shared-memory cells, for
+// one) make the copies and reductions between the two stall on 4K aliasing (an all-reduce of 1e7
+// floats ran at 0.7x the speed of the same bytes at another offset). The offset is the same for every
+// large block: an output a few hundred bytes further into its page than an input would make a
+// streaming kernel's loads wait on its own earlier stores.
+constexpr size_t kOffset = 256;
 
 void* system_alloc(size_t n) {
   if (n < 2 * kHuge) return std::aligned_alloc(kAlign, n);
   // No MADV_HUGEPAGE: with defrag=madvise, first touches of fresh blocks stalled for seconds
   // under memory pressure. 2 MiB alignment still lets transparent huge pages be used where enabled.
-  static std::atomic<size_t> next{0};
-  char* base = static_cast<char*>(std::aligned_alloc(kHuge, n + 4096));
-  if (!base) return nullptr;
-  return base + (1 + next.fetch_add(1, std::memory_order_relaxed) % kColours) * kColourStep;
+  char* base = static_cast<char*>(std::aligned_alloc(kHuge, n + kOffset));
+  return base ? base + kOffset : nullptr;
 }
 
 void system_free(void* p, size_t n) {
