@@ -337,24 +337,41 @@ template <typename C> uint64_t sort_key(C v) {
     double d = v != v ? std::numeric_limits<double>::quiet_NaN() : (v == 0 ? 0.0 : double(v));
     uint64_t u;
     std::memcpy(&u, &d, sizeof(u));
-    return (u >> 63) ? ~u : u | (uint64_t(1) << 63);
+    return u ^ (uint64_t(int64_t(u) >> 63) | (uint64_t(1) << 63));  // ~u for negatives, else the sign bit set: no branch
   }
 }
 
 // Each row is sorted as (key, position) pairs: positions break ties, so every sort is stable, and the
-// comparisons read no row data.
+// comparisons read no row data. A top-k of a few (k <= kFewBest) keeps them in one pass instead.
+constexpr int64_t kFewBest = 16;
 void sort_rows_cpu(const Tensor& rows, const Tensor& values, const Tensor& indices, const Tensor& order, bool descending,
                    bool stable) {
   (void)order;
   (void)stable;  // ties always keep their order
   int64_t n = rows->shape[1], k = values->shape[1], nrows = rows->shape[0];
+  if (k == 0) return;
   SX_DISPATCH_ALL(rows->dtype, "sort", [&] {
     using T = scalar_t;
     using C = std::conditional_t<std::is_same_v<T, bool>, bool, acc_t<T>>;
     parallel_for(nrows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
-      std::vector<std::pair<uint64_t, int64_t>> keyed(static_cast<size_t>(n));
+      std::vector<std::pair<uint64_t, int64_t>> keyed(static_cast<size_t>(k <= kFewBest ? k : n));
       for (int64_t r = b; r < e; ++r) {
         const T* row = rows->data<T>() + r * n;
+        if (k <= kFewBest) {  // a few best: one pass keeping them sorted, a compare per element
+          int64_t m = 0;
+          for (int64_t i = 0; i < n; ++i) {
+            uint64_t key = sort_key<C>(C(row[i]));
+            if (descending) key = ~key;
+            if (m == k && key >= keyed[size_t(k - 1)].first) continue;  // equal keys keep the earlier position
+            int64_t j = m < k ? m++ : k - 1;
+            for (; j > 0 && keyed[size_t(j - 1)].first > key; --j) keyed[size_t(j)] = keyed[size_t(j - 1)];
+            keyed[size_t(j)] = {key, i};
+          }
+          T* vo = values->data<T>() + r * k;
+          int64_t* io = indices->data<int64_t>() + r * k;
+          for (int64_t j = 0; j < k; ++j) io[j] = keyed[size_t(j)].second, vo[j] = row[io[j]];
+          continue;
+        }
         for (int64_t i = 0; i < n; ++i) {
           uint64_t key = sort_key<C>(C(row[i]));
           keyed[size_t(i)] = {descending ? ~key : key, i};
