@@ -344,10 +344,7 @@ template <typename C> uint64_t sort_key(C v) {
 // Each row is sorted as (key, position) pairs: positions break ties, so every sort is stable, and the
 // comparisons read no row data. A top-k of a few (k <= kFewBest) keeps them in one pass instead.
 constexpr int64_t kFewBest = 16;
-void sort_rows_cpu(const Tensor& rows, const Tensor& values, const Tensor& indices, const Tensor& order, bool descending,
-                   bool stable) {
-  (void)order;
-  (void)stable;  // ties always keep their order
+void sort_rows_cpu(const Tensor& rows, const Tensor& values, const Tensor& indices, bool descending) {
   int64_t n = rows->shape[1], k = values->shape[1], nrows = rows->shape[0];
   if (k == 0) return;
   SX_DISPATCH_ALL(rows->dtype, "sort", [&] {

@@ -392,8 +392,8 @@ void gru_cell_bwd_cpu(const Tensor& dh, const Tensor& h_prev, const Tensor& ws, 
 }
 
 void lstm_seq_fwd_cpu(const Tensor& gi, const Tensor& w_hh, const Tensor& h0, const Tensor& c0, const Tensor& out,
-                      const Tensor& hp, const Tensor& cp, const Tensor& /*gh: the panels need their own scratch*/,
-                      const Tensor& ws, int64_t T_, int64_t B, int64_t H, bool rev) {
+                      const Tensor& hp, const Tensor& cp, const Tensor& ws, int64_t T_, int64_t B, int64_t H,
+                      bool rev) {
   SX_DISPATCH_F32_F64(out->dtype, "lstm_sequence", [&] {
     using T = scalar_t;
     lstm_seq_fwd<T>(Seq{T_, B, H, rev}, ptr<T>(gi), ptr<T>(w_hh), ptr<T>(h0), ptr<T>(c0), ptr<T>(out), ptr<T>(hp),

@@ -338,18 +338,15 @@ Tensor one_hot(const Tensor& x, int64_t num_classes) {
 }
 
 // Sorts each row of the last dim (after moving `dim` last); returns values and indices.
-static std::pair<Tensor, Tensor> sort_rows(const Tensor& x, int64_t dim, bool descending, int64_t k, bool stable) {
+static std::pair<Tensor, Tensor> sort_rows(const Tensor& x, int64_t dim, bool descending, int64_t k) {
   int64_t d = x->dim() ? wrap_dim(dim, x->dim(), "sort") : 0;
   Tensor xt = x->dim() ? contiguous(detach(transpose(x, d, -1))) : reshape(detach(x), {1});
   int64_t n = xt->shape.back(), rows = n ? xt->numel() / n : 0;
   Shape os = xt->shape;
   os.back() = k;
   Tensor vals = empty(os, x->dtype, x->device()), idx = empty(os, DType::Int64, x->device());
-  if (rows && n) {
-    Tensor order = k == n ? idx : empty({rows, n}, DType::Int64, x->device());
-    kern::sort_rows(x->device())(reshape(xt, {rows, n}), reshape(vals, {rows, k}), reshape(idx, {rows, k}),
-                                 k == n ? reshape(idx, {rows, n}) : order, descending, stable);
-  }
+  if (rows && n)
+    kern::sort_rows(x->device())(reshape(xt, {rows, n}), reshape(vals, {rows, k}), reshape(idx, {rows, k}), descending);
   if (x->dim() == 0) return {reshape(vals, {}), reshape(idx, {})};
   vals = transpose(vals, d, -1);
   idx = contiguous(transpose(idx, d, -1));
@@ -365,14 +362,15 @@ static std::pair<Tensor, Tensor> sort_rows(const Tensor& x, int64_t dim, bool de
 
 std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending, bool stable) {
   int64_t n = x->dim() ? x->shape[wrap_dim(dim, x->dim(), "sort")] : 1;
-  return sort_rows(x, dim, descending, n, stable);
+  (void)stable;  // every sort keeps the order of ties
+  return sort_rows(x, dim, descending, n);
 }
 
 std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted) {
   int64_t n = x->dim() ? x->shape[wrap_dim(dim, x->dim(), "topk")] : 1;
   SX_CHECK(k >= 0 && k <= n, IndexError, "[topk] k=", k, " is out of range for a dimension of size ", n);
   (void)sorted;  // results are always sorted, which satisfies both settings
-  return sort_rows(x, dim, largest, k, false);
+  return sort_rows(x, dim, largest, k);
 }
 
 Tensor nonzero(const Tensor& x) {

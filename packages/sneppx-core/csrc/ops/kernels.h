@@ -80,10 +80,8 @@ SX_KERNEL(index_add, void(const Tensor& out, const Tensor& idx, const Tensor& sr
 // bool tensor of those dims), in row-major order: out is (count, rest of x's dims...).
 SX_KERNEL(masked_select, void(const Tensor& out, const Tensor& x, const Tensor& mask));
 // Sorts each row of a contiguous (rows, n) tensor; writes the first k = values.shape[1] of each
-// row to values and indices (both (rows, k)). `order` is (rows, n) int64 scratch (may be indices
-// itself when k == n). NaN sorts as the largest value; ties keep their order when `stable`.
-SX_KERNEL(sort_rows, void(const Tensor& rows, const Tensor& values, const Tensor& indices, const Tensor& order,
-                          bool descending, bool stable));
+// row to values and indices (both (rows, k)). NaN sorts as the largest value; ties keep their order.
+SX_KERNEL(sort_rows, void(const Tensor& rows, const Tensor& values, const Tensor& indices, bool descending));
 // The number of non-zero elements of x, and their coordinates ((count, x.dim()) int64, row-major order).
 SX_KERNEL(count_nonzero, int64_t(const Tensor& x));
 SX_KERNEL(nonzero, void(const Tensor& out, const Tensor& x));

@@ -169,7 +169,7 @@ SX_KERNEL(gru_cell_bwd, void(const Tensor& dh, const Tensor& h_prev, const Tenso
 // out (T+1, B, H): the outputs h_t, then the last c. The backward reads dout (T+1, B, H), writes dgi,
 // dh0, dc0 (dcs (B, H) is scratch) and, when set, dw (4H, H).
 SX_KERNEL(lstm_seq_fwd, void(const Tensor& gi, const Tensor& w_hh, const Tensor& h0, const Tensor& c0,
-                             const Tensor& out, const Tensor& hp, const Tensor& cp, const Tensor& gh, const Tensor& ws,
+                             const Tensor& out, const Tensor& hp, const Tensor& cp, const Tensor& ws,
                              int64_t T, int64_t B, int64_t H, bool rev));
 SX_KERNEL(lstm_seq_bwd, void(const Tensor& dout, const Tensor& w_hh, const Tensor& hp, const Tensor& cp,
                              const Tensor& ws, const Tensor& dgi, const Tensor& dh0, const Tensor& dc0,

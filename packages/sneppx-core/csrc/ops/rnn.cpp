@@ -156,7 +156,7 @@ std::tuple<Tensor, Tensor, Tensor> lstm_sequence(const Tensor& gi, const Tensor&
   bool grad = needs_grad({&gi, &h0, &c0, &w_hh});
   Tensor packed = empty({T + 1, B, H}, dt, dev), hp = empty({T, B, H}, dt, dev), cp = empty({T, B, H}, dt, dev);
   Tensor ws = grad ? empty({T, B, 5 * H}, dt, dev) : Tensor();
-  if (B && H) kern::lstm_seq_fwd(dev)(gc, wc, h0c, c0c, packed, hp, cp, empty({B, 4 * H}, dt, dev), ws, T, B, H, reverse);
+  if (B && H) kern::lstm_seq_fwd(dev)(gc, wc, h0c, c0c, packed, hp, cp, ws, T, B, H, reverse);
   if (grad) {
     Saved sw(wc);
     Tensor pg = proto(gi), ph = proto(h0), pc = proto(c0), pw = proto(w_hh);
