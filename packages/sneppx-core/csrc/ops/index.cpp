@@ -144,6 +144,18 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
   });
 }
 
+// The device checks of a scatter_reduce, and whether x is 0-d (then index and src must be 0-d too and
+// the caller reduces the one-element views).
+static bool scatter_reduce_0d(const char* op, const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  check_same_device(op, x, index);
+  check_same_device(op, x, src);
+  if (x->dim() != 0) return false;
+  wrap_dim(dim, 0, op);
+  SX_CHECK(index->dim() == 0 && src->dim() == 0, ValueError, "[", op, "] a 0-d input needs a 0-d index and src, got ",
+           describe(index), " and ", describe(src));
+  return true;
+}
+
 // out = x with each src element reduced by max (or min) into its index position; without include_self the
 // positions that receive elements start from the first of them instead of x (a Set scatter of the same
 // elements, whose values the Max/Min scatter then only confirms). The gradient goes to the elements
@@ -151,15 +163,9 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
 Tensor scatter_reduce_extreme(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, bool is_max,
                               bool include_self) {
   const char* op = is_max ? "scatter_reduce(amax)" : "scatter_reduce(amin)";
-  check_same_device(op, x, index);
-  check_same_device(op, x, src);
-  if (x->dim() == 0) {
-    wrap_dim(dim, 0, op);
-    SX_CHECK(index->dim() == 0 && src->dim() == 0, ValueError, "[", op, "] a 0-d input needs a 0-d index and src, got ",
-             describe(index), " and ", describe(src));
+  if (scatter_reduce_0d(op, x, dim, index, src))
     return reshape(scatter_reduce_extreme(reshape(x, {1}), 0, reshape(index, {1}), reshape(src, {1}), is_max,
                                           include_self), {});
-  }
   int64_t d = wrap_dim(dim, x->dim(), op);
   Tensor idx = as_index(index, op);
   check_scatter(x, d, idx, src, op);
@@ -213,14 +219,8 @@ static Tensor scatter_prod(const Tensor& base, int64_t d, const Tensor& idx, con
 // zero of its slot gets the product of the others directly (PyTorch's rule).
 Tensor scatter_reduce_prod(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, bool include_self) {
   const char* op = "scatter_reduce(prod)";
-  check_same_device(op, x, index);
-  check_same_device(op, x, src);
-  if (x->dim() == 0) {
-    wrap_dim(dim, 0, op);
-    SX_CHECK(index->dim() == 0 && src->dim() == 0, ValueError, "[", op, "] a 0-d input needs a 0-d index and src, got ",
-             describe(index), " and ", describe(src));
+  if (scatter_reduce_0d(op, x, dim, index, src))
     return reshape(scatter_reduce_prod(reshape(x, {1}), 0, reshape(index, {1}), reshape(src, {1}), include_self), {});
-  }
   int64_t d = wrap_dim(dim, x->dim(), op);
   Tensor idx = as_index(index, op);
   check_scatter(x, d, idx, src, op);
