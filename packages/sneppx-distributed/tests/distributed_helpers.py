@@ -292,34 +292,31 @@ class _Delayed:
 
 
 class _SlowLink:
-    """Wraps a communicator: each ``Iallreduce`` takes ``delay`` seconds on a link that carries one
-    all-reduce at a time (so a bucket started while another is in flight waits for it)."""
+    """Wraps a communicator: each all-reduce takes ``delay`` seconds on a link that carries one
+    all-reduce at a time (so a bucket started while another is in flight waits for it). DDP's ring
+    all-reduce sends two messages per rank on two ranks: each takes half the delay."""
 
     def __init__(self, comm, delay: float) -> None:
         self.comm, self.delay, self.free_at, self.busy_s = comm, delay, 0.0, 0.0
 
-    def Iallreduce(self, *args):
+    def _delayed(self, request, seconds: float):
         import time
 
-        self.free_at = max(time.perf_counter(), self.free_at) + self.delay
-        self.busy_s += self.delay
-        return _Delayed(self.comm.Iallreduce(*args), self.free_at)
+        self.free_at = max(time.perf_counter(), self.free_at) + seconds
+        self.busy_s += seconds
+        return _Delayed(request, self.free_at)
+
+    def Iallreduce(self, *args):
+        return self._delayed(self.comm.Iallreduce(*args), self.delay)
+
+    def Isend(self, *args, **kwargs):
+        return self._delayed(self.comm.Isend(*args, **kwargs), self.delay / 2)
 
     def __getattr__(self, name):
         return getattr(self.comm, name)
 
 
-class _GroupOverLink:
-    """The process group, with its communicator replaced by a :class:`_SlowLink`."""
-
-    def __init__(self, group, link) -> None:
-        self._group, self.comm = group, link
-
-    def __getattr__(self, name):
-        return getattr(self._group, name)
-
-
-def _slow_poll(requests, statuses=None) -> bool:
+def _slow_testall(requests) -> bool:
     import time
 
     from mpi4py import MPI
@@ -327,6 +324,11 @@ def _slow_poll(requests, statuses=None) -> bool:
     real = [r.request if isinstance(r, _Delayed) else r for r in requests]
     done = MPI.Request.Testall(real)
     return done and all(time.perf_counter() >= r.ready_at for r in requests if isinstance(r, _Delayed))
+
+
+def _slow_poll(requests, statuses=None) -> bool:
+    stepped = [r.advance() for r in requests if hasattr(r, "advance")]
+    return _slow_testall([r for r in requests if not hasattr(r, "advance")]) and all(stepped)
 
 
 def _slow_wait(requests, timeout, what, rank, statuses=None) -> None:
@@ -350,6 +352,7 @@ def ddp_overlap(delay: float = 0.05, layers: int = 4, width: int = 32, steps: in
     import time
 
     import sneppx_distributed._reducer as reducer_mod
+    import sneppx_distributed._ring as ring_mod
 
     dist.init_process_group()
     r, n = dist.get_rank(), dist.get_world_size()
@@ -372,10 +375,10 @@ def ddp_overlap(delay: float = 0.05, layers: int = 4, width: int = 32, steps: in
             return x
 
     model = dist.DistributedDataParallel(Chain(), bucket_cap_mb=width * width * 4 / 2**20, progress_thread=False)
-    link = _SlowLink(model.reducer.group.comm, delay)
-    model.reducer.group = _GroupOverLink(model.reducer.group, link)
-    saved = reducer_mod.poll, reducer_mod.wait_requests
-    reducer_mod.poll, reducer_mod.wait_requests = _slow_poll, _slow_wait
+    link = _SlowLink(model.reducer.ring_comm, delay)  # float32 buckets: averaged by the ring all-reduce
+    model.reducer.ring_comm = link
+    saved = reducer_mod.poll, reducer_mod.wait_requests, ring_mod._testall
+    reducer_mod.poll, reducer_mod.wait_requests, ring_mod._testall = _slow_poll, _slow_wait, _slow_testall
     xs = [sx.Tensor(np.random.default_rng(100 + k).standard_normal((8, width)).astype(np.float32)) for k in range(n)]
     exposed, busy = [], []
     try:
@@ -386,7 +389,7 @@ def ddp_overlap(delay: float = 0.05, layers: int = 4, width: int = 32, steps: in
             exposed.append(model.last_sync_stats["exposed_wait_s"])
             busy.append(link.busy_s)
     finally:
-        reducer_mod.poll, reducer_mod.wait_requests = saved
+        reducer_mod.poll, reducer_mod.wait_requests, ring_mod._testall = saved
     got = {k: p.grad.numpy().copy() for k, p in ws.items()}
     for p in ws.values():
         p.grad = None
@@ -396,3 +399,32 @@ def ddp_overlap(delay: float = 0.05, layers: int = 4, width: int = 32, steps: in
     dist.destroy_process_group()
     return {"buckets": model.last_sync_stats["buckets"], "exposed_s": sorted(exposed)[len(exposed) // 2],
             "comm_s": sorted(busy)[len(busy) // 2], "diff": diff}
+
+
+def ring_average(sizes: tuple, dtype: str, concurrent: bool) -> dict:
+    """Rank function: the ring all-reduce of DDP's buckets on arrays of each size in ``sizes`` (rank
+    ``r``'s array holds values drawn from seed ``r``), against the float64 mean computed locally from
+    every rank's data (the largest error over the ranks), and whether every rank got the same bits. With ``concurrent``
+    all the arrays are in flight at once (distinct tags), as buckets are."""
+    from sneppx_distributed._mpi import mpi
+    from sneppx_distributed._ring import RingAverage
+    from sneppx_distributed.work import wait_requests
+
+    dist.init_process_group()
+    r, n = dist.get_rank(), dist.get_world_size()
+    comm = mpi().COMM_WORLD.Dup()
+    data = [[np.random.default_rng(100 * k + q).standard_normal(size).astype(dtype) for q in range(n)]
+            for k, size in enumerate(sizes)]
+    mine = [d[r].copy() for d in data]
+    rings = []
+    for k, a in enumerate(mine):
+        rings.append(RingAverage(comm, a, 1.0 / n, tag=k))
+        if not concurrent:
+            wait_requests(rings[-1:], 30, "ring", r)
+    wait_requests(rings, 30, "ring", r)
+    err = max((float(np.abs(a.astype(np.float64) - np.mean(np.array(d, np.float64), axis=0)).max(initial=0.0))
+               for a, d in zip(mine, data)), default=0.0)
+    same = len(set(comm.allgather(b"".join(a.tobytes() for a in mine)))) == 1
+    err = comm.allreduce(err, op=mpi().MAX)
+    dist.destroy_process_group()
+    return {"err": err, "same_bits": same}

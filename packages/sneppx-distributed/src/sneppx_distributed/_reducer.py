@@ -2,17 +2,18 @@
 
 Parameters are laid out in buckets of at most ``cap`` bytes, in reverse registration order (the
 order backward usually produces their gradients), one dtype per bucket. A post-accumulate hook
-puts each gradient, divided by the world size, into its bucket slot; a full bucket starts a
-non-blocking ``MPI_Iallreduce`` right away, so communication overlaps the rest of backward.
-Buckets start strictly in index order, which keeps the sequence of collectives identical on every
-rank.
+puts each gradient into its bucket slot; a full bucket starts its non-blocking all-reduce right
+away, so communication overlaps the rest of backward. Buckets start strictly in index order, which
+keeps the sequence of collectives identical on every rank.
 
 With gradient-as-bucket-view (the default for float32, float64 and float16), each bucket is one
 flat array and every ``param.grad`` is a view of its slot: a gradient accumulated into such a
-view is already in place (the hook only scales it), a fresh one (after ``grad = None``) is copied
-and scaled in one pass and replaced by the view, and the all-reduce result needs no copy back.
-Other buckets (bfloat16, or views turned off) copy gradients in and write the averages back into
-``param.grad`` after the wait.
+view is already in place (the hook has nothing to do), a fresh one (after ``grad = None``) is
+copied in and replaced by the view. Such a bucket is averaged by a ring all-reduce whose division
+by the world size is fused into its last reduction step (:mod:`._ring`), so no pass over the
+gradients is added to the communication, and the result needs no copy back. Other buckets
+(bfloat16, or views turned off) copy gradients in, are summed by ``MPI_Iallreduce``, and the sums
+divided by the world size are written back into ``param.grad`` after the wait.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import sneppx_core as sx
 
 from ._mpi import mpi
 from ._progress import ProgressThread
+from ._ring import RingAverage
 from ._tensorbuf import mark_written, write_array
 from .work import poll, wait_requests
 
@@ -95,6 +97,8 @@ class Reducer:
                 b.views = [b.flat[off:off + n].reshape(tuple(self.params[i].shape)) for i, off, n in b.slots]
             elif len(b.slots) > 1:
                 b.array = np.zeros(b.size, _NP[b.dtype])
+        # the ring all-reduces' messages travel apart from any other traffic of the group
+        self.ring_comm = group.comm.Dup() if any(b.flat is not None for b in self.buckets) else None
         self.active, self.stats = False, {}
         self.progress = ProgressThread(group.comm) if progress_thread else None
         ref = weakref.ref(self)
@@ -161,21 +165,16 @@ class Reducer:
         self._launch_ready()
 
     def _fill_view(self, b: _Bucket, k: int, zero: bool) -> None:
-        """Put ``grad / world_size`` of slot ``k`` into bucket ``b`` and make ``param.grad`` the slot's view.
-
-        The scaling multiplies by ``1 / world_size`` (faster than a division; exact for powers of two)."""
+        """Put the gradient of slot ``k`` into bucket ``b`` and make ``param.grad`` the slot's view."""
         i, off, size = b.slots[k]
-        p, view, slot, n = self.params[i], b.views[k], b.array[off:off + size], self.group.world_size
+        p, view, slot = self.params[i], b.views[k], b.array[off:off + size]
         grad = p.grad
         if zero:  # not in this rank's graph: contributes zeros; a stale local gradient moves out of the slot
             if _aliases(grad, view):
                 p.grad = grad.clone()
             slot.fill(0)
-        elif _aliases(grad, view):  # accumulated in place: only the scaling is left
-            if n > 1:
-                np.multiply(slot, 1.0 / n, out=slot)
-        else:  # a fresh gradient: copy and scale in one pass, then the slot becomes param.grad
-            np.multiply(_grad_array(grad).reshape(-1), 1.0 / n, out=slot, casting="unsafe")
+        elif not _aliases(grad, view):  # a fresh gradient: copy it in, then the slot becomes param.grad
+            np.copyto(slot, _grad_array(grad).reshape(-1), casting="unsafe")
             p.grad = view
 
     def _launch_ready(self) -> None:
@@ -186,7 +185,10 @@ class Reducer:
                 self.stats["first_launch"] = time.perf_counter()
                 if self.progress is not None:
                     self.progress.start()
-            b.request = self.group.comm.Iallreduce(MPI.IN_PLACE, b.buffer, MPI.SUM)
+            if b.flat is not None:  # averaged in place; 1 / world_size is exact for powers of two
+                b.request = RingAverage(self.ring_comm, b.array, 1.0 / self.group.world_size, b.index)
+            else:
+                b.request = self.group.comm.Iallreduce(MPI.IN_PLACE, b.buffer, MPI.SUM)
             self.next_launch += 1
         started = [b.request for b in self.buckets[: self.next_launch]]
         if self.next_launch == len(self.buckets):

@@ -36,8 +36,16 @@ def _mark_broken() -> None:
 
 
 def poll(requests: list, statuses: list | None = None) -> bool:
-    """Drive MPI progress once; True when every request has completed."""
+    """Drive MPI progress once; True when every request has completed.
+
+    Besides MPI requests, ``requests`` may hold operations made of several steps (objects with an
+    ``advance()`` method, such as :class:`~sneppx_distributed._ring.RingAverage`), which post their
+    next messages here."""
     MPI = mpi()
+    if any(hasattr(r, "advance") for r in requests):
+        stepped = [r.advance() for r in requests if hasattr(r, "advance")]
+        plain = [r for r in requests if not hasattr(r, "advance")]
+        return MPI.Request.Testall(plain) and all(stepped)
     return MPI.Request.Testall(requests, statuses) if statuses is not None else MPI.Request.Testall(requests)
 
 
