@@ -88,6 +88,55 @@ def test_conv2d_gradients(xs, ws, stride, padding, dilation, groups, bias):
     gradcheck(lambda x, w, *b: F.conv2d(x, w, b[0] if b else None, stride, padding, dilation, groups), args)
 
 
+def np_conv2d_grads(x, w, gy, stride, padding, dilation, groups):
+    """(dL/dx, dL/dw) of sum(conv2d(x, w) * gy), by the same direct definition as np_conv2d."""
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    co, cg, kh, kw = w.shape
+    oh, ow = gy.shape[2:]
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    gxp, gw = np.zeros_like(xp), np.zeros_like(w)
+    og = co // groups
+    for o in range(co):
+        g = o // og
+        for i in range(kh):
+            for j in range(kw):
+                rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
+                cols = slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)
+                gw[o, :, i, j] = np.einsum("nchw,nhw->c", xp[:, g * cg:(g + 1) * cg, rows, cols], gy[:, o])
+                gxp[:, g * cg:(g + 1) * cg, rows, cols] += np.einsum("nhw,c->nchw", gy[:, o], w[o, :, i, j])
+    return gxp[:, :, ph:ph + x.shape[2], pw:pw + x.shape[3]], gw
+
+
+@pytest.mark.parametrize("n", [1, 3, 11])
+@pytest.mark.parametrize("xs,ws,stride,padding,dilation,groups,bias", CONV_CASES)
+def test_conv2d_batch_gradients_against_numpy(n, xs, ws, stride, padding, dilation, groups, bias):
+    """Gradients of a batch (more images than the kernel's tasks, split unevenly) against the direct
+    definition, in float64 and float32, and the same bits at 1 and 2 threads."""
+    x = RNG.standard_normal((n,) + xs[1:])
+    w = RNG.standard_normal((ws[0], xs[1] // groups, ws[1], ws[2]))
+    b = RNG.standard_normal(ws[0]) if bias else None
+    gy = RNG.standard_normal(np_conv2d(x, w, b, stride, padding, dilation, groups).shape)
+    gx_ref, gw_ref = np_conv2d_grads(x, w, gy, stride, padding, dilation, groups)
+    for dt, tol in ((np.float64, 1e-10), (np.float32, 2e-4)):
+        grads = []
+        for threads in (1, 2):
+            old = sx.get_num_threads()
+            sx.set_num_threads(threads)
+            try:
+                xt, wt = sx.tensor(x.astype(dt), requires_grad=True), sx.tensor(w.astype(dt), requires_grad=True)
+                bt = None if b is None else sx.tensor(b.astype(dt), requires_grad=True)
+                F.conv2d(xt, wt, bt, stride, padding, dilation, groups).backward(sx.tensor(gy.astype(dt)))
+            finally:
+                sx.set_num_threads(old)
+            grads.append([t.grad.numpy() for t in (xt, wt) + ((bt,) if bt is not None else ())])
+            np.testing.assert_allclose(grads[-1][0], gx_ref, rtol=tol, atol=tol * 10)
+            np.testing.assert_allclose(grads[-1][1], gw_ref, rtol=tol, atol=tol * 10 * n)
+            if bt is not None:
+                np.testing.assert_allclose(grads[-1][2], gy.sum(axis=(0, 2, 3)), rtol=tol, atol=tol * 10 * n)
+        for a, c in zip(*grads):
+            np.testing.assert_array_equal(a, c)
+
+
 def test_conv1d_and_transpose_gradients():
     x, w, b = RNG.standard_normal((2, 2, 6)), RNG.standard_normal((4, 1, 3)), RNG.standard_normal(4)
     gradcheck(lambda x, w, b: F.conv1d(x, w, b, 2, 1, 1, 2), [t64(x), t64(w), t64(b)])

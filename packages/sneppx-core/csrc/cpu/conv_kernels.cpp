@@ -1,10 +1,13 @@
 // CPU kernels for convolution and pooling (slots declared in ops/conv.h). Each plane (or each row of the
-// patch matrix) is an independent task for parallel_for; nothing here allocates or throws in the pool.
+// patch matrix, or each group of images) is an independent task for parallel_for; scratch buffers are
+// allocated before the pool runs.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "core/parallel.h"
+#include "cpu/blas.h"
 #include "ops/conv.h"
 #include "ops/nn_util.h"
 
@@ -30,33 +33,60 @@ Span span(bool adaptive, int64_t i, int64_t n, int64_t o, int64_t k, int64_t s, 
   return {std::max<int64_t>(lo, 0), std::min(hi, n), padded};
 }
 
+// Output columns ox whose input column ix0 + ox * sw lies in [0, W): [lo, hi).
+std::pair<int64_t, int64_t> inside_cols(int64_t ix0, const ConvGeom& g) {
+  int64_t lo = ix0 >= 0 ? 0 : std::min<int64_t>((-ix0 + g.sw - 1) / g.sw, g.ow);
+  int64_t hi = g.W - ix0 <= 0 ? 0 : std::min<int64_t>((g.W - ix0 + g.sw - 1) / g.sw, g.ow);
+  return {lo, std::max(hi, lo)};
+}
+
+// One row of the patch matrix: element (ki, kj) of every window over the plane xp, zero outside it.
+template <typename T> void patch_row(const T* xp, T* out, int64_t ki, int64_t kj, const ConvGeom& g) {
+  int64_t ix0 = kj * g.dw - g.pw;
+  auto [lo, hi] = inside_cols(ix0, g);
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    T* o = out + oy * g.ow;
+    int64_t iy = oy * g.sh - g.ph + ki * g.dh;
+    if (iy < 0 || iy >= g.H) {
+      std::fill(o, o + g.ow, T(0));
+      continue;
+    }
+    const T* row = xp + iy * g.W;
+    std::fill(o, o + lo, T(0));
+    if (g.sw == 1) std::copy(row + ix0 + lo, row + ix0 + hi, o + lo);
+    else
+      for (int64_t ox = lo; ox < hi; ++ox) o[ox] = row[ix0 + ox * g.sw];
+    std::fill(o + hi, o + g.ow, T(0));
+  }
+}
+
+// The adjoint of patch_row for one plane: row kidx = ki * kw + kj of the patches, at src + kidx * stride,
+// is added back into the plane xp (which the caller has zeroed).
+template <typename T> void add_patches(const T* src, int64_t stride, T* xp, const ConvGeom& g) {
+  for (int64_t ki = 0; ki < g.kh; ++ki)
+    for (int64_t kj = 0; kj < g.kw; ++kj) {
+      const T* s = src + (ki * g.kw + kj) * stride;
+      int64_t ix0 = kj * g.dw - g.pw;
+      auto [lo, hi] = inside_cols(ix0, g);
+      for (int64_t oy = 0; oy < g.oh; ++oy, s += g.ow) {
+        int64_t iy = oy * g.sh - g.ph + ki * g.dh;
+        if (iy < 0 || iy >= g.H) continue;
+        T* row = xp + iy * g.W + ix0;
+        if (g.sw == 1)
+          for (int64_t ox = lo; ox < hi; ++ox) row[ox] += s[ox];
+        else
+          for (int64_t ox = lo; ox < hi; ++ox) row[ox * g.sw] += s[ox];
+      }
+    }
+}
+
 template <typename T> void im2col_impl(const T* x, T* cols, const ConvGeom& g) {
   int64_t K = g.kh * g.kw, L = g.oh * g.ow, plane = g.H * g.W;
   parallel_for(g.C * K * g.N, grain_for(L), [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       int64_t r = t / g.N, n = t % g.N;
       int64_t c = r / K, ki = (r % K) / g.kw, kj = r % g.kw;
-      const T* xp = x + (n * g.C + c) * plane;
-      T* out = cols + t * L;
-      int64_t ix0 = kj * g.dw - g.pw;
-      // output columns ox with 0 <= ix0 + ox * sw < W
-      int64_t lo = ix0 >= 0 ? 0 : std::min<int64_t>((-ix0 + g.sw - 1) / g.sw, g.ow);
-      int64_t hi = g.W - ix0 <= 0 ? 0 : std::min<int64_t>((g.W - ix0 + g.sw - 1) / g.sw, g.ow);
-      hi = std::max(hi, lo);
-      for (int64_t oy = 0; oy < g.oh; ++oy) {
-        T* o = out + oy * g.ow;
-        int64_t iy = oy * g.sh - g.ph + ki * g.dh;
-        if (iy < 0 || iy >= g.H) {
-          std::fill(o, o + g.ow, T(0));
-          continue;
-        }
-        const T* row = xp + iy * g.W;
-        std::fill(o, o + lo, T(0));
-        if (g.sw == 1) std::copy(row + ix0 + lo, row + ix0 + hi, o + lo);
-        else
-          for (int64_t ox = lo; ox < hi; ++ox) o[ox] = row[ix0 + ox * g.sw];
-        std::fill(o + hi, o + g.ow, T(0));
-      }
+      patch_row(x + (n * g.C + c) * plane, cols + t * L, ki, kj, g);
     }
   });
 }
@@ -68,23 +98,110 @@ template <typename T> void col2im_impl(const T* cols, T* x, const ConvGeom& g) {
       int64_t n = p / g.C, c = p % g.C;
       T* xp = x + p * plane;
       std::fill(xp, xp + plane, T(0));
-      for (int64_t ki = 0; ki < g.kh; ++ki)
-        for (int64_t kj = 0; kj < g.kw; ++kj) {
-          const T* src = cols + (((c * K + ki * g.kw + kj) * g.N) + n) * L;
-          int64_t ix0 = kj * g.dw - g.pw;
-          for (int64_t oy = 0; oy < g.oh; ++oy) {
-            int64_t iy = oy * g.sh - g.ph + ki * g.dh;
-            if (iy < 0 || iy >= g.H) continue;
-            T* row = xp + iy * g.W;
-            const T* s = src + oy * g.ow;
-            for (int64_t ox = 0; ox < g.ow; ++ox) {
-              int64_t ix = ix0 + ox * g.sw;
-              if (ix >= 0 && ix < g.W) row[ix] += s[ox];
-            }
-          }
+      add_patches(cols + (c * K * g.N + n) * L, g.N * L, xp, g);
+    }
+  });
+}
+
+// ---- convolution, one image at a time: its patch matrix (C * kh * kw, oh * ow) is built in a per-task
+// buffer that stays in cache for the GEMMs that read it, instead of one matrix for the whole batch.
+// Images are split into a fixed number of tasks (not one per thread), so the weight gradient, summed
+// per task and then over the tasks in order, does not depend on the thread count.
+constexpr int64_t kConvTasks = 8;
+
+struct ConvDims {
+  int64_t G, Cout, Cog, CgK, K, L, rows, plane;
+  bool direct;  // a 1x1 window with stride 1 and no padding: the image is its own patch matrix
+};
+ConvDims conv_dims(const ConvGeom& g, int64_t groups, int64_t cout) {
+  ConvDims d;
+  d.G = groups, d.Cout = cout, d.Cog = cout / groups, d.K = g.kh * g.kw, d.CgK = g.C / groups * d.K;
+  d.L = g.oh * g.ow, d.rows = g.C * d.K, d.plane = g.H * g.W;
+  d.direct = d.K == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 && d.L == d.plane;
+  return d;
+}
+
+template <typename T> void patches_of_image(const T* xn, T* cols, const ConvGeom& g, const ConvDims& d) {
+  for (int64_t r = 0; r < d.rows; ++r) {
+    int64_t c = r / d.K, k = r % d.K;
+    patch_row(xn + c * d.plane, cols + r * d.L, k / g.kw, k % g.kw, g);
+  }
+}
+
+// Calls fn(task, first image, end image, scratch) for each of the tasks over the batch.
+template <typename T, typename Fn> void per_image_tasks(const ConvGeom& g, int64_t tasks, T* scratch, int64_t per, Fn&& fn) {
+  parallel_for(tasks, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) fn(t, g.N * t / tasks, g.N * (t + 1) / tasks, scratch + t * per);
+  });
+}
+
+template <typename T> void conv_fwd_impl(const T* x, const T* w, const T* b, T* y, const ConvGeom& g, const ConvDims& d) {
+  const int64_t tasks = std::min(g.N, kConvTasks), per = d.direct ? 0 : d.rows * d.L;
+  std::vector<T> scratch(size_t(tasks * per));
+  per_image_tasks(g, tasks, scratch.data(), per, [&](int64_t, int64_t n0, int64_t n1, T* cols) {
+    for (int64_t n = n0; n < n1; ++n) {
+      const T* xn = x + n * g.C * d.plane;
+      if (!d.direct) patches_of_image(xn, cols, g, d);
+      const T* src = d.direct ? xn : cols;
+      T* yn = y + n * d.Cout * d.L;
+      for (int64_t gi = 0; gi < d.G; ++gi)
+        blas_gemm(false, false, d.Cog, d.L, d.CgK, w + gi * d.Cog * d.CgK, d.CgK, src + gi * d.CgK * d.L, d.L, T(0),
+                  yn + gi * d.Cog * d.L, d.L);
+      if (b)
+        for (int64_t co = 0; co < d.Cout; ++co) {
+          T* r = yn + co * d.L;
+          for (int64_t l = 0; l < d.L; ++l) r[l] += b[co];
         }
     }
   });
+}
+
+template <typename T>
+void conv_bwd_impl(const T* gy, const T* x, const T* w, T* gx, T* gw, T* gb, const ConvGeom& g, const ConvDims& d) {
+  const int64_t tasks = std::min(g.N, kConvTasks), per = d.direct ? 0 : d.rows * d.L, wsize = d.Cout * d.CgK;
+  std::vector<T> scratch(size_t(tasks * per)), parts(gw ? size_t((tasks - 1) * wsize) : 0);
+  per_image_tasks(g, tasks, scratch.data(), per, [&](int64_t t, int64_t n0, int64_t n1, T* cols) {
+    T* gwt = t == 0 ? gw : parts.data() + (t - 1) * wsize;
+    for (int64_t n = n0; n < n1; ++n) {
+      const T* xn = x + n * g.C * d.plane;
+      const T* gyn = gy + n * d.Cout * d.L;
+      if (gw) {  // gw += gy_n @ patches_n^T, per group
+        if (!d.direct) patches_of_image(xn, cols, g, d);
+        const T* src = d.direct ? xn : cols;
+        for (int64_t gi = 0; gi < d.G; ++gi)
+          blas_gemm(false, true, d.Cog, d.CgK, d.L, gyn + gi * d.Cog * d.L, d.L, src + gi * d.CgK * d.L, d.L,
+                    n == n0 ? T(0) : T(1), gwt + gi * d.Cog * d.CgK, d.CgK);
+      }
+      if (gx) {  // patch gradients W^T @ gy_n, summed back into the image
+        T* gxn = gx + n * g.C * d.plane;
+        T* dst = d.direct ? gxn : cols;
+        for (int64_t gi = 0; gi < d.G; ++gi)
+          blas_gemm(true, false, d.CgK, d.L, d.Cog, w + gi * d.Cog * d.CgK, d.CgK, gyn + gi * d.Cog * d.L, d.L, T(0),
+                    dst + gi * d.CgK * d.L, d.L);
+        if (!d.direct) {
+          std::fill(gxn, gxn + g.C * d.plane, T(0));
+          for (int64_t c = 0; c < g.C; ++c) add_patches(cols + c * d.K * d.L, d.L, gxn + c * d.plane, g);
+        }
+      }
+    }
+  });
+  for (int64_t t = 1; t < tasks && gw; ++t) {
+    const T* p = parts.data() + (t - 1) * wsize;
+    for (int64_t i = 0; i < wsize; ++i) gw[i] += p[i];
+  }
+  if (gb)
+    parallel_for(d.Cout, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t co = c0; co < c1; ++co) {
+        double s = 0;
+        for (int64_t n = 0; n < g.N; ++n) {
+          const T* r = gy + (n * d.Cout + co) * d.L;
+          T part = 0;
+          for (int64_t l = 0; l < d.L; ++l) part += r[l];
+          s += double(part);
+        }
+        gb[co] = T(s);
+      }
+    });
 }
 
 // Max pooling when every window lies inside the image (no padding or dilation): no bounds checks.
@@ -215,6 +332,23 @@ void cpu_im2col(const Tensor& x, const Tensor& cols, const ConvGeom& g) {
 void cpu_col2im(const Tensor& cols, const Tensor& x, const ConvGeom& g) {
   SX_DISPATCH_F32_F64(x->dtype, "col2im", [&] { col2im_impl(cols->data<scalar_t>(), x->data<scalar_t>(), g); });
 }
+void cpu_conv_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const ConvGeom& g,
+                  int64_t groups) {
+  ConvDims d = conv_dims(g, groups, w->shape[0]);
+  SX_DISPATCH_F32_F64(x->dtype, "conv", [&] {
+    conv_fwd_impl(x->data<scalar_t>(), w->data<scalar_t>(), b ? b->data<scalar_t>() : nullptr, y->data<scalar_t>(), g,
+                  d);
+  });
+}
+void cpu_conv_bwd(const Tensor& gy, const Tensor& x, const Tensor& w, const Tensor& gx, const Tensor& gw,
+                  const Tensor& gb, const ConvGeom& g, int64_t groups) {
+  ConvDims d = conv_dims(g, groups, w->shape[0]);
+  SX_DISPATCH_F32_F64(x->dtype, "conv_backward", [&] {
+    using T = scalar_t;
+    conv_bwd_impl(gy->data<T>(), x->data<T>(), w->data<T>(), gx ? gx->data<T>() : nullptr,
+                  gw ? gw->data<T>() : nullptr, gb ? gb->data<T>() : nullptr, g, d);
+  });
+}
 void cpu_max_pool_fwd(const Tensor& x, const Tensor& y, const Tensor& idx, const ConvGeom& g) {
   SX_DISPATCH_F32_F64(x->dtype, "max_pool", [&] {
     max_pool_impl(x->data<scalar_t>(), y->data<scalar_t>(), idx->data<int64_t>(), g);
@@ -237,6 +371,8 @@ void cpu_avg_pool_bwd(const Tensor& gy, const Tensor& gx, const ConvGeom& g, con
 
 SX_REGISTER_KERNEL(kern::im2col, CPU, &cpu_im2col);
 SX_REGISTER_KERNEL(kern::col2im, CPU, &cpu_col2im);
+SX_REGISTER_KERNEL(kern::conv_fwd, CPU, &cpu_conv_fwd);
+SX_REGISTER_KERNEL(kern::conv_bwd, CPU, &cpu_conv_bwd);
 SX_REGISTER_KERNEL(kern::max_pool_fwd, CPU, &cpu_max_pool_fwd);
 SX_REGISTER_KERNEL(kern::max_pool_bwd, CPU, &cpu_max_pool_bwd);
 SX_REGISTER_KERNEL(kern::avg_pool_fwd, CPU, &cpu_avg_pool_fwd);

@@ -9,6 +9,8 @@ namespace sx {
 
 SX_DEFINE_KERNEL(kern::im2col);
 SX_DEFINE_KERNEL(kern::col2im);
+SX_DEFINE_KERNEL(kern::conv_fwd);
+SX_DEFINE_KERNEL(kern::conv_bwd);
 SX_DEFINE_KERNEL(kern::max_pool_fwd);
 SX_DEFINE_KERNEL(kern::max_pool_bwd);
 SX_DEFINE_KERNEL(kern::avg_pool_fwd);
@@ -102,6 +104,45 @@ size_t check_conv(const Tensor& x, const Tensor& w, const Tensor& b, int64_t gro
   return nsp;
 }
 
+// Gradients of a convolution as public (differentiable) ops: patches of the whole batch and GEMMs.
+// x4: the (N, C, H, W) input; gy: (N, Cout, oh, ow) or (N, Cout, ow).
+TensorList conv_grads_public(const Tensor& gy, const Tensor& x4, const Tensor& w, const ConvGeom& g, int64_t G,
+                             bool nx, bool nw, bool nb, const Shape& xshape) {
+  int64_t N = g.N, Cout = w->shape[0], L = g.oh * g.ow, K = g.kh * g.kw, CgK = g.C / G * K;
+  Tensor gy3 = reshape(gy, {N, Cout, L});
+  Tensor gyg = reshape(permute(gy3, {1, 0, 2}), {G, Cout / G, N * L});  // (G, Cout / G, N * L)
+  Tensor wg = reshape(w, {G, Cout / G, CgK});
+  Tensor gx = nx ? reshape(col2im_op(reshape(matmul(transpose(wg, 1, 2), gyg), {g.C * K, N, L}), g), xshape) : Tensor();
+  Tensor gw = nw ? reshape(matmul(gyg, transpose(reshape(im2col_op(x4, g), {G, CgK, N * L}), 1, 2)), w->shape)
+                 : Tensor();
+  Tensor gb = nb ? sum(gy3, IntList{0, 2}) : Tensor();
+  return {gx, gw, gb};
+}
+
+// Convolution through the device's conv_fwd / conv_bwd kernels; create_graph gradients use public ops.
+Tensor conv_kernels(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeom& g, int64_t G, size_t nsp) {
+  Device dev = x->device();
+  int64_t Cout = w->shape[0];
+  Tensor xc = contig(as4d(x, nsp)), wc = contig(w), bc = b ? contig(b) : b;
+  Tensor y = empty(out_shape(g, Cout, nsp), x->dtype, dev);
+  kern::conv_fwd(dev)(xc, wc, bc, y, g, G);
+  if (!needs_grad({&x, &w, &b})) return y;
+  Saved sx_(xc), sw(wc);
+  bool nx = x->requires_grad, nw = w->requires_grad, nb = b && b->requires_grad;
+  Shape xshape = x->shape;
+  return record("ConvolutionBackward", {x, w, b}, y, [sx_, sw, g, G, nx, nw, nb, xshape](const Tensor& gy) {
+    const Tensor& xs = sx_.get();
+    const Tensor& ws = sw.get();
+    if (grad_mode::enabled()) return conv_grads_public(gy, xs, ws, g, G, nx, nw, nb, xshape);
+    Device d = xs->device();
+    Tensor gyc = contig(gy, xs->dtype);
+    Tensor gx = nx ? empty(xs->shape, xs->dtype, d) : Tensor(), gw = nw ? empty(ws->shape, ws->dtype, d) : Tensor(),
+           gb = nb ? empty({ws->shape[0]}, ws->dtype, d) : Tensor();
+    kern::conv_bwd(d)(gyc, xs, ws, gx, gw, gb, g, G);
+    return TensorList{nx ? reshape(gx, xshape) : gx, gw, gb};
+  });
+}
+
 }  // namespace
 
 Tensor conv(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& stride, const IntList& padding,
@@ -125,6 +166,8 @@ Tensor conv(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& st
   IntList k(w->shape.begin() + 2, w->shape.end());
   window_geom(g, nsp, k, stride, padding, dilation, false, op, x->shape);
   int64_t L = g.oh * g.ow, CgK = C / G * g.kh * g.kw;
+  if (kern::conv_fwd.has(x->device().type) && kern::conv_bwd.has(x->device().type) && x->numel() && w->numel())
+    return conv_kernels(x, w, b, g, G, nsp);
   Tensor cols = reshape(im2col_op(as4d(x, nsp), g), {G, CgK, N * L});
   Tensor y = matmul(reshape(w, {G, Cout / G, CgK}), cols);           // (G, Cout / G, N * L)
   y = permute(reshape(y, {Cout, N, L}), {1, 0, 2});                  // (N, Cout, L), strided

@@ -1,10 +1,12 @@
 // Convolution, pooling and batch-statistics normalisation (sx::nn), and the kernel slots they call.
 //
-// Convolutions are im2col + GEMM: the kernel `im2col` lays the patches of the whole batch out as a
-// (C * kh * kw, N * oh * ow) matrix, so one GEMM per group (through the public `matmul`) covers every
-// sample and BLAS spreads the batch over its threads. `col2im` is its adjoint (patches summed back into
-// the image); each is the other's vjp, so convolutions, transposed convolutions, unfold and fold get
-// their gradients, and second-order gradients, from public ops. 1-d ops run as 2-d ops with H = 1.
+// Convolutions are im2col + GEMM. A device with the `conv_fwd` / `conv_bwd` kernels (the CPU) runs them
+// image by image, each image's patch matrix built where the GEMMs find it in cache. Otherwise, and for
+// gradients that must themselves be differentiable (create_graph), the kernel `im2col` lays the patches
+// of the whole batch out as a (C * kh * kw, N * oh * ow) matrix and one GEMM per group (through the public
+// `matmul`) covers every sample; `col2im` is its adjoint (patches summed back into the image); each is
+// the other's vjp, so convolutions, transposed convolutions, unfold and fold get their gradients, and
+// second-order gradients, from public ops. 1-d ops run as 2-d ops with H = 1.
 #pragma once
 #include <optional>
 #include <utility>
@@ -43,6 +45,13 @@ namespace kern {
 SX_KERNEL(im2col, void(const Tensor& x, const Tensor& cols, const ConvGeom& g));
 // cols (C * kh * kw, N, oh * ow) -> x (N, C, H, W), summing overlapping patches.
 SX_KERNEL(col2im, void(const Tensor& cols, const Tensor& x, const ConvGeom& g));
+// Convolution of x (N, C, H, W) with w (Cout, C / groups, kh, kw) and optional bias b (Cout) into
+// y (N, Cout, oh, ow), and its gradients gx (N, C, H, W), gw (like w) and gb (Cout), each of which may be
+// null (not wanted). A backend without these slots gets convolutions from im2col, GEMM and col2im.
+SX_KERNEL(conv_fwd, void(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const ConvGeom& g,
+                         int64_t groups));
+SX_KERNEL(conv_bwd, void(const Tensor& gy, const Tensor& x, const Tensor& w, const Tensor& gx, const Tensor& gw,
+                         const Tensor& gb, const ConvGeom& g, int64_t groups));
 // y (N, C, oh, ow) = window maxima (NaN wins); idx (int64) = argmax as a flat offset in the H * W plane.
 SX_KERNEL(max_pool_fwd, void(const Tensor& x, const Tensor& y, const Tensor& idx, const ConvGeom& g));
 // gx (N, C, H, W) = gy scattered (summed) to idx.
