@@ -350,3 +350,23 @@ def test_large_inputs_match_across_thread_counts():
         np.testing.assert_array_equal(r1, r2)
     np.testing.assert_allclose(results[0][0], np_layer_norm(np_softmax(a.astype(np.float64), -1) * 50.0, 1, w),
                                atol=2e-4)
+
+
+def test_activation_parameters_by_position_keyword_and_inplace():
+    """Parameters by position or keyword give the same result; a trailing positional bool is inplace, as
+    in PyTorch (F.elu(x, 1.0, True)); too many positional arguments raise naming the activation."""
+    a = np.random.default_rng(3).standard_normal((4, 5)).astype(np.float32)
+    x = sx.tensor(a)
+    np.testing.assert_array_equal(F.leaky_relu(x, 0.2).numpy(), F.leaky_relu(x, negative_slope=0.2).numpy())
+    np.testing.assert_allclose(F.leaky_relu(x, 0.2).numpy(), np.where(a > 0, a, np.float32(0.2) * a), rtol=1e-6)
+    np.testing.assert_array_equal(F.hardtanh(x, -0.5).numpy(), np.clip(a, -0.5, 1.0))
+    y = sx.tensor(a)
+    F.elu(y, 1.0, True)
+    np.testing.assert_allclose(y.numpy(), np.where(a > 0, a, np.expm1(a)), rtol=1e-5, atol=1e-6)
+    z = sx.tensor(a)
+    F.relu6(z, True)
+    np.testing.assert_array_equal(z.numpy(), np.clip(a, 0, 6))
+    with pytest.raises(TypeError, match=r"\[elu\] takes at most 1"):
+        F.elu(x, 1.0, True, 3)
+    with pytest.raises(TypeError, match=r"\[leaky_relu\] got an unexpected keyword argument 'slope'"):
+        F.leaky_relu(x, slope=0.2)

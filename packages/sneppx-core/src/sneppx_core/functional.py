@@ -43,16 +43,23 @@ def _activation(name, params):
     op = getattr(_C, name)
     names = [p for p, _ in params]
     defaults = dict(params)
+    default_values = [float(d) for _, d in params]
 
     def f(input, *args, inplace=False, **kwargs):
+        if len(args) == len(names) + 1 and not inplace:  # inplace given by position, as PyTorch allows
+            args, inplace = args[:-1], bool(args[-1])
         if len(args) > len(names):
-            raise TypeError(f"[{name}] takes at most {len(names)} parameters after input ({', '.join(names)})")
-        values = dict(defaults, **dict(zip(names, args)))
-        for k, v in kwargs.items():
-            if k not in defaults:
-                raise TypeError(f"[{name}] got an unexpected keyword argument {k!r}")
-            values[k] = v
-        out = op(input, *[float(values[p]) for p in names])
+            raise TypeError(f"[{name}] takes at most {len(names)} parameters after input ({', '.join(names)}) "
+                            "and inplace")
+        if kwargs:
+            values = dict(defaults, **dict(zip(names, args)))
+            for k, v in kwargs.items():
+                if k not in defaults:
+                    raise TypeError(f"[{name}] got an unexpected keyword argument {k!r}")
+                values[k] = v
+            out = op(input, *[float(values[p]) for p in names])
+        else:  # positional parameters only (the common call): no dict to build
+            out = op(input, *map(float, args), *default_values[len(args):])
         return input.copy_(out) if inplace else out
 
     f.__name__ = f.__qualname__ = name
