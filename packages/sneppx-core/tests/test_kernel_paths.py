@@ -206,6 +206,30 @@ def test_long_k_products_do_not_depend_on_thread_count():
     np.testing.assert_array_equal(outs[0], outs[2])
 
 
+@pytest.mark.parametrize("batch, m, k, n", [(2, 130, 120, 150), (6, 130, 120, 150), (5, 8, 9000, 12), (7, 3, 4, 5)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_batched_products_side_by_side_or_split(batch, m, k, n, dtype):
+    """Batches of products run one per thread (4 or more products) or one after the other split over the
+    pool (fewer): both against NumPy float64; the side-by-side ones with the same bits at 1, 2 and 3
+    threads (a product split along M or N may round differently, as BLAS blocks the pieces differently)."""
+    rng = np.random.default_rng(batch * m)
+    a, b = rng.standard_normal((batch, m, k)).astype(dtype), rng.standard_normal((batch, k, n)).astype(dtype)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    n0, outs = sx.get_num_threads(), []
+    try:
+        for t in (1, 2, 3):
+            sx.set_num_threads(t)
+            outs.append((sx.from_numpy(a) @ sx.from_numpy(b)).numpy())
+    finally:
+        sx.set_num_threads(n0)
+    for out in outs:
+        np.testing.assert_allclose(out, ref, rtol=tol, atol=tol * np.sqrt(k))
+    if batch >= 4:
+        np.testing.assert_array_equal(outs[0], outs[1])
+        np.testing.assert_array_equal(outs[0], outs[2])
+
+
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 130, 255, 257])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_sums_of_many_short_rows(threads, n, dtype):

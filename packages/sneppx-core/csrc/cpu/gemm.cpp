@@ -254,6 +254,19 @@ void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double* 
 }
 
 namespace {
+// Whether the products of a batch run side by side on the pool, each on one thread: products too small
+// to split, and batches with at least as many products as threads (and four or more), where splitting
+// every product would cost a synchronisation per product. Otherwise the products run one after the
+// other, each split over the pool (gemm_split).
+bool by_batch(int64_t batch, int64_t M, int64_t N, int64_t K) {
+  if (batch <= 1) return false;
+  return double(M) * double(N) * double(K) < kSplitWork || batch >= std::max<int64_t>(4, get_num_threads());
+}
+// Products per chunk of the batch: enough for about kSplitWork multiply-adds.
+int64_t batch_grain(int64_t M, int64_t N, int64_t K) {
+  return std::max<int64_t>(1, int64_t(kSplitWork / std::max(1.0, double(M) * double(N) * double(K))));
+}
+
 // out[b] = a[b] @ b[b] for operands already broadcast to (batch..., m, k) and (batch..., k, n).
 void batched_mm(const Tensor& a, const Tensor& b, const Tensor& out) {
   int64_t nd = a->dim(), M = a->shape[nd - 2], K = a->shape[nd - 1], N = b->shape[nd - 1];
@@ -288,9 +301,7 @@ void batched_mm(const Tensor& a, const Tensor& b, const Tensor& out) {
         });
       }
     };
-    // Products too small to split run side by side on the pool, one per chunk of the batch.
-    double work = double(M) * double(N) * double(K);
-    if (batch > 1 && work < kSplitWork) parallel_for(batch, std::max<int64_t>(1, int64_t(kSplitWork / work)), run);
+    if (by_batch(batch, M, N, K)) parallel_for(batch, batch_grain(M, N, K), run);
     else run(0, batch);
     return;
   }
@@ -306,8 +317,7 @@ void batched_mm(const Tensor& a, const Tensor& b, const Tensor& out) {
       if (dt == DType::Float16) typed(static_cast<Half*>(nullptr), b0, b1);
       else typed(static_cast<BFloat16*>(nullptr), b0, b1);
     };
-    double work = double(M) * double(N) * double(K);
-    if (batch > 1 && work < kSplitWork) parallel_for(batch, std::max<int64_t>(1, int64_t(kSplitWork / work)), run);
+    if (by_batch(batch, M, N, K)) parallel_for(batch, batch_grain(M, N, K), run);
     else run(0, batch);
     return;
   }
