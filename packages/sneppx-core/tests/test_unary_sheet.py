@@ -91,7 +91,7 @@ def test_activation_parameters_by_keyword_and_position():
         F.leaky_relu(x, slope=0.5)
 
 
-POW_EXPONENTS = [0.0, 0.5, -0.5, 1.0, -1.0, 1.5, 2.0, -2.0, 3.0, 4.0, 2.5, -1.5, 0.25, 7.0]
+POW_EXPONENTS = [0.0, 0.5, -0.5, 1.0, -1.0, 1.5, 2.0, -2.0, 3.0, 4.0, 2.5, -1.5, 3.5, 0.25, 7.0]
 POW_SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.3, -2.5, 3.7, 1e-30, 1e20, float("inf"), float("-inf"), float("nan")]
 
 

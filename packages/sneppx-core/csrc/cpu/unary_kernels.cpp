@@ -94,6 +94,9 @@ bool fixed_form(const Tensor& out, const Tensor& x, double p0) {
     case 2: return run.template operator()<2>();
     case -2: return run.template operator()<-2>();
     case 3: return run.template operator()<3>();
+    case -3: return run.template operator()<-3>();
+    case 5: return run.template operator()<5>();
+    case 7: return run.template operator()<7>();
     case 4: return run.template operator()<4>();
     case -4: return run.template operator()<-4>();
     case 6: return run.template operator()<6>();

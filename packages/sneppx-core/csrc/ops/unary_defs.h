@@ -454,7 +454,7 @@ struct PowScalar : Base {
     double k = 2 * c;
     int ki = int(k);
     if (!(k >= -4 && k <= 8) || double(ki) != k) return kNone;
-    return ki == -3 || ki == 5 || ki == 7 ? kNone : ki;
+    return ki;
   }
   template <int K, typename C> SX_HD static C fixed(C x) {
     if constexpr (K == 0) return C(1);
@@ -463,6 +463,20 @@ struct PowScalar : Base {
     else if constexpr (K == 2) return x;
     else if constexpr (K == -2) return C(1) / x;
     else if constexpr (K == 3) return x == C(-INFINITY) ? C(INFINITY) : x * std::sqrt(x);  // pow(-inf, 1.5) = inf
+    else if constexpr (K == -3) {
+      if (x == C(-INFINITY)) return C(0);
+      if constexpr (std::is_same_v<C, float>) {  // in double: one rounding, and x sqrt(x) cannot overflow
+        double xd = x;
+        return C(1.0 / (xd * std::sqrt(xd)));
+      } else {  // (1 / sqrt x)^3: no overflow of x sqrt(x) where the result is tiny
+        if (x == C(0)) return C(INFINITY);  // pow(-0, -1.5) = inf (1 / sqrt(-0) is -inf)
+        C r = C(1) / std::sqrt(x);
+        return r * r * r;
+      }
+    } else if constexpr (K == 5) {  // pow(-inf, 2.5) = inf, pow(-0, 2.5) = +0
+      return x == C(-INFINITY) ? C(INFINITY) : x == C(0) ? C(0) : x * x * std::sqrt(x);
+    }
+    else if constexpr (K == 7) return x == C(-INFINITY) ? C(INFINITY) : x * x * x * std::sqrt(x);
     else if constexpr (K == 4) return x * x;
     else if constexpr (K == -4) return C(1) / (x * x);
     else if constexpr (K == 6) return x * x * x;
@@ -480,6 +494,9 @@ struct PowScalar : Base {
       case 2: return fixed<2>(x);
       case -2: return fixed<-2>(x);
       case 3: return fixed<3>(x);
+      case -3: return fixed<-3>(x);
+      case 5: return fixed<5>(x);
+      case 7: return fixed<7>(x);
       case 4: return fixed<4>(x);
       case -4: return fixed<-4>(x);
       case 6: return fixed<6>(x);
