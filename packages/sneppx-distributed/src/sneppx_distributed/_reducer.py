@@ -26,7 +26,7 @@ import sneppx_core as sx
 
 from ._mpi import mpi
 from ._progress import ProgressThread
-from ._ring import RingAverage
+from ._ring import RingAverage, scratch_size
 from ._tensorbuf import mark_written, write_array
 from .work import poll, wait_requests
 
@@ -41,6 +41,7 @@ class _Bucket:
         self.dtype, self.index, self.slots, self.size = dtype, index, [], 0
         self.array, self.buffer, self.request, self.pending = None, None, None, 0
         self.flat, self.views = None, []  # with gradient-as-bucket-view: a tensor over `array`, its slot views
+        self.scratch = None  # the ring all-reduce's buffer for partial sums
 
     def add(self, index: int, param) -> None:
         self.slots.append((index, self.size, param.numel()))
@@ -186,7 +187,9 @@ class Reducer:
                 if self.progress is not None:
                     self.progress.start()
             if b.flat is not None:  # averaged in place; 1 / world_size is exact for powers of two
-                b.request = RingAverage(self.ring_comm, b.array, 1.0 / self.group.world_size, b.index)
+                if b.scratch is None and self.group.world_size > 1:  # partial sums' buffer, kept across iterations
+                    b.scratch = np.empty(scratch_size(b.size, self.group.world_size), b.array.dtype)
+                b.request = RingAverage(self.ring_comm, b.array, 1.0 / self.group.world_size, b.index, b.scratch)
             else:
                 b.request = self.group.comm.Iallreduce(MPI.IN_PLACE, b.buffer, MPI.SUM)
             self.next_launch += 1

@@ -35,14 +35,21 @@ def reduce_into(own: np.ndarray, other: np.ndarray, scale: float | None) -> None
             np.multiply(o, scale, out=o)
 
 
+def scratch_size(count: int, ranks: int) -> int:
+    """Elements of the buffer that receives partial sums in a ring all-reduce of ``count`` elements."""
+    return -(-count // ranks)
+
+
 class RingAverage:
     """Averages the flat contiguous float array ``array`` over ``comm`` in place (``sum * scale``).
 
     ``tag`` must be unique among the ring all-reduces that may be in flight at once on ``comm``;
-    each uses the tags ``tag * 2 * size`` to ``tag * 2 * size + 2 * size - 3``.
+    each uses the tags ``tag * 2 * size`` to ``tag * 2 * size + 2 * size - 3``. ``scratch`` (optional,
+    reused across calls) receives the partial sums: at least :func:`scratch_size` elements of the
+    array's dtype.
     """
 
-    def __init__(self, comm, array: np.ndarray, scale: float, tag: int) -> None:
+    def __init__(self, comm, array: np.ndarray, scale: float, tag: int, scratch: np.ndarray | None = None) -> None:
         self.comm, self.array, self.scale = comm, array, scale
         self.size, self.rank = comm.Get_size(), comm.Get_rank()
         n = self.size
@@ -54,7 +61,9 @@ class RingAverage:
         if n == 1:
             np.multiply(array, scale, out=array)
             return
-        self.temp = np.empty(max(self.bounds[c + 1] - self.bounds[c] for c in range(n)), array.dtype)
+        need = scratch_size(array.size, n)
+        ok = scratch is not None and scratch.dtype == array.dtype and scratch.size >= need
+        self.temp = scratch if ok else np.empty(need, array.dtype)
         self._post()
 
     def _chunk(self, c: int) -> np.ndarray:
