@@ -104,10 +104,12 @@ inline bool wrap_checked(int64_t& i, int64_t n) {
 }
 
 // y[m * ys] = x[i(m) * step + m * xs] for m < cnt, i(m) = ix[m * is] wrapped; false at the first
-// index out of range (y then holds part of the run).
-template <typename T>
+// index out of range (y then holds part of the run). Unit compiles the common case of a line along
+// the last dim of contiguous operands: ys = is = step = 1, xs = 0.
+template <typename T, bool Unit>
 bool gather_run(T* y, const T* x, const int64_t* ix, int64_t cnt, int64_t size, int64_t step, int64_t ys,
                 int64_t xs, int64_t is) {
+  if constexpr (Unit) ys = is = step = 1, xs = 0;
   for (int64_t m = 0; m < cnt; ++m) {
     int64_t i = ix[m * is];
     if (!wrap_checked(i, size)) return false;
@@ -133,12 +135,15 @@ bool gather_cpu(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t d
       const int64_t* pi = idx->data<int64_t>();
       const int64_t a0 = sp.along[0], a1 = sp.along[1], a2 = sp.along[2];
       const int64_t ys = lines ? a0 : sp.tail[0], xs = lines ? 0 : sp.tail[1], is = lines ? a2 : sp.tail[2];
+      const bool unit = ys == 1 && is == 1 && a1 == 1 && xs == 0;
       over_lines(rows, 1, len, [&](int64_t r, int64_t m0, int64_t m1) {
         int64_t o = lines ? r : r / sp.n, k = lines ? 0 : r % sp.n;
         T* y = po + sp.lead[0][size_t(o)] + k * a0 + m0 * ys;
         const T* xo = px + sp.lead[1][size_t(o)] + m0 * xs;
         const int64_t* io = pi + sp.lead[2][size_t(o)] + k * a2 + m0 * is;
-        if (!gather_run<T>(y, xo, io, m1 - m0, size, a1, ys, xs, is)) bad.store(true, std::memory_order_relaxed);
+        bool ok = unit ? gather_run<T, true>(y, xo, io, m1 - m0, size, a1, ys, xs, is)
+                       : gather_run<T, false>(y, xo, io, m1 - m0, size, a1, ys, xs, is);
+        if (!ok) bad.store(true, std::memory_order_relaxed);
       });
     });
     return !bad.load();
@@ -176,10 +181,12 @@ template <typename T> T scatter_value(ScatterOp op, T a, T v) {
 }
 
 // y[i(m) * step + m * ys] receives s[m * ss] for m < cnt in order, i(m) = ix[m * is] wrapped; false
-// at the first index out of range (y then holds part of the run).
-template <typename T, ScatterOp Op>
+// at the first index out of range (y then holds part of the run). Unit compiles the common case of
+// a line along the last dim of contiguous operands: step = is = ss = 1, ys = 0.
+template <typename T, ScatterOp Op, bool Unit>
 bool scatter_run(T* y, const int64_t* ix, const T* s, int64_t cnt, int64_t size, int64_t step, int64_t ys,
                  int64_t is, int64_t ss) {
+  if constexpr (Unit) step = is = ss = 1, ys = 0;
   for (int64_t m = 0; m < cnt; ++m) {
     int64_t i = ix[m * is];
     if (!wrap_checked(i, size)) return false;
@@ -196,6 +203,7 @@ template <typename T, ScatterOp Op>
 bool scatter_lines(const Split<3>& sp, int64_t size, T* po, const int64_t* pi, const T* ps) {
   const int64_t a0 = sp.along[0], a1 = sp.along[1], a2 = sp.along[2];
   const int64_t t0 = sp.tail[0], t1 = sp.tail[1], t2 = sp.tail[2];
+  const bool unit = a0 == 1 && a1 == 1 && a2 == 1;
   std::atomic<bool> bad{false};
   over_lines(sp.outer, sp.n, sp.inner, [&](int64_t o, int64_t j0, int64_t j1) {
     T* yo = po + sp.lead[0][size_t(o)];
@@ -204,11 +212,12 @@ bool scatter_lines(const Split<3>& sp, int64_t size, T* po, const int64_t* pi, c
     bool ok = true;
     if (j1 - j0 < 8) {
       for (int64_t j = j0; j < j1 && ok; ++j)
-        ok = scatter_run<T, Op>(yo + j * t0, io + j * t1, so + j * t2, sp.n, size, a0, 0, a1, a2);
+        ok = unit ? scatter_run<T, Op, true>(yo + j * t0, io + j * t1, so + j * t2, sp.n, size, a0, 0, a1, a2)
+                  : scatter_run<T, Op, false>(yo + j * t0, io + j * t1, so + j * t2, sp.n, size, a0, 0, a1, a2);
     } else {
       for (int64_t k = 0; k < sp.n && ok; ++k)
-        ok = scatter_run<T, Op>(yo + j0 * t0, io + k * a1 + j0 * t1, so + k * a2 + j0 * t2, j1 - j0, size, a0, t0,
-                                t1, t2);
+        ok = scatter_run<T, Op, false>(yo + j0 * t0, io + k * a1 + j0 * t1, so + k * a2 + j0 * t2, j1 - j0, size,
+                                       a0, t0, t1, t2);
     }
     if (!ok) bad.store(true, std::memory_order_relaxed);
   });
