@@ -191,7 +191,7 @@ def _scatter_flat(a, d, idx, src, add):
 
 def _index_like(shape, d, shrink, low, high):
     """Indices in [low, high) of shape ``shape`` but 3 longer along d, and shorter by ``shrink``
-    elsewhere (then x's dims after d no longer merge for a 3-D x)."""
+    elsewhere (with d = 0 of a 3-D x, x's dims after d then no longer merge into one)."""
     ishape = tuple(s + 3 if k == d else max(1, s - shrink) for k, s in enumerate(shape))
     return RNG.integers(low, high, ishape)
 
