@@ -174,6 +174,117 @@ def test_scatter_falls_back_when_lines_do_not_merge():
     np.testing.assert_allclose(got, _scatter_ref(a, 1, idx, src.numpy(), True), rtol=1e-12)
 
 
+def _scatter_flat(a, d, idx, src, add):
+    """A vectorised row-major serial scatter: with idx's positions in row-major order, np.add.at adds
+    in that order (in a's dtype), and of repeated targets the last write wins."""
+    pos = list(np.indices(idx.shape))
+    pos[d] = idx
+    dest = np.ravel_multi_index(tuple(pos), a.shape).ravel()
+    out = a.copy().ravel()
+    if add:
+        np.add.at(out, dest, src.ravel())
+    else:
+        last = dest.size - 1 - np.unique(dest[::-1], return_index=True)[1]
+        out[dest[last]] = src.ravel()[last]
+    return out.reshape(a.shape)
+
+
+def _index_like(shape, d, shrink, low, high):
+    """Indices in [low, high) of shape ``shape`` but 3 longer along d, and shorter by ``shrink``
+    elsewhere (with d = 0 of a 3-D x, x's dims after d then no longer merge into one)."""
+    ishape = tuple(s + 3 if k == d else max(1, s - shrink) for k, s in enumerate(shape))
+    return RNG.integers(low, high, ishape)
+
+
+@pytest.mark.parametrize("shape,d", [((64, 1100), 1), ((1100, 64), 0), ((24, 30, 50), 0), ((24, 30, 50), 1),
+                                     ((24, 30, 50), 2), ((3, 20000), -1), ((70000,), 0)], ids=str)
+@pytest.mark.parametrize("shrink", [0, 1])
+def test_gather_scatter_past_one_chunk_every_dim(threads, shape, d, shrink):
+    """Sizes that split across threads, along every dim, with transposed and sliced operands,
+    negative and repeated indices; scatter_add in float32 adds in the order of k at any thread count."""
+    dd = d % len(shape)
+    n = shape[dd]
+    a = RNG.standard_normal(shape).astype(np.float32)
+    idx = _index_like(shape, dd, shrink, -n, n)
+    src = (RNG.standard_normal(idx.shape) * 4).astype(np.float32)
+    wrapped = idx % n
+    corner = a[tuple(slice(None) if k == dd else slice(0, m) for k, m in enumerate(idx.shape))]
+    padded = np.zeros((idx.shape[0] * 2,) + idx.shape[1:], np.int64)
+    padded[::2] = idx
+    ti = sx.from_numpy(padded)[::2]  # a strided index
+    want_add, want_set = _scatter_flat(a, dd, wrapped, src, True), _scatter_flat(a, dd, wrapped, src, False)
+    want_fill = _scatter_flat(a, dd, wrapped, np.full(idx.shape, 2.5, np.float32), False)
+    for name, x in _layouts(a).items():
+        np.testing.assert_array_equal(sx.gather(x, d, ti).numpy(), np.take_along_axis(corner, wrapped, dd), err_msg=name)
+        np.testing.assert_array_equal(x.scatter_add(d, ti, sx.from_numpy(src)).numpy(), want_add, err_msg=name)
+        np.testing.assert_array_equal(x.scatter(d, ti, sx.from_numpy(src)).numpy(), want_set, err_msg=name)
+        np.testing.assert_array_equal(x.scatter(d, ti, 2.5).numpy(), want_fill, err_msg=name)
+    for name, s in _layouts(src).items():
+        np.testing.assert_array_equal(sx.from_numpy(a).scatter_add(d, ti, s).numpy(), want_add, err_msg=name)
+        np.testing.assert_array_equal(sx.scatter(sx.from_numpy(a), d, ti, s).numpy(), want_set, err_msg=name)
+
+
+_BAD_INDEX_OPS = [("gather", lambda x, d, i, s: x.gather(d, i)), ("scatter", lambda x, d, i, s: x.scatter(d, i, s)),
+                  ("scatter", lambda x, d, i, s: x.scatter(d, i, 1.0)),
+                  ("scatter_add", lambda x, d, i, s: x.scatter_add(d, i, s)),
+                  (r"scatter_reduce\(amax\)", lambda x, d, i, s: sx.scatter_reduce(x, d, i, s, "amax"))]
+
+
+@pytest.mark.parametrize("d", [0, 1, 2, -1])
+@pytest.mark.parametrize("shrink", [0, 1])
+@pytest.mark.parametrize("at", ["first", "middle", "last"])
+def test_gather_scatter_index_out_of_range(threads, d, shrink, at):
+    shape = (30, 40, 50)
+    dd = d % 3
+    n = shape[dd]
+    a = RNG.standard_normal(shape)
+    for bad in (n, -n - 1, 2**40, -(2**62)):
+        idx = _index_like(shape, dd, shrink, -n, n)
+        flat = idx.reshape(-1)
+        flat[{"first": 0, "middle": flat.size // 2, "last": flat.size - 1}[at]] = bad
+        ti, src = sx.from_numpy(idx), sx.from_numpy(RNG.standard_normal(idx.shape))
+        for op, fn in _BAD_INDEX_OPS:
+            with pytest.raises(IndexError, match=rf"^\[{op}\] index {bad} is out of bounds for dimension {dd} "
+                                                 rf"with size {n}$"):
+                fn(sx.from_numpy(a), d, ti, src)
+        x = sx.from_numpy(a.copy())
+        with pytest.raises(IndexError, match=rf"\[scatter\] index {bad} is out"):
+            x.scatter_(d, ti, src)
+        np.testing.assert_array_equal(x.numpy(), a)  # a failed in-place scatter leaves its input alone
+
+
+def test_gather_scatter_index_dtypes_and_empty():
+    a = RNG.standard_normal((4, 6))
+    idx = RNG.integers(0, 6, (4, 5))
+    want = np.take_along_axis(a, idx, 1)
+    for dt in (np.int32, np.uint8):
+        np.testing.assert_array_equal(sx.from_numpy(a).gather(1, sx.from_numpy(idx.astype(dt))).numpy(), want)
+    with pytest.raises(IndexError, match=r"\[gather\] index 6 is out of bounds for dimension 1 with size 6"):
+        sx.from_numpy(a).gather(1, sx.from_numpy(np.full((1, 1), 6, np.int32)))
+    assert sx.from_numpy(a).gather(1, sx.zeros(4, 0, dtype=sx.int64)).shape == (4, 0)
+    np.testing.assert_array_equal(sx.from_numpy(a).scatter_add(0, sx.zeros(0, 6, dtype=sx.int64),
+                                                                sx.zeros(0, 6, dtype=sx.float64)).numpy(), a)
+    with pytest.raises(IndexError, match=r"\[gather\] index 0 is out of bounds for dimension 1 with size 0"):
+        sx.zeros(4, 0).gather(1, sx.zeros(4, 1, dtype=sx.int64))
+
+
+@pytest.mark.parametrize("d", [0, 1, 2])
+def test_gather_scatter_gradients_every_dim(d):
+    from sneppx_core.testing import gradcheck
+
+    shape = (3, 4, 5)
+    idx = sx.from_numpy(_index_like(shape, d, 1, -shape[d], shape[d]))
+    perm = np.stack([RNG.permutation(shape[d]) for _ in range(int(np.prod(shape)) // shape[d])])  # distinct targets
+    uniq = sx.from_numpy(np.moveaxis(perm.reshape(tuple(s for k, s in enumerate(shape) if k != d) + (shape[d],)), -1, d))
+    xt = sx.from_numpy(RNG.standard_normal(shape[::-1])).requires_grad_()  # read transposed: not contiguous
+    s = sx.from_numpy(RNG.standard_normal(tuple(m + 1 for m in idx.shape))).requires_grad_()
+    su = sx.from_numpy(RNG.standard_normal(shape)).requires_grad_()
+    assert gradcheck(lambda x: x.permute(2, 1, 0).gather(d, idx), [xt])
+    assert gradcheck(lambda x, v: x.permute(2, 1, 0).scatter_add(d, idx, v), [xt, s])
+    assert gradcheck(lambda x, v: x.permute(2, 1, 0).scatter(d, uniq, v), [xt, su])
+    assert gradcheck(lambda x: x.permute(2, 1, 0).scatter(d, uniq, 2.0), [xt])
+
+
 @pytest.mark.parametrize("shape,d", [((7, 9), 1), ((7, 9), 0), ((3, 4, 5), -2), ((6,), 0)], ids=str)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32, np.bool_, np.float16])
 def test_index_select_and_index_add(threads, shape, d, dtype):

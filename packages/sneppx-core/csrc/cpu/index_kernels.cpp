@@ -1,11 +1,14 @@
-// CPU kernels of the indexing family (slots in ops/kernels.h). Indices arrive checked; kernels wrap
-// negative ones. Ops along one dim (gather, scatter, index_select, index_add) see their operands as
-// (outer, n, inner) lines, n along the dim, and run in parallel over the (outer, inner) positions:
+// CPU kernels of the indexing family (slots in ops/kernels.h). Kernels wrap negative indices; gather
+// and scatter also check every index as they use it, the others receive indices already checked.
+// Ops along one dim (gather, scatter, index_select, index_add) see their operands as (outer, n,
+// inner) lines, n along the dim, and (but gather) run in parallel over the (outer, inner) positions:
 // every destination slot then belongs to one position, which a single thread visits in the order of
 // n, so duplicate indices accumulate (or the last write wins) as in a row-major serial loop, without
-// races. index_put runs in row-major order on one thread.
+// races. gather, which writes each output slot once, splits its output into row-major runs instead.
+// index_put runs in row-major order on one thread.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <vector>
 #include <cstring>
 #include <limits>
@@ -94,40 +97,73 @@ inline void walk(int64_t n, int64_t j0, int64_t j1, F&& f) {
   }
 }
 
-void gather_cpu(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t d) {
+// Wraps a negative index i of a dim of size n in place; false when i lies outside [-n, n).
+inline bool wrap_checked(int64_t& i, int64_t n) {
+  i += i < 0 ? n : 0;
+  return uint64_t(i) < uint64_t(n);
+}
+
+// y[m * ys] = x[i(m) * step + m * xs] for m < cnt, i(m) = ix[m * is] wrapped; false at the first
+// index out of range (y then holds part of the run). Unit compiles the common case of a line along
+// the last dim of contiguous operands: ys = is = step = 1, xs = 0.
+template <typename T, bool Unit>
+bool gather_run(T* y, const T* x, const int64_t* ix, int64_t cnt, int64_t size, int64_t step, int64_t ys,
+                int64_t xs, int64_t is) {
+  if constexpr (Unit) ys = is = step = 1, xs = 0;
+  for (int64_t m = 0; m < cnt; ++m) {
+    int64_t i = ix[m * is];
+    if (!wrap_checked(i, size)) return false;
+    y[m * ys] = x[i * step + m * xs];
+  }
+  return true;
+}
+
+// Gather has no write conflicts: it splits the index, in row-major order, into runs along rows
+// that any thread may take, a row being a whole line along dim d when nothing follows d (inner ==
+// 1), else the inner run at one (o, k).
+bool gather_cpu(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t d) {
+  int64_t size = x->shape[size_t(d)];
+  std::atomic<bool> bad{false};
   Split<3> sp;
   if (split_at<3>(idx->shape, {&out->strides, &x->strides, &idx->strides}, d, sp)) {
-    int64_t size = x->shape[size_t(d)];
+    bool lines = sp.inner == 1;
+    int64_t rows = lines ? sp.outer : sp.outer * sp.n, len = lines ? sp.n : sp.inner;
     SX_DISPATCH_ALL(x->dtype, "gather", [&] {
       using T = scalar_t;
       T* po = out->data<T>();
       const T* px = x->data<T>();
       const int64_t* pi = idx->data<int64_t>();
       const int64_t a0 = sp.along[0], a1 = sp.along[1], a2 = sp.along[2];
-      const int64_t t0 = sp.tail[0], t1 = sp.tail[1], t2 = sp.tail[2];
-      over_lines(sp.outer, sp.n, sp.inner, [&](int64_t o, int64_t j0, int64_t j1) {
-        T* yo = po + sp.lead[0][size_t(o)];
-        const T* xo = px + sp.lead[1][size_t(o)];
-        const int64_t* io = pi + sp.lead[2][size_t(o)];
-        walk(sp.n, j0, j1, [&](int64_t k, int64_t j) {
-          yo[k * a0 + j * t0] = xo[wrap(io[k * a2 + j * t2], size) * a1 + j * t1];
-        });
+      const int64_t ys = lines ? a0 : sp.tail[0], xs = lines ? 0 : sp.tail[1], is = lines ? a2 : sp.tail[2];
+      const bool unit = ys == 1 && is == 1 && a1 == 1 && xs == 0;
+      over_lines(rows, 1, len, [&](int64_t r, int64_t m0, int64_t m1) {
+        int64_t o = lines ? r : r / sp.n, k = lines ? 0 : r % sp.n;
+        T* y = po + sp.lead[0][size_t(o)] + k * a0 + m0 * ys;
+        const T* xo = px + sp.lead[1][size_t(o)] + m0 * xs;
+        const int64_t* io = pi + sp.lead[2][size_t(o)] + k * a2 + m0 * is;
+        bool ok = unit ? gather_run<T, true>(y, xo, io, m1 - m0, size, a1, ys, xs, is)
+                       : gather_run<T, false>(y, xo, io, m1 - m0, size, a1, ys, xs, is);
+        if (!ok) bad.store(true, std::memory_order_relaxed);
       });
     });
-    return;
+    return !bad.load();
   }
   Tensor xv = along(x, idx->shape, d);
-  int64_t n = x->shape[size_t(d)], step = x->strides[size_t(d)];
+  int64_t step = x->strides[size_t(d)];
   SX_DISPATCH_ALL(x->dtype, "gather", [&] {
     using T = scalar_t;
     for_each<3>(idx->shape, {out.get(), idx.get(), xv.get()}, [&](char** p, const int64_t* s, int64_t cnt) {
-      for (int64_t i = 0; i < cnt; ++i) {
-        const T* src = reinterpret_cast<const T*>(p[2] + i * s[2]);
-        int64_t j = wrap(*reinterpret_cast<const int64_t*>(p[1] + i * s[1]), n);
-        *reinterpret_cast<T*>(p[0] + i * s[0]) = src[j * step];
+      for (int64_t m = 0; m < cnt; ++m) {
+        int64_t i = *reinterpret_cast<const int64_t*>(p[1] + m * s[1]);
+        if (!wrap_checked(i, size)) {
+          bad.store(true, std::memory_order_relaxed);
+          return;
+        }
+        *reinterpret_cast<T*>(p[0] + m * s[0]) = reinterpret_cast<const T*>(p[2] + m * s[2])[i * step];
       }
     });
   });
+  return !bad.load();
 }
 
 // The value a scatter leaves at a destination holding a when v arrives (NaN wins max and min).
@@ -144,57 +180,92 @@ template <typename T> T scatter_value(ScatterOp op, T a, T v) {
   return v;
 }
 
+// y[i(m) * step + m * ys] receives s[m * ss] for m < cnt in order, i(m) = ix[m * is] wrapped; false
+// at the first index out of range (y then holds part of the run). Unit compiles the common case of
+// a line along the last dim of contiguous operands: step = is = ss = 1, ys = 0.
+template <typename T, ScatterOp Op, bool Unit>
+bool scatter_run(T* y, const int64_t* ix, const T* s, int64_t cnt, int64_t size, int64_t step, int64_t ys,
+                 int64_t is, int64_t ss) {
+  if constexpr (Unit) step = is = ss = 1, ys = 0;
+  for (int64_t m = 0; m < cnt; ++m) {
+    int64_t i = ix[m * is];
+    if (!wrap_checked(i, size)) return false;
+    T& dst = y[i * step + m * ys];
+    dst = scatter_value<T>(Op, dst, s[m * ss]);
+  }
+  return true;
+}
+
+// Each (outer, inner) position's line is visited by one thread in the order of k, so duplicate
+// indices meet in a fixed order whatever the thread count. A short run of positions walks each
+// line whole; a longer one walks the run at each k in turn.
 template <typename T, ScatterOp Op>
-void scatter_lines(const Split<3>& sp, int64_t size, T* po, const int64_t* pi, const T* ps) {
+bool scatter_lines(const Split<3>& sp, int64_t size, T* po, const int64_t* pi, const T* ps) {
   const int64_t a0 = sp.along[0], a1 = sp.along[1], a2 = sp.along[2];
   const int64_t t0 = sp.tail[0], t1 = sp.tail[1], t2 = sp.tail[2];
+  const bool unit = a0 == 1 && a1 == 1 && a2 == 1;
+  std::atomic<bool> bad{false};
   over_lines(sp.outer, sp.n, sp.inner, [&](int64_t o, int64_t j0, int64_t j1) {
     T* yo = po + sp.lead[0][size_t(o)];
     const int64_t* io = pi + sp.lead[1][size_t(o)];
     const T* so = ps + sp.lead[2][size_t(o)];
-    walk(sp.n, j0, j1, [&](int64_t k, int64_t j) {
-      T& dst = yo[wrap(io[k * a1 + j * t1], size) * a0 + j * t0];
-      dst = scatter_value<T>(Op, dst, so[k * a2 + j * t2]);
-    });
+    bool ok = true;
+    if (j1 - j0 < 8) {
+      for (int64_t j = j0; j < j1 && ok; ++j)
+        ok = unit ? scatter_run<T, Op, true>(yo + j * t0, io + j * t1, so + j * t2, sp.n, size, a0, 0, a1, a2)
+                  : scatter_run<T, Op, false>(yo + j * t0, io + j * t1, so + j * t2, sp.n, size, a0, 0, a1, a2);
+    } else {
+      for (int64_t k = 0; k < sp.n && ok; ++k)
+        ok = scatter_run<T, Op, false>(yo + j0 * t0, io + k * a1 + j0 * t1, so + k * a2 + j0 * t2, j1 - j0, size,
+                                       a0, t0, t1, t2);
+    }
+    if (!ok) bad.store(true, std::memory_order_relaxed);
   });
+  return !bad.load();
 }
 
-void scatter_cpu(const Tensor& out, const Tensor& idx, const Tensor& src, int64_t d, ScatterOp op) {
+bool scatter_cpu(const Tensor& out, const Tensor& idx, const Tensor& src, int64_t d, ScatterOp op) {
   Split<3> sp;
   Shape ost = out->strides;
   ost[size_t(d)] = 0;  // out's lines start at dim d's origin; the index picks the position
+  int64_t size = out->shape[size_t(d)];
+  bool ok = true;
   if (split_at<3>(idx->shape, {&ost, &idx->strides, &src->strides}, d, sp)) {
     sp.along[0] = out->strides[size_t(d)];
-    int64_t size = out->shape[size_t(d)];
     SX_DISPATCH_ALL(out->dtype, "scatter", [&] {
       using T = scalar_t;
       T* po = out->data<T>();
       const int64_t* pi = idx->data<int64_t>();
       const T* ps = src->data<T>();
       switch (op) {
-        case ScatterOp::Set: scatter_lines<T, ScatterOp::Set>(sp, size, po, pi, ps); break;
-        case ScatterOp::Add: scatter_lines<T, ScatterOp::Add>(sp, size, po, pi, ps); break;
-        case ScatterOp::Max: scatter_lines<T, ScatterOp::Max>(sp, size, po, pi, ps); break;
-        case ScatterOp::Min: scatter_lines<T, ScatterOp::Min>(sp, size, po, pi, ps); break;
-        case ScatterOp::Mul: scatter_lines<T, ScatterOp::Mul>(sp, size, po, pi, ps); break;
+        case ScatterOp::Set: ok = scatter_lines<T, ScatterOp::Set>(sp, size, po, pi, ps); break;
+        case ScatterOp::Add: ok = scatter_lines<T, ScatterOp::Add>(sp, size, po, pi, ps); break;
+        case ScatterOp::Max: ok = scatter_lines<T, ScatterOp::Max>(sp, size, po, pi, ps); break;
+        case ScatterOp::Min: ok = scatter_lines<T, ScatterOp::Min>(sp, size, po, pi, ps); break;
+        case ScatterOp::Mul: ok = scatter_lines<T, ScatterOp::Mul>(sp, size, po, pi, ps); break;
       }
     });
-    return;
+    return ok;
   }
   Tensor ov = along(out, idx->shape, d);
   Tensor sv = make_view(src, idx->shape, src->strides, src->offset);
-  int64_t n = out->shape[size_t(d)], step = out->strides[size_t(d)];
+  int64_t step = out->strides[size_t(d)];
   SX_DISPATCH_ALL(out->dtype, "scatter", [&] {
     using T = scalar_t;
     auto body = [&](char** p, const int64_t* s, int64_t cnt) {
-      for (int64_t i = 0; i < cnt; ++i) {
-        T* dst = reinterpret_cast<T*>(p[0] + i * s[0]) + wrap(*reinterpret_cast<const int64_t*>(p[1] + i * s[1]), n) * step;
-        T v = *reinterpret_cast<const T*>(p[2] + i * s[2]);
-        *dst = scatter_value<T>(op, *dst, v);
+      for (int64_t m = 0; m < cnt && ok; ++m) {
+        int64_t i = *reinterpret_cast<const int64_t*>(p[1] + m * s[1]);
+        if (!wrap_checked(i, size)) {
+          ok = false;
+          return;
+        }
+        T* dst = reinterpret_cast<T*>(p[0] + m * s[0]) + i * step;
+        *dst = scatter_value<T>(op, *dst, *reinterpret_cast<const T*>(p[2] + m * s[2]));
       }
     };
     for_each<3>(idx->shape, {ov.get(), idx.get(), sv.get()}, body, INT64_MAX);  // one thread: duplicates
   });
+  return ok;
 }
 
 void index_select_cpu(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t d) {

@@ -1,5 +1,6 @@
 // Indexing ops: gather/scatter along a dim, advanced indexing on leading dims, sorting.
-// Every index is checked before any kernel runs, so a bad index raises IndexError; the kernels
+// A bad index raises IndexError: the gather and scatter kernels check indices as they use them
+// (sparing a pass over the index), the others run only after the op has checked them. The kernels
 // (slots in ops/kernels.h) do the data movement on the tensors' device.
 #include <algorithm>
 #include <numeric>
@@ -42,6 +43,17 @@ void check_range(const Tensor& idx, int64_t n, const char* op, int64_t dim) {
            dim, " with size ", n);
 }
 
+// Raises the IndexError of an index outside [-n, n) that a gather or scatter kernel reported.
+[[noreturn]] void range_error(const Tensor& idx, int64_t n, const char* op, int64_t dim) {
+  check_range(idx, n, op, dim);
+  throw RuntimeError(msg("[", op, "] the kernel reported an index out of range that the check did not find"));
+}
+
+// out with src (idx's positions, of out's dtype) written or reduced in at idx along d.
+void run_scatter(const Tensor& out, const Tensor& idx, const Tensor& src, int64_t d, ScatterOp how, const char* op) {
+  if (!kern::scatter(out->device())(out, idx, src, d, how)) range_error(idx, out->shape[size_t(d)], op, d);
+}
+
 void check_gather_shapes(const Tensor& x, int64_t d, const Tensor& index, const char* op) {
   SX_CHECK(index->dim() == x->dim(), ValueError, "[", op, "] index ", shape_str(index->shape), " and input ",
            shape_str(x->shape), " must have the same number of dims");
@@ -53,7 +65,8 @@ void check_gather_shapes(const Tensor& x, int64_t d, const Tensor& index, const 
 // out = x with src written (or added) at index positions along dim.
 Tensor scatter_impl(const Tensor& x, int64_t d, const Tensor& idx, const Tensor& src, bool add) {
   Tensor out = clone_nograd(x);
-  kern::scatter(out->device())(out, idx, cast_nograd(src, x->dtype), d, add ? ScatterOp::Add : ScatterOp::Set);
+  run_scatter(out, idx, cast_nograd(src, x->dtype), d, add ? ScatterOp::Add : ScatterOp::Set,
+              add ? "scatter_add" : "scatter");
   return out;
 }
 }  // namespace
@@ -68,9 +81,8 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   int64_t d = wrap_dim(dim, x->dim(), "gather");
   Tensor idx = as_index(index, "gather");
   check_gather_shapes(x, d, idx, "gather");
-  check_range(idx, x->shape[d], "gather", d);
   Tensor out = empty(idx->shape, x->dtype, x->device());
-  kern::gather(x->device())(out, x, idx, d);
+  if (!kern::gather(x->device())(out, x, idx, d)) range_error(idx, x->shape[d], "gather", d);
   if (!is_floating(x->dtype) || !needs_grad({&x})) return out;
   Shape xs = x->shape;
   return record("GatherBackward", {x}, out, [xs, d, idx](const Tensor& g) {
@@ -85,7 +97,6 @@ static void check_scatter(const Tensor& x, int64_t d, const Tensor& idx, const T
   for (int64_t i = 0; i < idx->dim(); ++i)
     SX_CHECK(idx->shape[i] <= src->shape[i], ValueError, "[", op, "] index ", shape_str(idx->shape),
              " is larger than src ", shape_str(src->shape));
-  check_range(idx, x->shape[d], op, d);
 }
 
 // Zero-pads g, placed at the leading corner, up to shape (src may be larger than index in
@@ -171,12 +182,12 @@ Tensor scatter_reduce_extreme(const Tensor& x, int64_t dim, const Tensor& index,
   check_scatter(x, d, idx, src, op);
   Tensor sv = make_view(src, idx->shape, src->strides, src->offset);  // the part of src that index covers
   Tensor sc = cast_nograd(sv, x->dtype), out = clone_nograd(x);
-  if (!include_self) kern::scatter(out->device())(out, idx, sc, d, ScatterOp::Set);
-  kern::scatter(out->device())(out, idx, sc, d, is_max ? ScatterOp::Max : ScatterOp::Min);
+  if (!include_self) run_scatter(out, idx, sc, d, ScatterOp::Set, op);
+  run_scatter(out, idx, sc, d, is_max ? ScatterOp::Max : ScatterOp::Min, op);
   if (!is_floating(x->dtype) || !needs_grad({&x, &src})) return out;
   Tensor hit = zeros(x->shape, DType::Bool, x->device());
-  kern::scatter(x->device())(hit, idx, expand_view(full({}, Scalar(true), DType::Bool, x->device()), idx->shape), d,
-                             ScatterOp::Set);
+  run_scatter(hit, idx, expand_view(full({}, Scalar(true), DType::Bool, x->device()), idx->shape), d, ScatterOp::Set,
+              op);
   Saved sx_(x), ss(src), so(alias_detached(out));
   return record("ScatterReduceBackward", {x, src}, out, [sx_, ss, so, hit, idx, d, include_self](const Tensor& g) {
     const Tensor &xv = sx_.get(), &srcv = ss.get(), &y = so.get();
@@ -205,11 +216,11 @@ static bool tail_merges(const Tensor& x, int64_t d) {
 // base with the src elements s (idx's shape, base's dtype) multiplied in at idx along d; without
 // include_self the positions that receive elements start from 1 instead of base. No autograd.
 static Tensor scatter_prod(const Tensor& base, int64_t d, const Tensor& idx, const Tensor& s, bool include_self) {
+  const char* op = "scatter_reduce(prod)";
   Tensor out = clone_nograd(base);
   if (!include_self)
-    kern::scatter(out->device())(out, idx, expand_view(ones({}, out->dtype, out->device()), idx->shape), d,
-                                 ScatterOp::Set);
-  kern::scatter(out->device())(out, idx, s, d, ScatterOp::Mul);
+    run_scatter(out, idx, expand_view(ones({}, out->dtype, out->device()), idx->shape), d, ScatterOp::Set, op);
+  run_scatter(out, idx, s, d, ScatterOp::Mul, op);
   return out;
 }
 
@@ -240,7 +251,7 @@ Tensor scatter_reduce_prod(const Tensor& x, int64_t dim, const Tensor& index, co
       gx = div(mul(g, scatter_prod(xm, d, idx, s, true)), xm);
     } else {
       Tensor hit = zeros(xv->shape, g->dtype, g->device());
-      kern::scatter(g->device())(hit, idx, expand_view(one, idx->shape), d, ScatterOp::Set);
+      run_scatter(hit, idx, expand_view(one, idx->shape), d, ScatterOp::Set, op);
       gx = where(binary(BinaryOp::Eq, hit, one), zero, g);
     }
     Tensor is_zero = binary(BinaryOp::Eq, s, zero);
@@ -333,7 +344,7 @@ Tensor one_hot(const Tensor& x, int64_t num_classes) {
   Shape is = idx->shape;
   is.push_back(1);
   Tensor one = expand_view(full({}, Scalar(int64_t(1)), DType::Int64, x->device()), is);
-  kern::scatter(out->device())(out, reshape(idx, is), one, int64_t(is.size()) - 1, ScatterOp::Set);
+  run_scatter(out, reshape(idx, is), one, int64_t(is.size()) - 1, ScatterOp::Set, "one_hot");
   return out;
 }
 

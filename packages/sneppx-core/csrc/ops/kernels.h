@@ -58,13 +58,15 @@ SX_KERNEL(cumprod_bwd, void(const Tensor& x, const Tensor& g, const Tensor& gx, 
 // (any strides), out contiguous (batch..., m, n) of the same dtype (float16/bfloat16 not included).
 SX_KERNEL(matmul, void(const Tensor& a, const Tensor& b, const Tensor& out));
 
-// ---- indexing. Index tensors are int64 and contiguous, and every index is already checked to lie
-// in [-size, size) of its dim (kernels wrap negative ones). `out` is contiguous unless noted.
+// ---- indexing. Index tensors are int64 and contiguous. Indices lie in [-size, size) of their dim
+// (kernels wrap negative ones): gather and scatter check that themselves while they work and return
+// false, having written an unspecified part of out, when one does not; every other kernel receives
+// indices already checked. `out` is contiguous unless noted.
 // out[c] = x[c with c[dim] = idx[c]] over the positions c of idx (out has idx's shape).
-SX_KERNEL(gather, void(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t dim));
+SX_KERNEL(gather, bool(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t dim));
 // out[c with c[dim] = idx[c]] = src[c] (or +=, or the larger / smaller of the two, NaN winning)
-// over the positions c of idx; src has out's dtype.
-SX_KERNEL(scatter, void(const Tensor& out, const Tensor& idx, const Tensor& src, int64_t dim, ScatterOp op));
+// over the positions c of idx; src has out's dtype. Out may be any strided view.
+SX_KERNEL(scatter, bool(const Tensor& out, const Tensor& idx, const Tensor& src, int64_t dim, ScatterOp op));
 // Advanced indexing of the leading dims: out[i, rest...] = x[idx0[i], idx1[i], ..., rest...] for
 // the flattened broadcast index position i; x contiguous.
 SX_KERNEL(index_front, void(const Tensor& out, const Tensor& x, const TensorList& idx));
