@@ -206,6 +206,17 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   return slice(x, d, b, b + length, 1);
 }
 
+// The vjp of x.select(d, i) for a dim d of n: g in row i of zeros. It captures no vector, so that a
+// view outside autograd allocates nothing for it.
+static auto select_vjp(int64_t d, int64_t i, int64_t n) {
+  return [d, i, n](const Tensor& g) {
+    Tensor gu = unsqueeze(g, d);
+    Shape old = gu->shape;
+    old[size_t(d)] = n;
+    return TensorList{slice_backward(gu, old, d, i, 1)};
+  };
+}
+
 Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   SX_CHECK(x->dim() > 0, IndexError, "[select] cannot index a 0-d tensor");
   int64_t d = wrap_dim(dim, x->dim(), "select");
@@ -216,8 +227,7 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   Shape s = x->shape, st = x->strides;
   s.erase(s.begin() + d);
   st.erase(st.begin() + d);
-  return view_op("SelectBackward", x, std::move(s), std::move(st), x->offset + i * x->strides[d],
-                 [old = x->shape, d, i](const Tensor& g) { return TensorList{slice_backward(unsqueeze(g, d), old, d, i, 1)}; });
+  return view_op("SelectBackward", x, std::move(s), std::move(st), x->offset + i * x->strides[d], select_vjp(d, i, n));
 }
 
 TensorList unbind(const Tensor& x, int64_t dim) {
@@ -229,9 +239,7 @@ TensorList unbind(const Tensor& x, int64_t dim) {
   st.erase(st.begin() + d);
   TensorList out(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i)
-    out[size_t(i)] = view_op("SelectBackward", x, s, st, x->offset + i * step, [old = x->shape, d, i](const Tensor& g) {
-      return TensorList{slice_backward(unsqueeze(g, d), old, d, i, 1)};
-    });
+    out[size_t(i)] = view_op("SelectBackward", x, s, st, x->offset + i * step, select_vjp(d, i, n));
   return out;
 }
 
