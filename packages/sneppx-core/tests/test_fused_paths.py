@@ -4,18 +4,20 @@ order, one-column matrix products, and unbind / select views (shared memory, gra
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 import sneppx_core as sx
 import sneppx_core.functional as F
 
-RNG = np.random.default_rng(17)
 
-
-def _rand(shape, dtype):
+def _rand(shape, dtype, seed=0):
+    """Values that depend only on the arguments (not on which tests ran before)."""
+    rng = np.random.default_rng(zlib.crc32(repr((shape, np.dtype(dtype).str, seed)).encode()))
     if np.dtype(dtype).kind in "iu":
-        return RNG.integers(-50 if np.dtype(dtype).kind == "i" else 0, 50, size=shape).astype(dtype)
-    return RNG.standard_normal(shape).astype(dtype)
+        return rng.integers(-50 if np.dtype(dtype).kind == "i" else 0, 50, size=shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
 
 
 def _two_step(a, b, alpha, subtract):
@@ -33,7 +35,7 @@ CASES = [((40, 33), (40, 33)), ((40, 33), (33,)), ((1, 33), (40, 33)), ((5, 6), 
 @pytest.mark.parametrize("shapes", CASES, ids=str)
 @pytest.mark.parametrize("subtract", [False, True])
 def test_add_sub_alpha_bits(threads, dtype, shapes, subtract):
-    a, b = _rand(shapes[0], dtype), _rand(shapes[1], dtype)
+    a, b = _rand(shapes[0], dtype), _rand(shapes[1], dtype, 1)
     alpha = 3 if np.dtype(dtype).kind == "i" else 0.1
     fn = sx.sub if subtract else sx.add
     got = fn(sx.from_numpy(a), sx.from_numpy(b), alpha=alpha).numpy()
@@ -59,7 +61,7 @@ def test_add_alpha_strided_operands():
                                              (np.float32, np.float64, 0.5), (np.float64, np.float32, 0.5),
                                              (np.int32, np.int64, 3), (np.uint8, np.uint8, True)])
 def test_add_alpha_promotion_as_two_ops(a_dt, b_dt, alpha):
-    a, b = sx.from_numpy(_rand((4, 5), a_dt)), sx.from_numpy(_rand((4, 5), b_dt))
+    a, b = sx.from_numpy(_rand((4, 5), a_dt)), sx.from_numpy(_rand((4, 5), b_dt, 1))
     got = sx.add(a, b, alpha=alpha)
     want = sx.add(a, sx.mul(b, alpha))
     assert got.dtype == want.dtype
@@ -74,10 +76,10 @@ def test_sub_alpha_of_bools_raises():
 @pytest.mark.parametrize("subtract", [False, True])
 @pytest.mark.parametrize("shapes", [((4, 5), (4, 5)), ((4, 5), (5,)), ((1, 5), (4, 1)), ((4, 5), ())], ids=str)
 def test_add_sub_alpha_gradients(subtract, shapes):
-    a0, b0, g0 = _rand(shapes[0], np.float64), _rand(shapes[1], np.float64), None
+    a0, b0 = _rand(shapes[0], np.float64), _rand(shapes[1], np.float64, 1)
     a, b = sx.from_numpy(a0).requires_grad_(), sx.from_numpy(b0).requires_grad_()
     out = (sx.sub if subtract else sx.add)(a, b, alpha=0.7)
-    g0 = _rand(out.shape, np.float64)
+    g0 = _rand(tuple(out.shape), np.float64, 2)
     (out * sx.from_numpy(g0)).sum().backward()
 
     def sum_to(g, shape):
@@ -85,8 +87,9 @@ def test_add_sub_alpha_gradients(subtract, shapes):
             g = g.sum(0)
         return g.sum(axis=tuple(i for i, s in enumerate(shape) if s == 1), keepdims=True).reshape(shape)
 
-    np.testing.assert_allclose(a.grad.numpy(), sum_to(g0, a0.shape), rtol=1e-12)
-    np.testing.assert_allclose(b.grad.numpy(), (-0.7 if subtract else 0.7) * sum_to(g0, b0.shape), rtol=1e-12)
+    tol = 1e-13 * np.abs(g0).sum()
+    np.testing.assert_allclose(a.grad.numpy(), sum_to(g0, a0.shape), rtol=1e-12, atol=tol)
+    np.testing.assert_allclose(b.grad.numpy(), (-0.7 if subtract else 0.7) * sum_to(g0, b0.shape), rtol=1e-12, atol=tol)
     # second order through the recorded vjp
     a2 = sx.from_numpy(a0).requires_grad_()
     (ga,) = sx.autograd.grad((sx.add(a2, a2 * a2, alpha=0.5)).sum(), a2, create_graph=True)
@@ -96,7 +99,7 @@ def test_add_sub_alpha_gradients(subtract, shapes):
 
 @pytest.mark.parametrize("subtract", [False, True])
 def test_inplace_alpha_direct_and_views(subtract):
-    a, b = _rand((20, 30), np.float32), _rand((20, 30), np.float32)
+    a, b = _rand((20, 30), np.float32), _rand((20, 30), np.float32, 1)
     name = "sub_" if subtract else "add_"
     x = sx.from_numpy(a.copy())
     ptr = x.data_ptr()
@@ -149,11 +152,12 @@ def test_add_sub_alpha_parity(torch):
         sa, sb = sx.from_numpy(a).requires_grad_(), sx.from_numpy(b).requires_grad_()
         tout, sout = getattr(torch, name)(ta, tb, alpha=1.7), getattr(sx, name)(sa, sb, alpha=1.7)
         np.testing.assert_allclose(sout.detach().numpy(), tout.detach().numpy(), rtol=1e-6, atol=1e-6)
-        g = _rand((6, 7), np.float32)
+        g = _rand((6, 7), np.float32, 2)
         tout.backward(torch.tensor(g))
         sout.backward(sx.from_numpy(g))
         np.testing.assert_allclose(sa.grad.numpy(), ta.grad.numpy(), rtol=1e-6)
-        np.testing.assert_allclose(sb.grad.numpy(), tb.grad.numpy(), rtol=1e-6)
+        # b's gradient sums six rows: rounding is relative to the sum of their magnitudes
+        np.testing.assert_allclose(sb.grad.numpy(), tb.grad.numpy(), rtol=0, atol=1e-6 * 1.7 * np.abs(g).sum(0).max())
 
 
 @pytest.mark.parametrize("shape,classes", [((), 4), ((0,), 3), ((7,), 7), ((30, 40), 6), ((3000,), 100),
@@ -161,7 +165,7 @@ def test_add_sub_alpha_parity(torch):
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8])
 def test_one_hot_matches_eye(threads, shape, classes, dtype):
     n = classes if classes > 0 else 9
-    idx = RNG.integers(0, n, size=shape).astype(dtype)
+    idx = np.random.default_rng(n).integers(0, n, size=shape).astype(dtype)
     got = F.one_hot(sx.from_numpy(idx), classes)
     k = classes if classes >= 0 else (int(idx.max()) + 1 if idx.size else 0)
     assert got.dtype == sx.int64 and tuple(got.shape) == shape + (k,)
@@ -179,7 +183,7 @@ def test_one_hot_out_of_range(threads, bad, classes, named):
 @pytest.mark.parametrize("n", [0, 1, 7, 31, 32, 33, 129, 16383, 16384, 16385, 100_003, 1_048_575])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_dot_lengths(threads, n, dtype):
-    a, b = _rand((n,), dtype), _rand((n,), dtype)
+    a, b = _rand((n,), dtype), _rand((n,), dtype, 1)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     mag = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
     tol = 1e-6 if dtype == np.float32 else 1e-14
@@ -190,7 +194,7 @@ def test_dot_lengths(threads, n, dtype):
 
 
 def test_dot_does_not_depend_on_thread_count():
-    a, b = _rand((1_000_003,), np.float32), _rand((1_000_003,), np.float32)
+    a, b = _rand((1_000_003,), np.float32), _rand((1_000_003,), np.float32, 1)
     n0 = sx.get_num_threads()
     try:
         got = set()
@@ -208,10 +212,10 @@ def test_dot_strided_and_other_dtypes():
     got = float(sx.dot(sx.from_numpy(a), sx.from_numpy(b)[::2]))
     assert abs(got - a.astype(np.float64) @ b[::2].astype(np.float64)) <= 1e-6 * (np.abs(a) @ np.abs(b[::2]))
     for dt in (np.int32, np.int64):
-        x, y = _rand((1000,), dt), _rand((1000,), dt)
+        x, y = _rand((1000,), dt), _rand((1000,), dt, 1)
         r = sx.dot(sx.from_numpy(x), sx.from_numpy(y))
         assert int(r) == int(x.astype(np.int64) @ y.astype(np.int64))
-    h, k = _rand((500,), np.float16), _rand((500,), np.float16)
+    h, k = _rand((500,), np.float16), _rand((500,), np.float16, 1)
     r = sx.dot(sx.from_numpy(h), sx.from_numpy(k))
     assert r.dtype == sx.float16
     assert abs(float(r) - h.astype(np.float64) @ k.astype(np.float64)) <= 2e-3 * (np.abs(h) @ np.abs(k)).astype(np.float64)
@@ -226,7 +230,7 @@ def test_dot_errors_and_gradients():
         sx.dot(sx.ones(2), sx.ones(2, dtype=sx.float64))
     with pytest.raises(TypeError, match=r"\[dot\]"):
         sx.dot(sx.ones(2, dtype=sx.bool), sx.ones(2, dtype=sx.bool))
-    a0, b0 = _rand((40_000,), np.float64), _rand((40_000,), np.float64)
+    a0, b0 = _rand((40_000,), np.float64), _rand((40_000,), np.float64, 1)
     a, b = sx.from_numpy(a0).requires_grad_(), sx.from_numpy(b0).requires_grad_()
     (sx.dot(a, b) * 3.0).backward()
     np.testing.assert_array_equal(a.grad.numpy(), 3.0 * b0)
@@ -249,7 +253,7 @@ def test_matrix_vector_products(threads, m, k, dtype):
     got = sx.mv(sx.from_numpy(a), sx.from_numpy(x)).numpy() if hasattr(sx, "mv") else \
         sx.matmul(sx.from_numpy(a), sx.from_numpy(x)).numpy()
     assert np.all(np.abs(got - ref) <= tol * mag)
-    y = _rand((m,), dtype)
+    y = _rand((m,), dtype, 1)
     got = sx.matmul(sx.from_numpy(y), sx.from_numpy(a)).numpy()
     ref = y.astype(np.float64) @ a.astype(np.float64)
     assert np.all(np.abs(got - ref) <= tol * (np.abs(y.astype(np.float64)) @ np.abs(a.astype(np.float64))))
@@ -257,7 +261,7 @@ def test_matrix_vector_products(threads, m, k, dtype):
 
 @pytest.mark.parity
 def test_dot_parity(torch):
-    a, b = _rand((100_001,), np.float32), _rand((100_001,), np.float32)
+    a, b = _rand((100_001,), np.float32), _rand((100_001,), np.float32, 1)
     np.testing.assert_allclose(float(sx.dot(sx.from_numpy(a), sx.from_numpy(b))),
                                float(torch.dot(torch.tensor(a), torch.tensor(b))), rtol=1e-4)
 
