@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -119,6 +120,33 @@ void gemm_split(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, i
   });
 }
 
+// sum_k x[k] * y[k] of contiguous float32/float64 vectors: four vector registers of lanes, added
+// pairwise at the end.
+template <typename T>
+T dot_contig(const T* x, const T* y, int64_t n) {
+  constexpr int W = 32 / int(sizeof(T));
+  typedef T V __attribute__((vector_size(32)));
+  auto at = [](const T* p) {
+    V v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  V a0{}, a1{}, a2{}, a3{};
+  int64_t k = 0;
+  for (; k + 4 * W <= n; k += 4 * W) {
+    a0 += at(x + k) * at(y + k);
+    a1 += at(x + k + W) * at(y + k + W);
+    a2 += at(x + k + 2 * W) * at(y + k + 2 * W);
+    a3 += at(x + k + 3 * W) * at(y + k + 3 * W);
+  }
+  for (; k + W <= n; k += W) a0 += at(x + k) * at(y + k);
+  V v = (a0 + a1) + (a2 + a3);
+  T s = T(0);
+  for (int l = 0; l < W; ++l) s += v[l];
+  for (; k < n; ++k) s += x[k] * y[k];
+  return s;
+}
+
 // The one-row (or one-column) product, for j in [0, n):
 //   y[j * incy] = beta * y[j * incy] + sum_k x[k * incx] * B(k, j),  B(k, j) = B[k * sk + j * sj].
 // BLAS's threaded GEMM pays a synchronisation per call that can cost a hundred times the arithmetic
@@ -186,14 +214,10 @@ void gemv_cols(int64_t n, int64_t K, const T* x, int64_t incx, const T* B, int64
   parallel_for(n, grain, [&](int64_t j0, int64_t j1) {
     for (int64_t j = j0; j < j1; ++j) {
       const T* col = B + j * sj;
-      T lanes[8] = {};
-      int64_t k = 0;
-      if (sk == 1 && incx == 1)
-        for (; k + 8 <= K; k += 8)
-          for (int l = 0; l < 8; ++l) lanes[l] += x[k + l] * col[k + l];
       T acc = T(0);
-      for (; k < K; ++k) acc += x[k * incx] * col[k * sk];
-      for (int l = 0; l < 8; ++l) acc += lanes[l];
+      if (sk == 1 && incx == 1) acc = dot_contig(x, col, K);
+      else
+        for (int64_t k = 0; k < K; ++k) acc += x[k * incx] * col[k * sk];
       T* o = y + j * incy;
       *o = beta == T(0) ? acc : acc + beta * *o;
     }
@@ -342,7 +366,49 @@ void batched_mm(const Tensor& a, const Tensor& b, const Tensor& out) {
 }
 }  // namespace
 
+namespace {
+// The inner product of two 1-D tensors. Long contiguous float vectors are cut into blocks of a fixed
+// length whose sums, computed in parallel, are added in block order: the result depends on the
+// length alone, not on the thread count. Other dtypes and strided vectors take one plain loop.
+template <typename T>
+void dot_typed(const Tensor& out, const Tensor& a, const Tensor& b) {
+  constexpr int64_t kBlock = 1 << 14;
+  const int64_t n = a->shape[0], sa = a->strides[0], sb = b->strides[0];
+  const T* x = a->data<T>();
+  const T* y = b->data<T>();
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (sa == 1 && sb == 1) {
+      if (n <= kBlock) {
+        *out->data<T>() = dot_contig(x, y, n);
+        return;
+      }
+      const int64_t blocks = (n + kBlock - 1) / kBlock;
+      std::vector<T> part(static_cast<size_t>(blocks));
+      parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t i = b0; i < b1; ++i) {
+          int64_t k0 = i * kBlock, m = std::min(kBlock, n - k0);
+          part[size_t(i)] = dot_contig(x + k0, y + k0, m);
+        }
+      });
+      T s = T(0);
+      for (T p : part) s += p;
+      *out->data<T>() = s;
+      return;
+    }
+  }
+  using C = acc_t<T>;
+  C s = C(0);
+  for (int64_t k = 0; k < n; ++k) s += C(x[k * sa]) * C(y[k * sb]);
+  *out->data<T>() = T(s);
+}
+
+void dot_cpu(const Tensor& out, const Tensor& a, const Tensor& b) {
+  SX_DISPATCH_ALL(out->dtype, "dot", [&] { dot_typed<scalar_t>(out, a, b); });
+}
+}  // namespace
+
 namespace cpu {
+SX_REGISTER_KERNEL(kern::dot, CPU, &dot_cpu);
 SX_REGISTER_KERNEL(kern::matmul, CPU, &batched_mm);
 }  // namespace cpu
 

@@ -476,8 +476,28 @@ void nonzero_cpu(const Tensor& out, const Tensor& x) {
   }
 }
 
+// Rows of the identity: each task zero-fills its block of rows and then sets one entry per row.
+bool one_hot_cpu(const Tensor& out, const Tensor& idx) {
+  const int64_t n = idx->numel(), c = out->shape.back();
+  const int64_t* ix = idx->data<int64_t>();
+  int64_t* o = out->data<int64_t>();
+  std::atomic<bool> ok{true};
+  parallel_for(n, std::max<int64_t>(1, kGrain / std::max<int64_t>(c, 1)), [&](int64_t b, int64_t e) {
+    std::memset(o + b * c, 0, size_t((e - b) * c) * sizeof(int64_t));
+    bool good = true;
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t k = ix[i];
+      if (k >= 0 && k < c) o[i * c + k] = 1;
+      else good = false;
+    }
+    if (!good) ok.store(false, std::memory_order_relaxed);
+  });
+  return ok.load();
+}
+
 }  // namespace
 
+SX_REGISTER_KERNEL(kern::one_hot, CPU, &one_hot_cpu);
 SX_REGISTER_KERNEL(kern::gather, CPU, &gather_cpu);
 SX_REGISTER_KERNEL(kern::scatter, CPU, &scatter_cpu);
 SX_REGISTER_KERNEL(kern::index_front, CPU, &index_front_cpu);

@@ -22,6 +22,7 @@ SX_DEFINE_KERNEL(tri);
 SX_DEFINE_KERNEL(lerp);
 SX_DEFINE_KERNEL(copy);
 SX_DEFINE_KERNEL(fill);
+SX_DEFINE_KERNEL(add_scaled);
 SX_DEFINE_KERNEL(transfer);
 }  // namespace kern
 
@@ -161,6 +162,37 @@ Tensor div(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Div, a, b
 Tensor pow(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Pow, a, b); }
 Tensor add(const Tensor& a, const Scalar& b) { return add(a, scalar_tensor(b, scalar_result_type(a, b), a->device())); }
 Tensor mul(const Tensor& a, const Scalar& b) { return mul(a, scalar_tensor(b, scalar_result_type(a, b), a->device())); }
+
+Tensor add_scaled(const Tensor& a, const Tensor& b, const Scalar& alpha, bool subtract, bool into_a) {
+  // One pass when alpha * b keeps b's dtype and b's dtype is the result's; otherwise the two ops.
+  DType ct = result_type(a, b);
+  if (scalar_result_type(b, alpha) != b->dtype || b->dtype != ct || ct == DType::Bool || a->device() != b->device() ||
+      !kern::add_scaled.has(a->device().type)) {
+    Tensor scaled = mul(b, alpha);
+    return subtract ? sub(a, scaled) : add(a, scaled);
+  }
+  Shape shape = broadcast_shapes(a->shape, b->shape, subtract ? "sub" : "add");
+  bool track = needs_grad({&a, &b});
+  if (into_a && !track && a->dtype == ct && shape == a->shape && a->storage != b->storage &&
+      std::find(a->strides.begin(), a->strides.end(), 0) == a->strides.end()) {
+    a->check_writable(subtract ? "sub_" : "add_");
+    kern::add_scaled(a->device())(a, a, expand_view(b, shape), alpha, subtract);
+    a->bump_version();
+    return a;
+  }
+  Tensor out = empty(shape, ct, a->device());
+  kern::add_scaled(out->device())(out, expand_view(cast_nograd(a, ct), shape), expand_view(b, shape), alpha, subtract);
+  if (!is_floating(ct) || !track) return out;
+  Tensor pa = alias_detached(a), pb = alias_detached(b);  // only shapes, dtypes and flags are needed
+  pa->requires_grad = a->requires_grad;
+  pb->requires_grad = b->requires_grad;
+  pa->storage = pb->storage = nullptr;
+  return record(subtract ? "SubBackward" : "AddBackward", {a, b}, out, [pa, pb, alpha, subtract](const Tensor& g) {
+    // b's gradient sums to b's shape before the multiply, as mul's vjp after add's would
+    Tensor gb = pb->requires_grad ? mul(grad_for(subtract ? neg(g) : g, pb), alpha) : nullptr;
+    return TensorList{pa->requires_grad ? grad_for(g, pa) : nullptr, gb};
+  });
+}
 Tensor pow(const Tensor& a, const Scalar& b) {
   // A floating tensor to a number: one fused pass (x * x * x for 3, ...) with x ** c's own vjp.
   if (is_floating(a->dtype)) return unary(UnaryOp::PowScalar, a, b.to<double>(), 0.0);

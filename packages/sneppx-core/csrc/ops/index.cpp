@@ -20,6 +20,7 @@ SX_DEFINE_KERNEL(kern::masked_select);
 SX_DEFINE_KERNEL(kern::sort_rows);
 SX_DEFINE_KERNEL(kern::count_nonzero);
 SX_DEFINE_KERNEL(kern::nonzero);
+SX_DEFINE_KERNEL(kern::one_hot);
 
 namespace {
 Tensor as_index(const Tensor& idx, const char* op) {
@@ -333,11 +334,22 @@ Tensor mask_front(const Tensor& x, const Tensor& mask) {
 
 Tensor one_hot(const Tensor& x, int64_t num_classes) {
   Tensor idx = as_index(x, "one_hot");
-  auto [lo, hi] = idx->numel() ? bounds(idx) : std::pair<int64_t, int64_t>{0, -1};
-  int64_t n = num_classes < 0 ? hi + 1 : num_classes;
-  SX_CHECK(lo >= 0 && hi < n, IndexError, "[one_hot] class ", lo < 0 ? lo : hi, " is out of range for ", n,
-           " classes");
+  auto check = [&](int64_t n) {
+    auto [lo, hi] = idx->numel() ? bounds(idx) : std::pair<int64_t, int64_t>{0, -1};
+    n = n < 0 ? hi + 1 : n;
+    SX_CHECK(lo >= 0 && hi < n, IndexError, "[one_hot] class ", lo < 0 ? lo : hi, " is out of range for ", n,
+             " classes");
+    return n;
+  };
   Shape s = idx->shape;
+  if (kern::one_hot.has(x->device().type)) {
+    // One pass writes the rows and checks the range; the bounds are looked up only for the message.
+    s.push_back(num_classes < 0 ? check(num_classes) : num_classes);
+    Tensor out = empty(s, DType::Int64, x->device());
+    if (idx->numel() && !kern::one_hot(out->device())(out, idx)) check(num_classes);
+    return out;
+  }
+  int64_t n = check(num_classes);
   s.push_back(n);
   Tensor out = zeros(s, DType::Int64, x->device());
   if (idx->numel() == 0 || n == 0) return out;

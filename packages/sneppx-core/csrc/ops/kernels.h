@@ -35,6 +35,10 @@ SX_KERNEL(tri, void(const Tensor& out, const Tensor& x, int64_t k, bool lower));
 SX_KERNEL(lerp, void(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& w));
 SX_KERNEL(copy, void(const Tensor& dst, const Tensor& src));
 SX_KERNEL(fill, void(const Tensor& t, const Scalar& v));
+// out = a + alpha * b (a - alpha * b when `subtract`), all of out's dtype and broadcast to its shape;
+// alpha is first rounded to the dtype and alpha * b to the dtype before the add (the bits of a mul
+// followed by an add). out may be a itself.
+SX_KERNEL(add_scaled, void(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha, bool subtract));
 // dst = src across devices (at least one of them not the CPU): same shape and dtype, both
 // contiguous. Reached through the slot of the device that is not the CPU (dst's when both are not).
 SX_KERNEL(transfer, void(const Tensor& dst, const Tensor& src));
@@ -57,6 +61,9 @@ SX_KERNEL(cumprod_bwd, void(const Tensor& x, const Tensor& g, const Tensor& gx, 
 // ---- linear algebra: out[b] = a[b] @ b[b] for (batch..., m, k) and (batch..., k, n) operands
 // (any strides), out contiguous (batch..., m, n) of the same dtype (float16/bfloat16 not included).
 SX_KERNEL(matmul, void(const Tensor& a, const Tensor& b, const Tensor& out));
+// out (0-d) = sum_k a[k] * b[k] for 1-D a and b (any strides) of one length and of out's dtype; the
+// result does not depend on the thread count.
+SX_KERNEL(dot, void(const Tensor& out, const Tensor& a, const Tensor& b));
 
 // ---- indexing. Index tensors are int64 and contiguous. Indices lie in [-size, size) of their dim
 // (kernels wrap negative ones): gather and scatter check that themselves while they work and return
@@ -70,6 +77,9 @@ SX_KERNEL(scatter, bool(const Tensor& out, const Tensor& idx, const Tensor& src,
 // Advanced indexing of the leading dims: out[i, rest...] = x[idx0[i], idx1[i], ..., rest...] for
 // the flattened broadcast index position i; x contiguous.
 SX_KERNEL(index_front, void(const Tensor& out, const Tensor& x, const TensorList& idx));
+// out (n, classes) int64 = row idx[i] of the identity in row i, for idx of n int64 entries (not yet
+// checked); returns false, with out left unspecified, when an entry lies outside [0, classes).
+SX_KERNEL(one_hot, bool(const Tensor& out, const Tensor& idx));
 // out[idx0[i], ..., rest...] = values[i, rest...] (or +=); values contiguous, of out's dtype.
 SX_KERNEL(index_put_front, void(const Tensor& out, const TensorList& idx, const Tensor& values, bool accumulate));
 // out[a, k, b] = x[a, idx[k], b] along dim (idx 1-D; x any strides, but its dims after dim

@@ -7,6 +7,7 @@ namespace sx {
 
 namespace kern {
 SX_DEFINE_KERNEL(matmul);
+SX_DEFINE_KERNEL(dot);
 }  // namespace kern
 
 namespace {
@@ -48,6 +49,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Tensor b2 = b->dim() == 1 ? unsqueeze(b, 1) : b;
   SX_CHECK(a2->shape.back() == b2->shape[b2->dim() - 2], ValueError, "[matmul] shapes ", shape_str(a->shape), " and ",
            shape_str(b->shape), " cannot be multiplied");
+  if (a->dim() == 1 && b->dim() == 1 && kern::dot.has(a->device().type)) return dot(a, b);
   DType dt = a->dtype;
   Tensor out = mm_forward(a2, b2);  // float16/bfloat16: float32 accumulation inside the kernel
   if (a->dim() == 1) out = squeeze(detach(out), IntList{out->dim() - 2});
@@ -78,6 +80,25 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       if (y->dim() == 1) gy = reshape(gy, y->shape);
     }
     return TensorList{gx, gy};
+  });
+}
+
+Tensor dot(const Tensor& a, const Tensor& b) {
+  check_same_device("dot", a, b);
+  SX_CHECK(a->dim() == 1 && b->dim() == 1 && a->shape[0] == b->shape[0], ValueError,
+           "[dot] expected 1-D tensors of one length, got ", shape_str(a->shape), " and ", shape_str(b->shape));
+  SX_CHECK(a->dtype == b->dtype, TypeError, "[dot] expected both operands to have the same dtype, got ",
+           dtype_name(a->dtype), " and ", dtype_name(b->dtype));
+  SX_CHECK(a->dtype != DType::Bool, TypeError, "[dot] bool tensors are not supported");
+  if (!kern::dot.has(a->device().type)) return matmul(a, b);
+  Tensor out = empty({}, a->dtype, a->device());
+  kern::dot(out->device())(out, a, b);
+  if (!is_floating(a->dtype) || !needs_grad({&a, &b})) return out;
+  Saved sa(a), sb(b);
+  return record("DotBackward", {a, b}, out, [sa, sb](const Tensor& g) {
+    const Tensor& x = sa.get();
+    const Tensor& y = sb.get();
+    return TensorList{x->requires_grad ? mul(g, y) : nullptr, y->requires_grad ? mul(g, x) : nullptr};
   });
 }
 

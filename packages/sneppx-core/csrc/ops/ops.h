@@ -87,6 +87,11 @@ Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
 Tensor add(const Tensor& a, const Scalar& b);
+// a + alpha * b (a - alpha * b when `subtract`) with the dtype, result and gradients of
+// add(a, mul(b, alpha)), in one pass where b's dtype is the result's. With `into_a`, the result is
+// written into a and a returned when that is safe (autograd records nothing, a has the result's
+// dtype and shape and no memory in common with b); otherwise a new tensor comes back.
+Tensor add_scaled(const Tensor& a, const Tensor& b, const Scalar& alpha, bool subtract, bool into_a = false);
 Tensor mul(const Tensor& a, const Scalar& b);
 Tensor pow(const Tensor& a, const Tensor& b);
 Tensor pow(const Tensor& a, const Scalar& b);
@@ -134,6 +139,8 @@ Tensor sum_to(const Tensor& g, const Shape& shape);  // reduces broadcast dims b
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor bmm(const Tensor& a, const Tensor& b);
 Tensor outer(const Tensor& a, const Tensor& b);
+// The inner product of two 1-D tensors of one length and dtype (a 0-d tensor).
+Tensor dot(const Tensor& a, const Tensor& b);
 
 // ---- shapes and views (shape.cpp)
 Tensor reshape(const Tensor& x, const IntList& shape);
@@ -149,6 +156,8 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> stop,
              int64_t step);
 Tensor select(const Tensor& x, int64_t dim, int64_t index);
+// The views x.select(dim, i) for every i, made in one pass.
+TensorList unbind(const Tensor& x, int64_t dim);
 Tensor cat(const TensorList& xs, int64_t dim);
 Tensor stack(const TensorList& xs, int64_t dim);
 TensorList split(const Tensor& x, const IntList& sizes, int64_t dim);

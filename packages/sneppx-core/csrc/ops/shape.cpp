@@ -68,9 +68,13 @@ void need_dims(const Tensor& x, const char* op) {
   SX_CHECK(x->dim() > 0, IndexError, "[", op, "] expects a tensor with at least 1 dimension, got a 0-d tensor");
 }
 
-Tensor view_op(const char* name, const Tensor& x, Shape shape, Shape strides, int64_t offset, BackwardFn bw) {
+// The vjp `bw` becomes a graph node only when x takes part in autograd: a view of a tensor without
+// history costs one allocation of the impl and its two geometry vectors.
+template <typename F>
+Tensor view_op(const char* name, const Tensor& x, Shape shape, Shape strides, int64_t offset, F&& bw) {
   Tensor out = make_view(x, std::move(shape), std::move(strides), offset);
-  return record(name, {x}, out, std::move(bw));
+  if (!x->requires_grad || !grad_mode::enabled()) return out;
+  return record(name, {x}, out, BackwardFn(std::forward<F>(bw)));
 }
 }  // namespace
 
@@ -202,6 +206,17 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   return slice(x, d, b, b + length, 1);
 }
 
+// The vjp of x.select(d, i) for a dim d of n: g in row i of zeros. It captures no vector, so that a
+// view outside autograd allocates nothing for it.
+static auto select_vjp(int64_t d, int64_t i, int64_t n) {
+  return [d, i, n](const Tensor& g) {
+    Tensor gu = unsqueeze(g, d);
+    Shape old = gu->shape;
+    old[size_t(d)] = n;
+    return TensorList{slice_backward(gu, old, d, i, 1)};
+  };
+}
+
 Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   SX_CHECK(x->dim() > 0, IndexError, "[select] cannot index a 0-d tensor");
   int64_t d = wrap_dim(dim, x->dim(), "select");
@@ -209,7 +224,23 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   SX_CHECK(index >= -n && index < n, IndexError, "[index] index ", index, " is out of bounds for dimension ", d,
            " with size ", n);
   int64_t i = index < 0 ? index + n : index;
-  return squeeze(slice(x, d, i, i + 1, 1), IntList{d});
+  Shape s = x->shape, st = x->strides;
+  s.erase(s.begin() + d);
+  st.erase(st.begin() + d);
+  return view_op("SelectBackward", x, std::move(s), std::move(st), x->offset + i * x->strides[d], select_vjp(d, i, n));
+}
+
+TensorList unbind(const Tensor& x, int64_t dim) {
+  SX_CHECK(x->dim() > 0, IndexError, "[unbind] expects a tensor with at least 1 dimension, got a 0-d tensor");
+  int64_t d = wrap_dim(dim, x->dim(), "unbind");
+  const int64_t n = x->shape[d], step = x->strides[d];
+  Shape s = x->shape, st = x->strides;
+  s.erase(s.begin() + d);
+  st.erase(st.begin() + d);
+  TensorList out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    out[size_t(i)] = view_op("SelectBackward", x, s, st, x->offset + i * step, select_vjp(d, i, n));
+  return out;
 }
 
 Tensor slice_backward(const Tensor& g, const Shape& shape, int64_t dim, int64_t start, int64_t step) {

@@ -96,13 +96,11 @@ void bind_ops(py::module_& m, Cls& cls) {
 #undef SX_BINARY
   both(m, cls, "add", [](const Tensor& x, py::handle y, py::handle alpha) {
     Tensor o = operand(y, x, "add");
-    if (!alpha.is_none()) o = binary(BinaryOp::Mul, o, operand(alpha, o, "add"));
-    return add(x, o);
+    return alpha.is_none() ? add(x, o) : add_alpha(x, o, alpha, false, "add");
   }, py::arg("input"), py::arg("other"), py::arg("alpha") = none);
   both(m, cls, "sub", [](const Tensor& x, py::handle y, py::handle alpha) {
     Tensor o = operand(y, x, "sub");
-    if (!alpha.is_none()) o = binary(BinaryOp::Mul, o, operand(alpha, o, "sub"));
-    return sub(x, o);
+    return alpha.is_none() ? sub(x, o) : add_alpha(x, o, alpha, true, "sub");
   }, py::arg("input"), py::arg("other"), py::arg("alpha") = none);
   both(m, cls, "div", [](const Tensor& x, py::handle y, py::handle rounding_mode) {
     Tensor o = operand(y, x, "div");
@@ -224,10 +222,7 @@ void bind_ops(py::module_& m, Cls& cls) {
     return bmm(x, y);
   }, py::arg("input"), py::arg("mat2"));
   both(m, cls, "outer", &outer, py::arg("input"), py::arg("vec2"));
-  both(m, cls, "dot", [](const Tensor& x, const Tensor& y) {
-    SX_CHECK(x->dim() == 1 && y->dim() == 1, ValueError, "[dot] expected 1-D tensors, got ", shape_str(x->shape), " and ", shape_str(y->shape));
-    return matmul(x, y);
-  }, py::arg("input"), py::arg("other"));
+  both(m, cls, "dot", &dot, py::arg("input"), py::arg("other"));
 
   // ---- shapes
   m.def("reshape", [](const Tensor& x, py::handle s) { return reshape(x, int_list(s, "reshape")); }, py::arg("input"), py::arg("shape"));
@@ -275,11 +270,10 @@ void bind_ops(py::module_& m, Cls& cls) {
   both(m, cls, "chunk", [](const Tensor& x, int64_t c, int64_t dim) { return py::tuple(py::cast(chunk(x, c, dim))); },
        py::arg("input"), py::arg("chunks"), py::arg("dim") = 0);
   both(m, cls, "unbind", [](const Tensor& x, int64_t dim) {
-    py::list out;
-    SX_CHECK(x->dim() > 0, IndexError, "[unbind] expects a tensor with at least 1 dimension, got a 0-d tensor");
-    int64_t d = wrap_dim(dim, x->dim(), "unbind");
-    for (int64_t i = 0; i < x->shape[d]; ++i) out.append(select(x, d, i));
-    return py::tuple(out);
+    TensorList views = unbind(x, dim);
+    py::tuple out(views.size());
+    for (size_t i = 0; i < views.size(); ++i) out[i] = py::cast(std::move(views[i]));
+    return out;
   }, py::arg("input"), py::arg("dim") = 0);
   both(m, cls, "tril", &tril, py::arg("input"), py::arg("diagonal") = 0);
   both(m, cls, "triu", &triu, py::arg("input"), py::arg("diagonal") = 0);

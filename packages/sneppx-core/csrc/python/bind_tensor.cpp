@@ -18,16 +18,33 @@ Tensor binop(BinaryOp op, const Tensor& a, py::handle b, bool reverse) {
   return reverse ? binary(op, bt, a) : binary(op, a, bt);
 }
 
-// x op= y: computes out of place, checks the cast, writes back into x.
-Tensor inplace(BinaryOp op, const Tensor& x, py::handle y) {
+// x op= y: computes `compute(x)` out of place, checks the cast, writes back into x (unless the
+// result already is x: add_ and sub_ with alpha may write into x directly).
+template <typename F>
+Tensor inplace_with(const Tensor& x, F compute) {
   // When autograd tracks x, compute from a clone: the op may save its input for backward, and the
   // write below would otherwise invalidate it (x.mul_(w) needs the old x for w's gradient).
   Tensor src = grad_mode::enabled() && x->requires_grad && !x->is_leaf() ? clone(x) : x;
-  Tensor r = binop(op, src, y, false);
+  Tensor r = compute(src);
+  if (r == x) return x;
   SX_CHECK(r->dtype == x->dtype || is_floating(x->dtype) || !is_floating(r->dtype), TypeError, "[inplace] result type ",
            dtype_name(r->dtype), " can't be cast to the output type ", dtype_name(x->dtype));
   assign_inplace(x, r, "inplace");
   return x;
+}
+
+Tensor inplace(BinaryOp op, const Tensor& x, py::handle y) {
+  return inplace_with(x, [&](const Tensor& src) { return binop(op, src, y, false); });
+}
+
+// x += alpha * y (x -= alpha * y): one pass, written straight into x when nothing is recorded.
+Tensor inplace_alpha(const Tensor& x, py::handle y, py::handle alpha, bool subtract) {
+  if (alpha.is_none()) return inplace(subtract ? BinaryOp::Sub : BinaryOp::Add, x, y);
+  const char* op = subtract ? "sub_" : "add_";
+  Tensor yt = operand(y, x, op);
+  if (!is_scalar(alpha)) return inplace_with(x, [&](const Tensor& src) { return add_alpha(src, yt, alpha, subtract, op); });
+  Scalar s = to_scalar(alpha, op);
+  return inplace_with(x, [&](const Tensor& src) { return add_scaled(src, yt, s, subtract, src == x); });
 }
 
 void backward(const Tensor& t, py::handle gradient, std::optional<bool> retain_graph, bool create_graph,
@@ -243,12 +260,10 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
         return unary(UnaryOp::Not, a);
       });
   // In-place named forms.
-  cls.def("add_", [](const Tensor& a, py::handle b, py::handle alpha) {
-        if (alpha.is_none()) return inplace(BinaryOp::Add, a, b);
-        py::object scaled = py::cast(binop(BinaryOp::Mul, operand(b, a, "add_"), alpha, false));
-        return inplace(BinaryOp::Add, a, scaled);
-      }, py::arg("other"), py::arg("alpha") = py::none())
-      .def("sub_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Sub, a, b); })
+  cls.def("add_", [](const Tensor& a, py::handle b, py::handle alpha) { return inplace_alpha(a, b, alpha, false); },
+          py::arg("other"), py::arg("alpha") = py::none())
+      .def("sub_", [](const Tensor& a, py::handle b, py::handle alpha) { return inplace_alpha(a, b, alpha, true); },
+           py::arg("other"), py::arg("alpha") = py::none())
       .def("mul_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Mul, a, b); })
       .def("div_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Div, a, b); })
       .def("pow_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Pow, a, b); })

@@ -108,6 +108,13 @@ Tensor operand(py::handle h, const Tensor& other, const char* op) {
                       " for a tensor of ", describe(other)));
 }
 
+Tensor add_alpha(const Tensor& x, const Tensor& y, py::handle alpha, bool subtract, const char* op) {
+  if (is_scalar(alpha))
+    return add_scaled(x, y, to_scalar(alpha, op), subtract);
+  Tensor scaled = binary(BinaryOp::Mul, y, operand(alpha, y, op));
+  return subtract ? sub(x, scaled) : add(x, scaled);
+}
+
 IntList int_list(py::handle h, const char* op) {
   if (PyLong_Check(h.ptr())) return {h.cast<int64_t>()};
   if (is_tensor(h)) {
