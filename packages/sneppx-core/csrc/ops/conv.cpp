@@ -166,7 +166,11 @@ Tensor conv(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& st
   IntList k(w->shape.begin() + 2, w->shape.end());
   window_geom(g, nsp, k, stride, padding, dilation, false, op, x->shape);
   int64_t L = g.oh * g.ow, CgK = C / G * g.kh * g.kw;
-  if (kern::conv_fwd.has(x->device().type) && kern::conv_bwd.has(x->device().type) && x->numel() && w->numel())
+  // Image by image where one image's product has enough output positions to be an efficient GEMM; the deep
+  // layers of a CNN (many channels, few positions) read their weight once for the whole batch instead.
+  constexpr int64_t kMinPositions = 64;
+  if (kern::conv_fwd.has(x->device().type) && kern::conv_bwd.has(x->device().type) && x->numel() && w->numel() &&
+      L >= kMinPositions)
     return conv_kernels(x, w, b, g, G, nsp);
   Tensor cols = reshape(im2col_op(as4d(x, nsp), g), {G, CgK, N * L});
   Tensor y = matmul(reshape(w, {G, Cout / G, CgK}), cols);           // (G, Cout / G, N * L)
