@@ -407,7 +407,7 @@ def ring_average(sizes: tuple, dtype: str, concurrent: bool) -> dict:
     every rank's data (the largest error over the ranks), and whether every rank got the same bits. With ``concurrent``
     all the arrays are in flight at once (distinct tags), as buckets are."""
     from sneppx_distributed._mpi import mpi
-    from sneppx_distributed._ring import RingAverage, scratch_size
+    from sneppx_distributed._ring import RingAllreduce, scratch_size
     from sneppx_distributed.work import wait_requests
 
     dist.init_process_group()
@@ -419,7 +419,7 @@ def ring_average(sizes: tuple, dtype: str, concurrent: bool) -> dict:
     rings = []
     for k, a in enumerate(mine):
         scratch = np.full(scratch_size(a.size, n), np.nan, a.dtype) if k % 2 else None  # given, or made inside
-        rings.append(RingAverage(comm, a, 1.0 / n, tag=k, scratch=scratch))
+        rings.append(RingAllreduce(comm, a, 1.0 / n, tag=k, scratch=scratch))
         if not concurrent:
             wait_requests(rings[-1:], 30, "ring", r)
     wait_requests(rings, 30, "ring", r)

@@ -7,6 +7,7 @@ so each expected result is computed with NumPy from all ranks' inputs.
 import numpy as np
 import sneppx_core as sx
 import sneppx_distributed as dist
+from mpi4py import MPI
 from sneppx_distributed import ReduceOp
 
 dist.init_process_group(timeout=30)
@@ -78,6 +79,22 @@ assert isinstance(work, dist.Work)
 assert work.wait() and work.is_completed()
 ok(t.numpy(), np.sum(all_data((1000,), sx.float32), 0), "all_reduce async")
 ok(work.result()[0].numpy(), t.numpy(), "Work.result")
+
+# large float SUM / AVG go round the ring all-reduce: blocking, several in flight at once, odd sizes;
+# every rank must hold the same bits
+for dtype in (sx.float32, sx.float64):
+    for op in (ReduceOp.SUM, ReduceOp.AVG):
+        t = sx.Tensor(data(R, ((1 << 20) + 1,), dtype))
+        dist.all_reduce(t, op)
+        ok(t.numpy(), REFS[op](np.stack(all_data(((1 << 20) + 1,), dtype))), f"ring all_reduce {op} {dtype}")
+        assert len(set(MPI.COMM_WORLD.allgather(t.numpy().tobytes()))) == 1, "ring all_reduce: ranks differ"
+big = [sx.Tensor(data(R + 10 * k, ((1 << 20) + 7 * k,), sx.float32)) for k in range(4)]
+works = [dist.all_reduce(b, ReduceOp.AVG if k % 2 else ReduceOp.SUM, async_op=True) for k, b in enumerate(big)]
+for w in reversed(works):
+    w.wait()
+for k, b in enumerate(big):
+    want = np.stack([data(r + 10 * k, ((1 << 20) + 7 * k,), sx.float32) for r in range(N)])
+    ok(b.numpy(), (np.mean if k % 2 else np.sum)(want, 0), f"ring all_reduce async {k}")
 
 # broadcast from every source
 for src in range(N):

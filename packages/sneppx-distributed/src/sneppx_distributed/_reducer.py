@@ -26,7 +26,7 @@ import sneppx_core as sx
 
 from ._mpi import mpi
 from ._progress import ProgressThread
-from ._ring import RingAverage, scratch_size
+from ._ring import RingAllreduce, scratch_size
 from ._tensorbuf import mark_written, write_array
 from .work import poll, wait_requests
 
@@ -189,7 +189,7 @@ class Reducer:
             if b.flat is not None:  # averaged in place; 1 / world_size is exact for powers of two
                 if b.scratch is None and self.group.world_size > 1:  # partial sums' buffer, kept across iterations
                     b.scratch = np.empty(scratch_size(b.size, self.group.world_size), b.array.dtype)
-                b.request = RingAverage(self.ring_comm, b.array, 1.0 / self.group.world_size, b.index, b.scratch)
+                b.request = RingAllreduce(self.ring_comm, b.array, 1.0 / self.group.world_size, b.index, b.scratch)
             else:
                 b.request = self.group.comm.Iallreduce(MPI.IN_PLACE, b.buffer, MPI.SUM)
             self.next_launch += 1

@@ -16,6 +16,7 @@ import sneppx_core as sx
 
 from ._checks import header, start_checked
 from ._mpi import mpi
+from ._ring import RingAllreduce, ring_worthwhile
 from ._tensorbuf import Buffer, check_like, check_tensor, stack_arrays, write_array
 from .group import default_group
 from .work import start
@@ -65,15 +66,23 @@ def _averaged(array: np.ndarray, op, g) -> None:
 
 
 def all_reduce(tensor, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool = False):
-    """Reduce ``tensor`` across all ranks in place: every rank ends with ``op(t_0, ..., t_{N-1})``."""
+    """Reduce ``tensor`` across all ranks in place: every rank ends with ``op(t_0, ..., t_{N-1})``.
+
+    SUM and AVG of large contiguous float tensors go round a ring of point-to-point messages
+    (:mod:`._ring`), everything else through ``MPI_Iallreduce``."""
     g = default_group("all_reduce", group)
     buf, mop = Buffer(tensor, "all_reduce"), _mpi_op(op, tensor.dtype, "all_reduce")
+    ring = op in (ReduceOp.SUM, ReduceOp.AVG) and not buf.staged and ring_worthwhile(buf.array)
 
     def launch(comm):
+        if ring:
+            scale = 1.0 / g.world_size if op is ReduceOp.AVG else None
+            return [RingAllreduce(comm, buf.array, scale, g.next_ring_tag())]
         return [comm.Iallreduce(mpi().IN_PLACE, buf.array, mop)]
 
     def finish():
-        _averaged(buf.array, op, g)
+        if not ring:
+            _averaged(buf.array, op, g)
         buf.written()
 
     return start_checked("all_reduce", g, header("all_reduce", tensor, op), launch, async_op, finish, [tensor], buf)

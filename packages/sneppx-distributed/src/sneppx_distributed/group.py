@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import sneppx_core as sx
 
 from ._mpi import mpi
+from ._ring import tag_limit
 
 RANK_ENV, WORLD_SIZE_ENV, LOCAL_RANK_ENV = "SNEPPX_RANK", "SNEPPX_WORLD_SIZE", "SNEPPX_LOCAL_RANK"
 TIMEOUT_ENV = "SNEPPX_DIST_TIMEOUT"
@@ -40,6 +41,15 @@ class _Group:
     backend: str
     timeout: float
     data_comm: object = None  # collectives' data transfers; their agreement headers go on ``comm``
+    ring_calls: int = 0  # ring all-reduces started on data_comm (each takes its own range of tags)
+
+    def next_ring_tag(self) -> int:
+        """A tag for the next ring all-reduce on ``data_comm``; collectives start in the same order on
+        every rank, so every rank draws the same tags. They repeat only after a whole range of them,
+        far more than can be in flight at once."""
+        span = max(1, tag_limit() // (2 * self.world_size) - 1)
+        self.ring_calls += 1
+        return (self.ring_calls - 1) % span
 
 
 _default: _Group | None = None
