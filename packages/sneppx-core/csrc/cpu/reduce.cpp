@@ -1,5 +1,6 @@
 // Reduction kernels over a contiguous (outer, n, inner) layout: the reduced axis is `n`.
 // inner == 1 reduces rows; inner > 1 accumulates whole rows (vectorises over inner).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -19,17 +20,19 @@ namespace {
 // number of threads.
 constexpr int64_t kSumSegment = 65536;
 
-// One contiguous row in eight lanes of C.
+// One contiguous row in lanes of C: four 32-byte registers' worth, so that four independent chains of
+// vector multiplies (or maxima) hide each one's latency.
 template <typename T, typename C, typename Init, typename Step>
 C reduce_row(const T* p, int64_t n, Init init, Step step) {
-  C acc[8];
-  for (int k = 0; k < 8; ++k) acc[k] = init();
+  constexpr int L = 4 * std::max<int>(1, int(32 / sizeof(C)));
+  C acc[L];
+  for (int k = 0; k < L; ++k) acc[k] = init();
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; ++k) acc[k] = step(acc[k], C(p[i + k]));
+  for (; i + L <= n; i += L)
+    for (int k = 0; k < L; ++k) acc[k] = step(acc[k], C(p[i + k]));
   for (; i < n; ++i) acc[0] = step(acc[0], C(p[i]));
   C r = acc[0];
-  for (int k = 1; k < 8; ++k) r = step(r, acc[k]);
+  for (int k = 1; k < L; ++k) r = step(r, acc[k]);
   return r;
 }
 
