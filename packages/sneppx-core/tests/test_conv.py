@@ -24,24 +24,30 @@ def grad_of(f):
     return fn
 
 
+def np_windows(w, oh, ow, stride, dilation, groups):
+    """(o, channels of o's group, i, j, rows, cols) for every output channel o and kernel tap (i, j): the
+    padded input positions that tap reads for the (oh, ow) outputs."""
+    (sh, sw), (dh, dw) = stride, dilation
+    co, cg, kh, kw = w.shape
+    for o in range(co):
+        g = o // (co // groups)
+        for i in range(kh):
+            for j in range(kw):
+                yield (o, slice(g * cg, (g + 1) * cg), i, j, slice(i * dh, i * dh + sh * (oh - 1) + 1, sh),
+                       slice(j * dw, j * dw + sw * (ow - 1) + 1, sw))
+
+
 def np_conv2d(x, w, b, stride, padding, dilation, groups):
     """Direct definition: out[n, o, y, x] = b[o] + sum_{c,i,j} w[o, c, i, j] xp[n, g c, y s + i d, x s + j d]."""
     (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
-    n, c, h, wd = x.shape
-    co, cg, kh, kw = w.shape
+    n, _, h, wd = x.shape
+    co, _, kh, kw = w.shape
     xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
     oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
     ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     out = np.zeros((n, co, oh, ow))
-    og = co // groups
-    for o in range(co):
-        g = o // og
-        for i in range(kh):
-            for j in range(kw):
-                rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
-                cols = slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)
-                patch = xp[:, g * cg:(g + 1) * cg, rows, cols]
-                out[:, o] += np.einsum("nchw,c->nhw", patch, w[o, :, i, j])
+    for o, ch, i, j, rows, cols in np_windows(w, oh, ow, stride, dilation, groups):
+        out[:, o] += np.einsum("nchw,c->nhw", xp[:, ch, rows, cols], w[o, :, i, j])
     if b is not None:
         out += b[None, :, None, None]
     return out
@@ -90,20 +96,12 @@ def test_conv2d_gradients(xs, ws, stride, padding, dilation, groups, bias):
 
 def np_conv2d_grads(x, w, gy, stride, padding, dilation, groups):
     """(dL/dx, dL/dw) of sum(conv2d(x, w) * gy), by the same direct definition as np_conv2d."""
-    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
-    co, cg, kh, kw = w.shape
-    oh, ow = gy.shape[2:]
+    ph, pw = padding
     xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
     gxp, gw = np.zeros_like(xp), np.zeros_like(w)
-    og = co // groups
-    for o in range(co):
-        g = o // og
-        for i in range(kh):
-            for j in range(kw):
-                rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
-                cols = slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)
-                gw[o, :, i, j] = np.einsum("nchw,nhw->c", xp[:, g * cg:(g + 1) * cg, rows, cols], gy[:, o])
-                gxp[:, g * cg:(g + 1) * cg, rows, cols] += np.einsum("nhw,c->nchw", gy[:, o], w[o, :, i, j])
+    for o, ch, i, j, rows, cols in np_windows(w, *gy.shape[2:], stride, dilation, groups):
+        gw[o, :, i, j] = np.einsum("nchw,nhw->c", xp[:, ch, rows, cols], gy[:, o])
+        gxp[:, ch, rows, cols] += np.einsum("nhw,c->nchw", gy[:, o], w[o, :, i, j])
     return gxp[:, :, ph:ph + x.shape[2], pw:pw + x.shape[3]], gw
 
 
