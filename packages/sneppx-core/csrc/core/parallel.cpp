@@ -34,32 +34,18 @@ constexpr int kPausePolls = 256;
 // host) leaves its share to the others instead of holding up the whole job.
 constexpr int64_t kChunksPerThread = 4;
 
-// One parallel_for call. Each participating thread (the caller is 0, worker i is i) owns a
-// contiguous run of the chunks and takes them in order from its own cursor; once its run is done it
-// takes what is left of the others' runs. The same thread thus sees the same part of the data call
-// after call (it is still in that core's caches), while a late or preempted thread's share is still
-// picked up by the others. Workers hold the job by shared_ptr and take chunks only from its own
-// cursors, so a worker that wakes late (after the job finished and a new one started) finds them
-// exhausted and never runs a chunk of a job it does not belong to.
+// One parallel_for call. Workers hold it by shared_ptr and take chunks only from its own counter, so
+// a worker that wakes late (after the job finished and a new one started) sees an exhausted counter
+// and never runs a chunk of a job it does not belong to.
 struct Job {
-  struct alignas(64) Cursor {
-    std::atomic<int64_t> next;
-    int64_t end;
-  };
   const std::function<void(int64_t, int64_t)>* fn;
   int64_t n, chunks, per;
-  int parts;
-  std::unique_ptr<Cursor[]> cursors;
+  std::atomic<int64_t> next{0};
   std::atomic<int64_t> finished{0};
   std::mutex err_mu;
   std::exception_ptr err;  // the first exception of any chunk, rethrown on the calling thread
-  Job(const std::function<void(int64_t, int64_t)>* f, int64_t n_, int64_t c, int p)
-      : fn(f), n(n_), chunks(c), per((n_ + c - 1) / c), parts(p), cursors(new Cursor[size_t(p)]) {
-    for (int i = 0; i < p; ++i) {
-      cursors[i].next.store(c * i / p, std::memory_order_relaxed);
-      cursors[i].end = c * (i + 1) / p;
-    }
-  }
+  Job(const std::function<void(int64_t, int64_t)>* f, int64_t n_, int64_t c)
+      : fn(f), n(n_), chunks(c), per((n_ + c - 1) / c) {}
 };
 
 // Workers poll a generation counter for a while after each job, then sleep on a condition
@@ -73,18 +59,18 @@ class Pool {
   void resize(int n) {
     stop();
     quit_ = false;
-    for (int i = 1; i < n; ++i) workers_.emplace_back([this, i] { loop(i); });
+    for (int i = 1; i < n; ++i) workers_.emplace_back([this] { loop(); });
   }
 
   void run(int64_t n, int64_t chunks, const std::function<void(int64_t, int64_t)>& fn) {
-    auto job = std::make_shared<Job>(&fn, n, chunks, size());
+    auto job = std::make_shared<Job>(&fn, n, chunks);
     {
       std::lock_guard<std::mutex> g(mu_);
       job_ = job;
       generation_.fetch_add(1);
     }
     if (sleepers_.load() > 0) cv_.notify_all();
-    work(*job, 0);
+    work(*job);
     // The chunks still running elsewhere are short: poll for them, yielding now and then.
     for (int spins = 0; job->finished.load(std::memory_order_acquire) != job->chunks; ++spins) {
       if (spins < 4096) cpu_relax();
@@ -94,22 +80,17 @@ class Pool {
   }
 
  private:
-  // Runs chunks of `j` as participant `self`: its own run first, then the others' leftovers.
-  static void work(Job& j, int self) {
-    for (int k = 0; k < j.parts; ++k) {
-      Job::Cursor& cur = j.cursors[(self + k) % j.parts];
-      for (int64_t c; (c = cur.next.fetch_add(1)) < cur.end;) run_chunk(j, c);
+  static void work(Job& j) {
+    for (int64_t c; (c = j.next.fetch_add(1)) < j.chunks;) {
+      int64_t b = c * j.per, e = std::min(j.n, b + j.per);
+      try {
+        if (b < e) (*j.fn)(b, e);
+      } catch (...) {  // an exception must not escape a worker thread (std::terminate)
+        std::lock_guard<std::mutex> g(j.err_mu);
+        if (!j.err) j.err = std::current_exception();
+      }
+      j.finished.fetch_add(1, std::memory_order_release);
     }
-  }
-  static void run_chunk(Job& j, int64_t c) {
-    int64_t b = c * j.per, e = std::min(j.n, b + j.per);
-    try {
-      if (b < e) (*j.fn)(b, e);
-    } catch (...) {  // an exception must not escape a worker thread (std::terminate)
-      std::lock_guard<std::mutex> g(j.err_mu);
-      if (!j.err) j.err = std::current_exception();
-    }
-    j.finished.fetch_add(1, std::memory_order_release);
   }
 
   // Returns the next generation after `seen`, or `seen` when the pool is stopping.
@@ -133,7 +114,7 @@ class Pool {
     return quit_.load() ? seen : generation_.load();
   }
 
-  void loop(int self);
+  void loop();
   void stop() {
     {
       std::lock_guard<std::mutex> g(mu_);
@@ -169,7 +150,7 @@ int& num_threads() {
 thread_local bool in_parallel = false;
 std::mutex run_mu;  // one parallel job at a time
 
-void Pool::loop(int self) {
+void Pool::loop() {
   in_parallel = true;  // nested parallel_for calls inside a chunk run inline
   uint64_t seen = 0;
   for (;;) {
@@ -181,7 +162,7 @@ void Pool::loop(int self) {
       std::lock_guard<std::mutex> lk(mu_);
       job = job_;
     }
-    if (job && self < job->parts) work(*job, self);
+    if (job) work(*job);
   }
 }
 
