@@ -42,9 +42,7 @@ Tensor inplace_alpha(const Tensor& x, py::handle y, py::handle alpha, bool subtr
   if (alpha.is_none()) return inplace(subtract ? BinaryOp::Sub : BinaryOp::Add, x, y);
   const char* op = subtract ? "sub_" : "add_";
   Tensor yt = operand(y, x, op);
-  if (!is_scalar(alpha)) return inplace_with(x, [&](const Tensor& src) { return add_alpha(src, yt, alpha, subtract, op); });
-  Scalar s = to_scalar(alpha, op);
-  return inplace_with(x, [&](const Tensor& src) { return add_scaled(src, yt, s, subtract, src == x); });
+  return inplace_with(x, [&](const Tensor& src) { return add_alpha(src, yt, alpha, subtract, op, src == x); });
 }
 
 void backward(const Tensor& t, py::handle gradient, std::optional<bool> retain_graph, bool create_graph,

@@ -108,9 +108,9 @@ Tensor operand(py::handle h, const Tensor& other, const char* op) {
                       " for a tensor of ", describe(other)));
 }
 
-Tensor add_alpha(const Tensor& x, const Tensor& y, py::handle alpha, bool subtract, const char* op) {
+Tensor add_alpha(const Tensor& x, const Tensor& y, py::handle alpha, bool subtract, const char* op, bool into_x) {
   if (is_scalar(alpha))
-    return add_scaled(x, y, to_scalar(alpha, op), subtract);
+    return add_scaled(x, y, to_scalar(alpha, op), subtract, into_x);
   Tensor scaled = binary(BinaryOp::Mul, y, operand(alpha, y, op));
   return subtract ? sub(x, scaled) : add(x, scaled);
 }

@@ -73,8 +73,10 @@ Scalar to_scalar(py::handle h, const char* op);
 // A Tensor operand for a binary op: tensors pass through, numbers become wrapped 0-d tensors.
 Tensor operand(py::handle h, const Tensor& other, const char* op);
 // x + alpha * y (x - alpha * y when `subtract`) for add and sub's alpha: a number takes add_scaled's
-// one pass, another alpha (a tensor) multiplies y as an operand first.
-Tensor add_alpha(const Tensor& x, const Tensor& y, py::handle alpha, bool subtract, const char* op);
+// one pass (written into x when `into_x` and add_scaled finds it safe), another alpha (a tensor)
+// multiplies y as an operand first.
+Tensor add_alpha(const Tensor& x, const Tensor& y, py::handle alpha, bool subtract, const char* op,
+                 bool into_x = false);
 // Shape from varargs (zeros(2, 3)) or one sequence (zeros((2, 3))).
 IntList shape_args(const py::args& args, const char* op);
 IntList int_list(py::handle h, const char* op);  // int or sequence of ints

@@ -106,7 +106,7 @@ class RingAllreduce:
         self.requests = [self.comm.Irecv(recv, source=left, tag=tag), self.comm.Isend(send, dest=right, tag=tag)]
 
     def advance(self) -> bool:
-        """Test the pending messages, do the steps that are ready; True once the average is in place."""
+        """Test the pending messages, do the steps that are ready; True once the result is in place."""
         n = self.size
         while not self.done:
             if not _testall(self.requests):

@@ -39,7 +39,7 @@ def poll(requests: list, statuses: list | None = None) -> bool:
     """Drive MPI progress once; True when every request has completed.
 
     Besides MPI requests, ``requests`` may hold operations made of several steps (objects with an
-    ``advance()`` method, such as :class:`~sneppx_distributed._ring.RingAverage`), which post their
+    ``advance()`` method, such as :class:`~sneppx_distributed._ring.RingAllreduce`), which post their
     next messages here."""
     MPI = mpi()
     if any(hasattr(r, "advance") for r in requests):
