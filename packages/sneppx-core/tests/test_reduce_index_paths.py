@@ -90,6 +90,34 @@ def test_strided_float32_sum_is_accurate_and_thread_independent():
     assert np.all(np.abs(got[0] - ref.sum((0, 2))) <= 1e-7 * np.abs(ref).sum((0, 2)))
 
 
+@pytest.mark.parametrize("n", [8, 9, 15, 130, 255])
+@pytest.mark.parametrize("layout", ["rows", "dims 0 and 2"])
+def test_short_float32_rows_sum_alike_in_any_grouping(n, layout):
+    # Short rows are summed eight at a time: every row's sum must match NumPy's, and equal the sum of
+    # that row alone, at any thread count (the last group of a chunk is padded).
+    a = (RNG.standard_normal((3, 13, n)) * 10).astype(np.float32)
+    x = sx.from_numpy(a)
+    dims, ax = ((-1,), (2,)) if layout == "rows" else ((0, 2), (0, 2))
+    n0 = sx.get_num_threads()
+    try:
+        got = []
+        for t in (1, 2, 3):
+            sx.set_num_threads(t)
+            got.append([x.sum(dim=dims).numpy(), x.mean(dim=dims, keepdim=True).numpy(), x.norm(dim=dims).numpy()])
+    finally:
+        sx.set_num_threads(n0)
+    for g in got[1:]:
+        assert all(np.array_equal(u, v) for u, v in zip(got[0], g))
+    ref = a.astype(np.float64)
+    mag = np.abs(ref).sum(ax)
+    _check(got[0][0], ref.sum(ax), np.float32, mag)
+    _check(got[0][1], ref.mean(ax, keepdims=True), np.float32, np.abs(ref).mean(ax, keepdims=True))
+    _check(got[0][2], np.sqrt((ref * ref).sum(ax)), np.float32)
+    if layout == "rows":
+        for i, j in ((0, 0), (1, 7), (2, 12)):
+            assert x[i, j:j + 1].sum(-1).numpy()[0] == got[0][0][i, j]
+
+
 def test_strided_extremes_propagate_nan_and_empty_sums():
     a = RNG.standard_normal((6, 5, 40)).astype(np.float32)
     a[2, 3, 17] = np.nan

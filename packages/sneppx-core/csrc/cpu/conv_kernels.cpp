@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "core/parallel.h"
@@ -44,6 +46,21 @@ std::pair<int64_t, int64_t> inside_cols(int64_t ix0, const ConvGeom& g) {
 template <typename T> void patch_row(const T* xp, T* out, int64_t ki, int64_t kj, const ConvGeom& g) {
   int64_t ix0 = kj * g.dw - g.pw;
   auto [lo, hi] = inside_cols(ix0, g);
+  if (g.sh == 1 && g.sw == 1 && g.ow == g.W) {
+    // Rows as wide as the image, one apart: the rows inside are one shifted run of the plane (a single
+    // copy), then the few columns that fell into the padding are zeroed.
+    int64_t iy0 = ki * g.dh - g.ph, oy0 = std::clamp<int64_t>(-iy0, 0, g.oh), oy1 = std::clamp<int64_t>(g.H - iy0, oy0, g.oh);
+    int64_t f0 = oy0 * g.W, f1 = oy1 * g.W, src = iy0 * g.W + ix0;  // output span, input offset of output 0
+    int64_t c0 = std::clamp<int64_t>(-src, f0, f1), c1 = std::clamp<int64_t>(g.H * g.W - src, c0, f1);
+    std::fill(out, out + c0, T(0));
+    std::copy(xp + src + c0, xp + src + c1, out + c0);
+    std::fill(out + c1, out + g.oh * g.ow, T(0));
+    for (int64_t oy = oy0; oy < oy1; ++oy) {
+      for (int64_t ox = 0; ox < lo; ++ox) out[oy * g.ow + ox] = T(0);
+      for (int64_t ox = hi; ox < g.ow; ++ox) out[oy * g.ow + ox] = T(0);
+    }
+    return;
+  }
   for (int64_t oy = 0; oy < g.oh; ++oy) {
     T* o = out + oy * g.ow;
     int64_t iy = oy * g.sh - g.ph + ki * g.dh;
@@ -135,10 +152,17 @@ template <typename T, typename Fn> void per_image_tasks(const ConvGeom& g, int64
   });
 }
 
+// Uninitialised working memory from the tensor allocator's cache (a std::vector would zero it and
+// take fresh pages from the system on every call).
+template <typename T> Tensor scratch_of(int64_t n) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  return empty({n}, std::is_same_v<T, float> ? DType::Float32 : DType::Float64);
+}
+
 template <typename T> void conv_fwd_impl(const T* x, const T* w, const T* b, T* y, const ConvGeom& g, const ConvDims& d) {
   const int64_t tasks = std::min(g.N, kConvTasks), per = d.direct ? 0 : d.rows * d.L;
-  std::vector<T> scratch(size_t(tasks * per));
-  per_image_tasks(g, tasks, scratch.data(), per, [&](int64_t, int64_t n0, int64_t n1, T* cols) {
+  Tensor scratch = scratch_of<T>(tasks * per);
+  per_image_tasks(g, tasks, scratch->data<T>(), per, [&](int64_t, int64_t n0, int64_t n1, T* cols) {
     for (int64_t n = n0; n < n1; ++n) {
       const T* xn = x + n * g.C * d.plane;
       if (!d.direct) patches_of_image(xn, cols, g, d);
@@ -159,9 +183,9 @@ template <typename T> void conv_fwd_impl(const T* x, const T* w, const T* b, T* 
 template <typename T>
 void conv_bwd_impl(const T* gy, const T* x, const T* w, T* gx, T* gw, T* gb, const ConvGeom& g, const ConvDims& d) {
   const int64_t tasks = std::min(g.N, kConvTasks), per = d.direct ? 0 : d.rows * d.L, wsize = d.Cout * d.CgK;
-  std::vector<T> scratch(size_t(tasks * per)), parts(gw ? size_t((tasks - 1) * wsize) : 0);
-  per_image_tasks(g, tasks, scratch.data(), per, [&](int64_t t, int64_t n0, int64_t n1, T* cols) {
-    T* gwt = t == 0 ? gw : parts.data() + (t - 1) * wsize;
+  Tensor scratch = scratch_of<T>(tasks * per), parts = scratch_of<T>(gw ? (tasks - 1) * wsize : 0);
+  per_image_tasks(g, tasks, scratch->data<T>(), per, [&](int64_t t, int64_t n0, int64_t n1, T* cols) {
+    T* gwt = t == 0 ? gw : parts->data<T>() + (t - 1) * wsize;
     for (int64_t n = n0; n < n1; ++n) {
       const T* xn = x + n * g.C * d.plane;
       const T* gyn = gy + n * d.Cout * d.L;
@@ -186,7 +210,7 @@ void conv_bwd_impl(const T* gy, const T* x, const T* w, T* gx, T* gw, T* gb, con
     }
   });
   for (int64_t t = 1; t < tasks && gw; ++t) {
-    const T* p = parts.data() + (t - 1) * wsize;
+    const T* p = parts->data<T>() + (t - 1) * wsize;
     for (int64_t i = 0; i < wsize; ++i) gw[i] += p[i];
   }
   if (gb)
@@ -204,66 +228,92 @@ void conv_bwd_impl(const T* gy, const T* x, const T* w, T* gx, T* gw, T* gb, con
     });
 }
 
-// Max pooling when every window lies inside the image (no padding or dilation): no bounds checks.
-// Same result as the general loop: the first maximum in window order, and the first NaN wins.
-template <typename T> void max_pool_inside(const T* x, T* y, int64_t* idx, const ConvGeom& g) {
-  int64_t plane = g.H * g.W, L = g.oh * g.ow;
-  parallel_for(g.N * g.C, grain_for(L * g.kh * g.kw), [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      const T* xp = x + p * plane;
-      T* yp = y + p * L;
-      int64_t* ip = idx + p * L;
-      for (int64_t oy = 0; oy < g.oh; ++oy)
-        for (int64_t ox = 0; ox < g.ow; ++ox) {
-          int64_t at = oy * g.sh * g.W + ox * g.sw, bi = at;
-          T best = xp[at];
-          for (int64_t a = 0; a < g.kh; ++a)
-            for (int64_t b = 0; b < g.kw; ++b) {
-              int64_t i = at + a * g.W + b;
-              T v = xp[i];
-              if (v > best || (v != v && best == best)) best = v, bi = i;
-            }
-          yp[oy * g.ow + ox] = best;
-          ip[oy * g.ow + ox] = bi;
-        }
-    }
-  });
+// Window taps [lo, hi) of a (possibly padded, dilated) window starting at input position `start`
+// that land inside [0, n): padding is skipped by the range instead of a test per tap.
+std::pair<int64_t, int64_t> taps_inside(int64_t start, int64_t k, int64_t step, int64_t n) {
+  int64_t lo = start >= 0 ? 0 : (-start + step - 1) / step;
+  int64_t hi = start >= n ? 0 : std::min(k, (n - 1 - start) / step + 1);
+  return {lo, std::max(lo, hi)};
 }
 
+// One tap (a window row, a window column) over output columns [lo, hi) of a row: q points at the
+// tap's input for column 0 and `at` is its index in the plane. Selects, not branches: a compare per
+// tap goes either way at random on real data. S > 0 is the column stride known at compile time (so
+// that the loop becomes vector code), S == 0 takes it at run time.
+template <int S, typename T, typename I>
+void max_tap(const T* __restrict q, I at, int64_t s, int64_t lo, int64_t hi, T* __restrict best, I* __restrict bi,
+             I* __restrict nan) {
+  if constexpr (S > 0) s = S;
+  for (int64_t ox = lo; ox < hi; ++ox) {  // every store unconditional: masked stores are slow
+    T v = q[ox * s], b = best[ox];
+    I m = -I(v > b);
+    best[ox] = v > b ? v : b;
+    bi[ox] = (I(at + ox * s) & m) | (bi[ox] & ~m);
+    nan[ox] |= I(v != v);
+  }
+}
+
+// Max pooling: the first maximum in window order, and the first NaN wins. A row of outputs at a
+// time, tap by tap over the row (each output still sees its taps in window order), with padding
+// skipped by ranges; windows that hold a NaN are looked at again. A window entirely in the padding
+// gives -inf. Adaptive windows (and planes too large for the index type) go window by window.
 template <typename T> void max_pool_impl(const T* x, T* y, int64_t* idx, const ConvGeom& g) {
+  using I = std::conditional_t<sizeof(T) == 8, int64_t, int32_t>;  // as wide as T, for the selects
   int64_t plane = g.H * g.W, L = g.oh * g.ow;
-  if (!g.adaptive && g.ph == 0 && g.pw == 0 && g.dh == 1 && g.dw == 1 && (g.oh - 1) * g.sh + g.kh <= g.H &&
-      (g.ow - 1) * g.sw + g.kw <= g.W)
-    return max_pool_inside(x, y, idx, g);
+  bool rows = !g.adaptive && plane < std::numeric_limits<int32_t>::max();
   parallel_for(g.N * g.C, grain_for(L * g.kh * g.kw), [&](int64_t p0, int64_t p1) {
+    std::vector<T> best(size_t(rows ? g.ow : 0));
+    std::vector<I> bi(best.size()), nan(best.size());
     for (int64_t p = p0; p < p1; ++p) {
       const T* xp = x + p * plane;
       for (int64_t oy = 0; oy < g.oh; ++oy) {
         Span sy = span(g.adaptive, oy, g.H, g.oh, g.kh, g.sh, g.ph);
-        int64_t y0 = g.adaptive ? sy.lo : oy * g.sh - g.ph, ny = g.adaptive ? sy.hi - sy.lo : g.kh;
-        int64_t ystep = g.adaptive ? 1 : g.dh;
-        for (int64_t ox = 0; ox < g.ow; ++ox) {
+        int64_t y0 = g.adaptive ? sy.lo : oy * g.sh - g.ph, ys = g.adaptive ? 1 : g.dh;
+        auto [a0, a1] = taps_inside(y0, g.adaptive ? sy.hi - sy.lo : g.kh, ys, g.H);
+        T* yo = y + p * L + oy * g.ow;
+        int64_t* io = idx + p * L + oy * g.ow;
+        auto window = [&](int64_t ox) {  // one window, tap by tap
           Span sx_ = span(g.adaptive, ox, g.W, g.ow, g.kw, g.sw, g.pw);
-          int64_t x0 = g.adaptive ? sx_.lo : ox * g.sw - g.pw, nx = g.adaptive ? sx_.hi - sx_.lo : g.kw;
-          int64_t xstep = g.adaptive ? 1 : g.dw;
-          T best = -std::numeric_limits<T>::infinity();
-          int64_t bi = -1;
-          for (int64_t a = 0; a < ny; ++a) {
-            int64_t iy = y0 + a * ystep;
-            if (iy < 0 || iy >= g.H) continue;
-            for (int64_t b = 0; b < nx; ++b) {
-              int64_t ix = x0 + b * xstep;
-              if (ix < 0 || ix >= g.W) continue;
-              T v = xp[iy * g.W + ix];
-              if (bi < 0 || v > best || std::isnan(v)) {
-                best = v;
-                bi = iy * g.W + ix;
-                if (std::isnan(v)) a = ny, b = nx;  // NaN propagates: stop at the first one
-              }
+          int64_t x0 = g.adaptive ? sx_.lo : ox * g.sw - g.pw, xs = g.adaptive ? 1 : g.dw;
+          auto [b0, b1] = taps_inside(x0, g.adaptive ? sx_.hi - sx_.lo : g.kw, xs, g.W);
+          if (a0 >= a1 || b0 >= b1) return std::pair<T, int64_t>{-std::numeric_limits<T>::infinity(), 0};
+          int64_t first = (y0 + a0 * ys) * g.W + x0 + b0 * xs, bi1 = first;
+          T b1v = xp[first];
+          for (int64_t a = a0; a < a1; ++a)
+            for (int64_t b = b0; b < b1; ++b) {
+              int64_t i = (y0 + a * ys) * g.W + x0 + b * xs;
+              T v = xp[i];
+              if (v != v) return std::pair<T, int64_t>{v, i};
+              if (v > b1v) b1v = v, bi1 = i;
             }
+          return std::pair<T, int64_t>{b1v, bi1};
+        };
+        if (!rows) {
+          for (int64_t ox = 0; ox < g.ow; ++ox) std::tie(yo[ox], io[ox]) = window(ox);
+          continue;
+        }
+        for (int64_t ox = 0; ox < g.ow; ++ox) {  // the first tap inside (a division only in the padding)
+          int64_t x0 = ox * g.sw - g.pw, c = x0 >= 0 ? x0 : x0 + (-x0 + g.dw - 1) / g.dw * g.dw;
+          bool any = a0 < a1 && c < g.W && c <= x0 + (g.kw - 1) * g.dw;
+          best[size_t(ox)] = -std::numeric_limits<T>::infinity();
+          bi[size_t(ox)] = any ? I((y0 + a0 * ys) * g.W + c) : I(0);
+          nan[size_t(ox)] = 0;
+        }
+        for (int64_t a = a0; a < a1; ++a) {
+          int64_t row = (y0 + a * ys) * g.W;
+          for (int64_t b = 0; b < g.kw; ++b) {
+            int64_t off = b * g.dw - g.pw;  // input column of output column 0
+            auto [lo, hi] = taps_inside(off, g.ow, g.sw, g.W);
+            const T* q = xp + row + off;
+            I at = I(row + off);
+            if (g.sw == 1) max_tap<1>(q, at, 1, lo, hi, best.data(), bi.data(), nan.data());
+            else if (g.sw == 2) max_tap<2>(q, at, 2, lo, hi, best.data(), bi.data(), nan.data());
+            else max_tap<0>(q, at, g.sw, lo, hi, best.data(), bi.data(), nan.data());
           }
-          y[p * L + oy * g.ow + ox] = best;
-          idx[p * L + oy * g.ow + ox] = std::max<int64_t>(bi, 0);
+        }
+        for (int64_t ox = 0; ox < g.ow; ++ox) {
+          if (nan[size_t(ox)]) std::tie(yo[ox], io[ox]) = window(ox);
+          else yo[ox] = best[size_t(ox)], io[ox] = bi[size_t(ox)];
         }
       }
     }

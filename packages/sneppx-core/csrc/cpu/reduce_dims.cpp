@@ -82,6 +82,14 @@ struct Reducer {
     if constexpr (op == ReduceOp::Mean) return O(double(t) * scale);
     else return O(t);
   }
+  // Rows k < count at at(k), each result handed to put(k, total): short float rows eight at a time.
+  template <typename At, typename Put>
+  void rows(int64_t count, int64_t n, int64_t stride, At at, Put put) const {
+    if constexpr (std::is_same_v<T, float> && std::is_same_v<O, float> && sumlike()) {
+      if (stride == 1 && n < kShortRow) return sum_short_rows_f32<op == ReduceOp::SumSquares>(count, n, at, put);
+    }
+    for (int64_t k = 0; k < count; ++k) put(k, row(at(k), n, stride));
+  }
   W row(const T* p, int64_t n, int64_t stride) const {
     if (stride == 1) {
       constexpr bool sq = op == ReduceOp::SumSquares;
@@ -120,13 +128,21 @@ template <typename T, typename O, typename C, typename W, ReduceOp Op>
 void by_rows(const Reducer<T, O, C, W, Op>& r, const T* p, O* out, const Dims& kept, const Dims& red) {
   std::vector<int64_t> offs = row_offsets(red);
   int64_t n = red.size.back(), st = red.stride.back(), work = n * int64_t(offs.size());
+  // Outputs go eight at a time, each taking its rows in order. When an outer reduced dim is further
+  // apart than the kept dims (a sum over dims 0 and 2), one output's rows lie far apart: then each
+  // row position goes over all outputs of the chunk, so that the reads go through memory in order.
+  bool across = offs.size() > 1 && !kept.size.empty() && red.stride[red.size.size() - 2] > kept.stride.back();
   parallel_for(kept.numel(), std::max<int64_t>(1, kGrain / std::max<int64_t>(work, 1)), [&](int64_t b, int64_t e) {
-    for (int64_t o = b; o < e; ++o) {
-      const T* base = p + offset_of(kept, o);
-      W t = r.init_w();
-      for (int64_t off : offs) t = r.merge(t, r.row(base + off, n, st));
-      out[o] = r.finish(t);
+    std::vector<const T*> base(size_t(e - b));
+    std::vector<W> t(size_t(e - b), r.init_w());
+    for (int64_t o = b; o < e; ++o) base[size_t(o - b)] = p + offset_of(kept, o);
+    int64_t step = across ? e - b : 8;
+    for (int64_t k0 = 0; k0 < e - b; k0 += step) {
+      for (int64_t off : offs)
+        r.rows(std::min(step, e - b - k0), n, st, [&](int64_t k) { return base[size_t(k0 + k)] + off; },
+               [&](int64_t k, W v) { t[size_t(k0 + k)] = r.merge(t[size_t(k0 + k)], v); });
     }
+    for (int64_t o = b; o < e; ++o) out[o] = r.finish(t[size_t(o - b)]);
   });
 }
 

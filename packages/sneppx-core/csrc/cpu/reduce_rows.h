@@ -1,6 +1,7 @@
 // Row kernels shared by the reduction kernels (cpu/reduce.cpp, cpu/reduce_dims.cpp): blocked float
 // sums, wrap-around integer arithmetic and NaN-propagating max/min.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -74,6 +75,56 @@ double sum_run_f32(const float* p, int64_t n) {
   for (int w = kLanes / 2; w > 0; w /= 2)
     for (int k = 0; k < w; ++k) tot[k] += tot[k + w];
   return tot[0] + r;
+}
+
+// Rows shorter than this are summed eight at a time (sum_rows8_f32) where eight rows of the same
+// length come together: one row's horizontal sum costs as much as the row itself at this length.
+constexpr int64_t kShortRow = 256;
+
+// Float sums of eight rows of n elements at once: one vector of eight lanes per row, each lane adding
+// every eighth element (at most 32 below kShortRow, as NumPy's pairwise sum adds up to 16 per lane in
+// a block of 128), then the eight vectors reduced together by three rounds of shuffles (a transpose
+// that adds as it goes), and each row's last n % 8 elements added in double. Sq adds squares.
+template <bool Sq>
+void sum_rows8_f32(const float* const* rows, int64_t n, double* out) {
+  typedef float vec __attribute__((vector_size(32)));
+  vec a[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int r = 0; r < 8; ++r) {
+      vec v;
+      std::memcpy(&v, rows[r] + i, sizeof(vec));
+      a[r] += Sq ? v * v : v;
+    }
+  vec b[4], c[2];
+  for (int r = 0; r < 4; ++r)  // lanes: pair sums of rows 2r and 2r+1, interleaved
+    b[r] = __builtin_shufflevector(a[2 * r], a[2 * r + 1], 0, 8, 2, 10, 4, 12, 6, 14) +
+           __builtin_shufflevector(a[2 * r], a[2 * r + 1], 1, 9, 3, 11, 5, 13, 7, 15);
+  for (int r = 0; r < 2; ++r)  // lanes: quarter sums of rows 4r..4r+3, two halves
+    c[r] = __builtin_shufflevector(b[2 * r], b[2 * r + 1], 0, 1, 8, 9, 4, 5, 12, 13) +
+           __builtin_shufflevector(b[2 * r], b[2 * r + 1], 2, 3, 10, 11, 6, 7, 14, 15);
+  vec d = __builtin_shufflevector(c[0], c[1], 0, 1, 2, 3, 8, 9, 10, 11) +
+          __builtin_shufflevector(c[0], c[1], 4, 5, 6, 7, 12, 13, 14, 15);
+  for (int r = 0; r < 8; ++r) {
+    double t = double(d[r]);
+    for (int64_t j = i; j < n; ++j) t += Sq ? double(rows[r][j] * rows[r][j]) : double(rows[r][j]);
+    out[r] = t;
+  }
+}
+
+// Sums of `count` rows of n < kShortRow floats, row k at at(k), each handed to put(k, sum): eight
+// at a time, the last group padded with its final row. A row's sum depends on that row alone, so it
+// comes out the same however the rows are grouped (and over however many threads).
+template <bool Sq, typename At, typename Put>
+void sum_short_rows_f32(int64_t count, int64_t n, At at, Put put) {
+  for (int64_t k = 0; k < count; k += 8) {
+    int64_t m = std::min<int64_t>(8, count - k);
+    const float* rows[8];
+    double t[8];
+    for (int64_t r = 0; r < 8; ++r) rows[r] = at(k + std::min(r, m - 1));
+    sum_rows8_f32<Sq>(rows, n, t);
+    for (int64_t r = 0; r < m; ++r) put(k + r, t[r]);
+  }
 }
 
 // Double sums: four vectors of independent lanes, added pairwise at the end.
