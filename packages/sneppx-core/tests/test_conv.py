@@ -261,20 +261,25 @@ def test_max_pool_indices_and_nan():
     assert np.isnan(F.max_pool2d(t64(x, False), 2).numpy()[0, 0, 0, 0])
 
 
-@pytest.mark.parametrize("k,s", [((2, 2), (2, 2)), ((3, 2), (1, 2)), ((2, 3), (3, 1))])
-def test_max_pool_windows_inside_ties_and_nans(k, s):
-    """Windows that never leave the image: the first maximum in window order, and the first NaN, win."""
-    x = RNG.integers(0, 3, (2, 3, 7, 8)).astype(np.float64)
+@pytest.mark.parametrize("k,s,p,d,ceil", [((2, 2), (2, 2), (0, 0), (1, 1), False), ((3, 2), (1, 2), (0, 0), (1, 1), False),
+                                          ((2, 3), (3, 1), (0, 0), (1, 1), False), ((3, 3), (2, 2), (1, 1), (1, 1), False),
+                                          ((3, 3), (3, 3), (1, 1), (1, 1), True), ((3, 2), (1, 2), (1, 1), (2, 2), True)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_max_pool_windows_ties_nans_and_padding(k, s, p, d, ceil, dtype):
+    """The first maximum in window order (taps in the padding skipped), and the first NaN, win."""
+    x = RNG.integers(0, 3, (2, 3, 7, 8)).astype(dtype)
     x[RNG.random(x.shape) < 0.05] = np.nan
-    out, idx = F.max_pool2d(t64(x, False), k, s, return_indices=True)
-    oh, ow = (7 - k[0]) // s[0] + 1, (8 - k[1]) // s[1] + 1
+    x[RNG.random(x.shape) < 0.05] = -np.inf
+    out, idx = F.max_pool2d(sx.from_numpy(x), k, s, p, d, ceil_mode=ceil, return_indices=True)
+    oh, ow = out.shape[2:]
     ref_i = np.zeros((2, 3, oh, ow), dtype=np.int64)
     for y in range(oh):
         for z in range(ow):
-            rows = [(y * s[0] + a) * 8 + z * s[1] + b for a in range(k[0]) for b in range(k[1])]
+            taps = [(y * s[0] - p[0] + a * d[0], z * s[1] - p[1] + b * d[1]) for a in range(k[0]) for b in range(k[1])]
+            rows = [iy * 8 + ix for iy, ix in taps if 0 <= iy < 7 and 0 <= ix < 8]
             win = x.reshape(2, 3, 56)[:, :, rows]
             nan = np.isnan(win)
-            first = np.where(nan.any(-1), nan.argmax(-1), np.nanargmax(np.where(nan, -np.inf, win), -1))
+            first = np.where(nan.any(-1), nan.argmax(-1), np.argmax(np.where(nan, -np.inf, win), -1))
             ref_i[:, :, y, z] = np.array(rows)[first]
     np.testing.assert_array_equal(idx.numpy(), ref_i)
     np.testing.assert_array_equal(out.numpy(), np.take_along_axis(x.reshape(2, 3, 56), ref_i.reshape(2, 3, -1),
