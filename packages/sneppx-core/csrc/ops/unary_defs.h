@@ -104,8 +104,10 @@ struct Trunc : Base { SX_ZERO_GRAD("trunc", std::trunc(x), x) };
   template <typename C> SX_HD static bool f(C x, C, C) { return EXPR; }
 struct Not : Base { SX_PREDICATE("logical_not", x == C(0)) };
 struct IsNan : Base { SX_PREDICATE("isnan", x != x) };
-struct IsInf : Base { SX_PREDICATE("isinf", !is_int<C> && (x == C(INFINITY) || x == C(-INFINITY))) };
-struct IsFinite : Base { SX_PREDICATE("isfinite", x == x && (is_int<C> || (x != C(INFINITY) && x != C(-INFINITY)))) };
+// x - x is 0 for a finite x and NaN for an infinite or NaN one: one test, no branch (a chain of ||
+// compiles to branches that go either way at random on data with many non-finite values).
+struct IsInf : Base { SX_PREDICATE("isinf", !is_int<C> && ((x - x != C(0)) & (x == x))) };
+struct IsFinite : Base { SX_PREDICATE("isfinite", is_int<C> || x - x == C(0)) };
 #undef SX_PREDICATE
 
 // ---- exponentials and logarithms (integers compute in float32)
