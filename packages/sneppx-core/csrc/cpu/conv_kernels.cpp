@@ -236,16 +236,16 @@ std::pair<int64_t, int64_t> taps_inside(int64_t start, int64_t k, int64_t step, 
   return {lo, std::max(lo, hi)};
 }
 
-// One tap (a window row, a window column) over output columns [lo, hi) of a row: q points at the
-// tap's input for column 0 and `at` is its index in the plane. Selects, not branches: a compare per
-// tap goes either way at random on real data. S > 0 is the column stride known at compile time (so
-// that the loop becomes vector code), S == 0 takes it at run time.
+// One tap (a window row, a window column) over output columns [lo, hi) of a row: output column ox
+// reads input index at + ox * s of the plane xp. Selects, not branches: a compare per tap goes either
+// way at random on real data. S > 0 is the column stride known at compile time (so that the loop
+// becomes vector code), S == 0 takes it at run time.
 template <int S, typename T, typename I>
-void max_tap(const T* __restrict q, I at, int64_t s, int64_t lo, int64_t hi, T* __restrict best, I* __restrict bi,
-             I* __restrict nan) {
+void max_tap(const T* __restrict xp, int64_t at, int64_t s, int64_t lo, int64_t hi, T* __restrict best,
+             I* __restrict bi, I* __restrict nan) {
   if constexpr (S > 0) s = S;
   for (int64_t ox = lo; ox < hi; ++ox) {  // every store unconditional: masked stores are slow
-    T v = q[ox * s], b = best[ox];
+    T v = xp[at + ox * s], b = best[ox];
     I m = -I(v > b);
     best[ox] = v > b ? v : b;
     bi[ox] = (I(at + ox * s) & m) | (bi[ox] & ~m);
@@ -304,11 +304,9 @@ template <typename T> void max_pool_impl(const T* x, T* y, int64_t* idx, const C
           for (int64_t b = 0; b < g.kw; ++b) {
             int64_t off = b * g.dw - g.pw;  // input column of output column 0
             auto [lo, hi] = taps_inside(off, g.ow, g.sw, g.W);
-            const T* q = xp + row + off;
-            I at = I(row + off);
-            if (g.sw == 1) max_tap<1>(q, at, 1, lo, hi, best.data(), bi.data(), nan.data());
-            else if (g.sw == 2) max_tap<2>(q, at, 2, lo, hi, best.data(), bi.data(), nan.data());
-            else max_tap<0>(q, at, g.sw, lo, hi, best.data(), bi.data(), nan.data());
+            if (g.sw == 1) max_tap<1>(xp, row + off, 1, lo, hi, best.data(), bi.data(), nan.data());
+            else if (g.sw == 2) max_tap<2>(xp, row + off, 2, lo, hi, best.data(), bi.data(), nan.data());
+            else max_tap<0>(xp, row + off, g.sw, lo, hi, best.data(), bi.data(), nan.data());
           }
         }
         for (int64_t ox = 0; ox < g.ow; ++ox) {
