@@ -90,12 +90,13 @@ def test_strided_float32_sum_is_accurate_and_thread_independent():
     assert np.all(np.abs(got[0] - ref.sum((0, 2))) <= 1e-7 * np.abs(ref).sum((0, 2)))
 
 
-@pytest.mark.parametrize("n", [8, 9, 15, 130, 255])
+@pytest.mark.parametrize("n", [8, 9, 15, 130, 255, 1030])
 @pytest.mark.parametrize("layout", ["rows", "dims 0 and 2"])
-def test_short_float32_rows_sum_alike_in_any_grouping(n, layout):
-    # Short rows are summed eight at a time: every row's sum must match NumPy's, and equal the sum of
-    # that row alone, at any thread count (the last group of a chunk is padded).
-    a = (RNG.standard_normal((3, 13, n)) * 10).astype(np.float32)
+def test_float32_rows_sum_alike_in_any_grouping(n, layout):
+    # Short rows (and long ones, 64 rows or more) are summed eight at a time: every row's sum must match
+    # NumPy's at any thread count (the last group of a chunk is padded), and a short row's sum must
+    # equal the sum of that row alone.
+    a = (RNG.standard_normal((5, 13, n)) * 10).astype(np.float32)
     x = sx.from_numpy(a)
     dims, ax = ((-1,), (2,)) if layout == "rows" else ((0, 2), (0, 2))
     n0 = sx.get_num_threads()
@@ -113,8 +114,8 @@ def test_short_float32_rows_sum_alike_in_any_grouping(n, layout):
     _check(got[0][0], ref.sum(ax), np.float32, mag)
     _check(got[0][1], ref.mean(ax, keepdims=True), np.float32, np.abs(ref).mean(ax, keepdims=True))
     _check(got[0][2], np.sqrt((ref * ref).sum(ax)), np.float32)
-    if layout == "rows":
-        for i, j in ((0, 0), (1, 7), (2, 12)):
+    if layout == "rows" and n < 256:
+        for i, j in ((0, 0), (1, 7), (4, 12)):
             assert x[i, j:j + 1].sum(-1).numpy()[0] == got[0][0][i, j]
 
 

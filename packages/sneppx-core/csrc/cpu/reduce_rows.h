@@ -77,46 +77,58 @@ double sum_run_f32(const float* p, int64_t n) {
   return tot[0] + r;
 }
 
-// Rows shorter than this are summed eight at a time (sum_rows8_f32) where eight rows of the same
-// length come together: one row's horizontal sum costs as much as the row itself at this length.
+// Rows shorter than this are always summed eight at a time (sum_rows_f32): one row's horizontal sum
+// costs as much as the row itself at this length. Longer rows are too where there are many of them.
 constexpr int64_t kShortRow = 256;
 
-// Float sums of eight rows of n elements at once: one vector of eight lanes per row, each lane adding
-// every eighth element (at most 32 below kShortRow, as NumPy's pairwise sum adds up to 16 per lane in
-// a block of 128), then the eight vectors reduced together by three rounds of shuffles (a transpose
-// that adds as it goes), and each row's last n % 8 elements added in double. Sq adds squares.
-template <bool Sq>
-void sum_rows8_f32(const float* const* rows, int64_t n, double* out) {
-  typedef float vec __attribute__((vector_size(32)));
-  vec a[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int r = 0; r < 8; ++r) {
-      vec v;
-      std::memcpy(&v, rows[r] + i, sizeof(vec));
-      a[r] += Sq ? v * v : v;
-    }
-  vec b[4], c[2];
-  for (int r = 0; r < 4; ++r)  // lanes: pair sums of rows 2r and 2r+1, interleaved
+// The eight lanes of each of eight vectors summed, vector r's sum in lane r: three rounds of shuffles
+// (a transpose that adds as it goes).
+typedef float f32x8 __attribute__((vector_size(32)));
+inline f32x8 lane_sums8(const f32x8* a) {
+  f32x8 b[4], c[2];
+  for (int r = 0; r < 4; ++r)  // lanes: pair sums of vectors 2r and 2r+1, interleaved
     b[r] = __builtin_shufflevector(a[2 * r], a[2 * r + 1], 0, 8, 2, 10, 4, 12, 6, 14) +
            __builtin_shufflevector(a[2 * r], a[2 * r + 1], 1, 9, 3, 11, 5, 13, 7, 15);
-  for (int r = 0; r < 2; ++r)  // lanes: quarter sums of rows 4r..4r+3, two halves
+  for (int r = 0; r < 2; ++r)  // lanes: quarter sums of vectors 4r..4r+3, two halves
     c[r] = __builtin_shufflevector(b[2 * r], b[2 * r + 1], 0, 1, 8, 9, 4, 5, 12, 13) +
            __builtin_shufflevector(b[2 * r], b[2 * r + 1], 2, 3, 10, 11, 6, 7, 14, 15);
-  vec d = __builtin_shufflevector(c[0], c[1], 0, 1, 2, 3, 8, 9, 10, 11) +
-          __builtin_shufflevector(c[0], c[1], 4, 5, 6, 7, 12, 13, 14, 15);
+  return __builtin_shufflevector(c[0], c[1], 0, 1, 2, 3, 8, 9, 10, 11) +
+         __builtin_shufflevector(c[0], c[1], 4, 5, 6, 7, 12, 13, 14, 15);
+}
+
+// Float sums of eight rows of n elements at once, in blocks of 64: a vector of eight lanes per row,
+// each lane adding one element in eight (so no float lane adds more than 8 elements, as in
+// sum_run_f32), the eight vectors reduced together by lane_sums8 and each row's block sum added
+// in double; each row's last n % 8 elements are added in double. Sq adds squares.
+template <bool Sq>
+void sum_rows8_f32(const float* const* rows, int64_t n, double* out) {
+  typedef double f64x4 __attribute__((vector_size(32)));
+  f64x4 lo = {}, hi = {};
+  int64_t i = 0;
+  while (i + 8 <= n) {
+    f32x8 a[8] = {};
+    for (int64_t end = std::min(n - n % 8, i + 64); i < end; i += 8)
+      for (int r = 0; r < 8; ++r) {
+        f32x8 v;
+        std::memcpy(&v, rows[r] + i, sizeof(v));
+        a[r] += Sq ? v * v : v;
+      }
+    f32x8 d = lane_sums8(a);
+    lo += __builtin_convertvector(__builtin_shufflevector(d, d, 0, 1, 2, 3), f64x4);
+    hi += __builtin_convertvector(__builtin_shufflevector(d, d, 4, 5, 6, 7), f64x4);
+  }
   for (int r = 0; r < 8; ++r) {
-    double t = double(d[r]);
+    double t = r < 4 ? lo[r] : hi[r - 4];
     for (int64_t j = i; j < n; ++j) t += Sq ? double(rows[r][j] * rows[r][j]) : double(rows[r][j]);
     out[r] = t;
   }
 }
 
-// Sums of `count` rows of n < kShortRow floats, row k at at(k), each handed to put(k, sum): eight
-// at a time, the last group padded with its final row. A row's sum depends on that row alone, so it
-// comes out the same however the rows are grouped (and over however many threads).
+// Sums of `count` rows of n floats, row k at at(k), each handed to put(k, sum): eight at a time, the
+// last group padded with its final row. A row's sum depends on that row alone, so it comes out the
+// same however the rows are grouped (and over however many threads).
 template <bool Sq, typename At, typename Put>
-void sum_short_rows_f32(int64_t count, int64_t n, At at, Put put) {
+void sum_rows_f32(int64_t count, int64_t n, At at, Put put) {
   for (int64_t k = 0; k < count; k += 8) {
     int64_t m = std::min<int64_t>(8, count - k);
     const float* rows[8];
