@@ -119,6 +119,24 @@ def test_float32_rows_sum_alike_in_any_grouping(n, layout):
             assert x[i, j:j + 1].sum(-1).numpy()[0] == got[0][0][i, j]
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,dim", [((7, 9, 300), 1), ((40, 5), 0), ((3, 600, 2), 2), ((6, 11, 3), 0)], ids=str)
+def test_max_min_along_a_column_dim_ties_and_nans(threads, dtype, shape, dim):
+    # Columns side by side (a dim that is not the last): the first extreme wins ties, the first NaN wins.
+    a = RNG.integers(0, 4, shape).astype(dtype)
+    a[RNG.random(shape) < 0.02] = np.nan
+    a[RNG.random(shape) < 0.05] = -np.inf
+    x = sx.from_numpy(a)
+    nan = np.isnan(a)
+    for name, pick in (("max", np.argmax), ("min", np.argmin)):
+        filled = np.where(nan, -np.inf if name == "max" else np.inf, a)
+        want_i = np.where(nan.any(dim), nan.argmax(dim), pick(filled, dim))
+        vals, idx = getattr(x, name)(dim=dim)
+        np.testing.assert_array_equal(idx.numpy(), want_i)
+        np.testing.assert_array_equal(vals.numpy(), np.take_along_axis(a, np.expand_dims(want_i, dim), dim).squeeze(dim))
+        np.testing.assert_array_equal(getattr(x, "arg" + name)(dim=dim).numpy(), want_i)
+
+
 def test_strided_extremes_propagate_nan_and_empty_sums():
     a = RNG.standard_normal((6, 5, 40)).astype(np.float32)
     a[2, 3, 17] = np.nan

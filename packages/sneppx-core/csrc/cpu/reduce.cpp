@@ -177,6 +177,36 @@ bool fast_arg_extreme(bool is_max, const T* p, T* v, int64_t* ix, int64_t rows, 
   return false;
 }
 
+// Index of the first maximum (minimum) down each column (inner > 1) of float rows, a NaN winning (the
+// first one): a block of columns side by side, row after row, in selects rather than branches (which
+// go either way at random on real data), with unconditional stores.
+template <typename T, bool IsMax>
+void arg_columns(const T* p, T* v, int64_t* ix, int64_t outer, int64_t n, int64_t inner) {
+  using I = std::conditional_t<sizeof(T) == 8, int64_t, int32_t>;  // as wide as T, for the selects
+  constexpr int64_t kCols = 256;
+  int64_t blocks = (inner + kCols - 1) / kCols;
+  parallel_for(outer * blocks, std::max<int64_t>(1, kGrain / (n * kCols)), [&](int64_t b, int64_t e) {
+    T best[kCols];
+    I bi[kCols];
+    for (int64_t t = b; t < e; ++t) {
+      int64_t o = t / blocks, j0 = (t % blocks) * kCols, w = std::min(kCols, inner - j0);
+      const T* q = p + o * n * inner + j0;
+      for (int64_t j = 0; j < w; ++j) best[j] = q[j], bi[j] = 0;
+      for (int64_t i = 1; i < n; ++i) {
+        const T* row = q + i * inner;
+        for (int64_t j = 0; j < w; ++j) {
+          T x = row[j], c = best[j];
+          bool take = (IsMax ? x > c : x < c) | ((x != x) & (c == c));
+          I m = -I(take);
+          best[j] = take ? x : c;
+          bi[j] = (I(i) & m) | (bi[j] & ~m);
+        }
+      }
+      for (int64_t j = 0; j < w; ++j) v[o * inner + j0 + j] = best[j], ix[o * inner + j0 + j] = bi[j];
+    }
+  });
+}
+
 }  // namespace
 
 void reduce(ReduceOp op, const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner) {
@@ -220,6 +250,12 @@ void arg_reduce(bool is_max, const Tensor& in, const Tensor& values, const Tenso
     T* v = values->data<T>();
     int64_t* ix = indices->data<int64_t>();
     if (inner == 1 && fast_arg_extreme<T>(is_max, p, v, ix, outer, n)) return;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      if (inner > 1 && n > 0 && n < std::numeric_limits<int32_t>::max()) {
+        is_max ? arg_columns<T, true>(p, v, ix, outer, n, inner) : arg_columns<T, false>(p, v, ix, outer, n, inner);
+        return;
+      }
+    }
     parallel_for(outer * inner, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
       for (int64_t idx = b; idx < e; ++idx) {
         int64_t o = idx / inner, j = idx % inner;
