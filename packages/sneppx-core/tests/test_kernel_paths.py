@@ -476,3 +476,17 @@ def test_block_cache_hands_back_the_block_freed_last():
         seen.add(y.data_ptr())
         del y
     assert seen == {ptrs[-1]}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int64, np.uint8, np.bool_])
+def test_where_in_every_operand_layout(threads, dtype):
+    # Contiguous operands, a scalar on either side (or both), broadcast rows and a transposed mask
+    # (the generic strided loop): each against NumPy, bit for bit.
+    rng = np.random.default_rng(5)
+    cond = rng.random((37, 300)) < 0.5
+    a, b, row = ((rng.standard_normal(sh) * 50 + 60).astype(dtype) for sh in ((37, 300), (37, 300), (1, 300)))
+    s = np.array(3, dtype)
+    for c, x, y in ((cond, a, b), (cond, a, s), (cond, s, b), (cond, s, s), (cond, row, b),
+                    (np.ascontiguousarray(cond.T).T, a, b)):
+        got = sx.where(sx.from_numpy(np.asarray(c)), sx.from_numpy(np.asarray(x)), sx.from_numpy(np.asarray(y)))
+        np.testing.assert_array_equal(got.numpy(), np.where(c, x, y))

@@ -366,14 +366,40 @@ void fill(const Tensor& t, const Scalar& v) {
   });
 }
 
+// Both values are read before the choice: a select, not a branch (which goes either way at random on
+// a random mask). Contiguous runs, with either value contiguous or one repeated (a scalar), have
+// compile-time strides so that they become vector code.
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
   SX_DISPATCH_ALL(out->dtype, "where", [&] {
     using T = scalar_t;
+    constexpr int64_t es = sizeof(T);
     for_each<4>(out->shape, {out.get(), cond.get(), a.get(), b.get()}, [&](char** p, const int64_t* s, int64_t n) {
-      for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<T*>(p[0] + i * s[0]) = *reinterpret_cast<const bool*>(p[1] + i * s[1])
-                                                     ? *reinterpret_cast<const T*>(p[2] + i * s[2])
-                                                     : *reinterpret_cast<const T*>(p[3] + i * s[3]);
+      const bool* c = reinterpret_cast<const bool*>(p[1]);
+      auto run = [&](auto ia, auto ib) {  // element steps of x and y: 1 or 0
+        // On the bits, with a mask: GCC turns `c[i] ? u : v` back into a branch.
+        using U = std::conditional_t<es == 1, uint8_t, std::conditional_t<es == 2, uint16_t,
+                  std::conditional_t<es == 4, uint32_t, uint64_t>>>;
+        static_assert(sizeof(U) == es);
+        for (int64_t i = 0; i < n; ++i) {
+          U u, v, m = U(0) - U(c[i]), r;
+          std::memcpy(&u, p[2] + i * ia * es, es);
+          std::memcpy(&v, p[3] + i * ib * es, es);
+          r = (u & m) | (v & U(~m));
+          std::memcpy(p[0] + i * es, &r, es);
+        }
+      };
+      using one = std::integral_constant<int64_t, 1>;
+      using zero = std::integral_constant<int64_t, 0>;
+      if (s[0] == es && s[1] == 1 && (s[2] == es || s[2] == 0) && (s[3] == es || s[3] == 0)) {
+        if (s[2] && s[3]) return run(one{}, one{});
+        if (s[2]) return run(one{}, zero{});
+        if (s[3]) return run(zero{}, one{});
+        return run(zero{}, zero{});
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        T u = *reinterpret_cast<const T*>(p[2] + i * s[2]), v = *reinterpret_cast<const T*>(p[3] + i * s[3]);
+        *reinterpret_cast<T*>(p[0] + i * s[0]) = *reinterpret_cast<const bool*>(p[1] + i * s[1]) ? u : v;
+      }
     });
   });
 }
