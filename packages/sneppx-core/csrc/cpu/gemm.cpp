@@ -364,9 +364,7 @@ void batched_mm(const Tensor& a, const Tensor& b, const Tensor& out) {
     }
   });
 }
-}  // namespace
 
-namespace {
 // The inner product of two 1-D tensors. Long contiguous float vectors are cut into blocks of a fixed
 // length whose sums, computed in parallel, are added in block order: the result depends on the
 // length alone, not on the thread count. Other dtypes and strided vectors take one plain loop.

@@ -103,19 +103,26 @@ inline bool wrap_checked(int64_t& i, int64_t n) {
   return uint64_t(i) < uint64_t(n);
 }
 
-// y[m * ys] = x[i(m) * step + m * xs] for m < cnt, i(m) = ix[m * is] wrapped; false at the first
-// index out of range (y then holds part of the run). Unit compiles the common case of a line along
-// the last dim of contiguous operands: ys = is = step = 1, xs = 0.
+// Calls f(m, i) for m < cnt in order, i = ix[m * is] wrapped into [0, size); false at the first
+// index out of range (the calls before it have run).
+template <typename F>
+bool each_index(const int64_t* ix, int64_t is, int64_t cnt, int64_t size, F&& f) {
+  for (int64_t m = 0; m < cnt; ++m) {
+    int64_t i = ix[m * is];
+    if (!wrap_checked(i, size)) return false;
+    f(m, i);
+  }
+  return true;
+}
+
+// y[m * ys] = x[i(m) * step + m * xs] for m < cnt, i(m) = ix[m * is]; false at the first index out
+// of range (y then holds part of the run). Unit compiles the common case of a line along the last
+// dim of contiguous operands: ys = is = step = 1, xs = 0.
 template <typename T, bool Unit>
 bool gather_run(T* y, const T* x, const int64_t* ix, int64_t cnt, int64_t size, int64_t step, int64_t ys,
                 int64_t xs, int64_t is) {
   if constexpr (Unit) ys = is = step = 1, xs = 0;
-  for (int64_t m = 0; m < cnt; ++m) {
-    int64_t i = ix[m * is];
-    if (!wrap_checked(i, size)) return false;
-    y[m * ys] = x[i * step + m * xs];
-  }
-  return true;
+  return each_index(ix, is, cnt, size, [&](int64_t m, int64_t i) { y[m * ys] = x[i * step + m * xs]; });
 }
 
 // Gather has no write conflicts: it splits the index, in row-major order, into runs along rows
@@ -153,14 +160,11 @@ bool gather_cpu(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t d
   SX_DISPATCH_ALL(x->dtype, "gather", [&] {
     using T = scalar_t;
     for_each<3>(idx->shape, {out.get(), idx.get(), xv.get()}, [&](char** p, const int64_t* s, int64_t cnt) {
-      for (int64_t m = 0; m < cnt; ++m) {
-        int64_t i = *reinterpret_cast<const int64_t*>(p[1] + m * s[1]);
-        if (!wrap_checked(i, size)) {
-          bad.store(true, std::memory_order_relaxed);
-          return;
-        }
-        *reinterpret_cast<T*>(p[0] + m * s[0]) = reinterpret_cast<const T*>(p[2] + m * s[2])[i * step];
-      }
+      bool ok = each_index(reinterpret_cast<const int64_t*>(p[1]), s[1] / int64_t(sizeof(int64_t)), cnt, size,
+                           [&](int64_t m, int64_t i) {
+                             *reinterpret_cast<T*>(p[0] + m * s[0]) = reinterpret_cast<const T*>(p[2] + m * s[2])[i * step];
+                           });
+      if (!ok) bad.store(true, std::memory_order_relaxed);
     });
   });
   return !bad.load();
@@ -180,20 +184,17 @@ template <typename T> T scatter_value(ScatterOp op, T a, T v) {
   return v;
 }
 
-// y[i(m) * step + m * ys] receives s[m * ss] for m < cnt in order, i(m) = ix[m * is] wrapped; false
-// at the first index out of range (y then holds part of the run). Unit compiles the common case of
-// a line along the last dim of contiguous operands: step = is = ss = 1, ys = 0.
+// y[i(m) * step + m * ys] receives s[m * ss] for m < cnt in order, i(m) = ix[m * is]; false at the
+// first index out of range (y then holds part of the run). Unit compiles the common case of a line
+// along the last dim of contiguous operands: step = is = ss = 1, ys = 0.
 template <typename T, ScatterOp Op, bool Unit>
 bool scatter_run(T* y, const int64_t* ix, const T* s, int64_t cnt, int64_t size, int64_t step, int64_t ys,
                  int64_t is, int64_t ss) {
   if constexpr (Unit) step = is = ss = 1, ys = 0;
-  for (int64_t m = 0; m < cnt; ++m) {
-    int64_t i = ix[m * is];
-    if (!wrap_checked(i, size)) return false;
+  return each_index(ix, is, cnt, size, [&](int64_t m, int64_t i) {
     T& dst = y[i * step + m * ys];
     dst = scatter_value<T>(Op, dst, s[m * ss]);
-  }
-  return true;
+  });
 }
 
 // Each (outer, inner) position's line is visited by one thread in the order of k, so duplicate
@@ -253,15 +254,11 @@ bool scatter_cpu(const Tensor& out, const Tensor& idx, const Tensor& src, int64_
   SX_DISPATCH_ALL(out->dtype, "scatter", [&] {
     using T = scalar_t;
     auto body = [&](char** p, const int64_t* s, int64_t cnt) {
-      for (int64_t m = 0; m < cnt && ok; ++m) {
-        int64_t i = *reinterpret_cast<const int64_t*>(p[1] + m * s[1]);
-        if (!wrap_checked(i, size)) {
-          ok = false;
-          return;
-        }
-        T* dst = reinterpret_cast<T*>(p[0] + m * s[0]) + i * step;
-        *dst = scatter_value<T>(op, *dst, *reinterpret_cast<const T*>(p[2] + m * s[2]));
-      }
+      ok = ok && each_index(reinterpret_cast<const int64_t*>(p[1]), s[1] / int64_t(sizeof(int64_t)), cnt, size,
+                            [&](int64_t m, int64_t i) {
+                              T* dst = reinterpret_cast<T*>(p[0] + m * s[0]) + i * step;
+                              *dst = scatter_value<T>(op, *dst, *reinterpret_cast<const T*>(p[2] + m * s[2]));
+                            });
     };
     for_each<3>(idx->shape, {ov.get(), idx.get(), sv.get()}, body, INT64_MAX);  // one thread: duplicates
   });

@@ -3,10 +3,11 @@
 // Convolutions are im2col + GEMM. A device with the `conv_fwd` / `conv_bwd` kernels (the CPU) runs them
 // image by image when an image has at least 64 output positions, each image's patch matrix built where
 // the GEMMs find it in cache. Otherwise, and for gradients that must themselves be differentiable
-// (create_graph), the kernel `im2col` lays the patches of the whole batch out as a (C * kh * kw, N * oh * ow) matrix and one GEMM per group (through the public
-// `matmul`) covers every sample; `col2im` is its adjoint (patches summed back into the image); each is
-// the other's vjp, so convolutions, transposed convolutions, unfold and fold get their gradients, and
-// second-order gradients, from public ops. 1-d ops run as 2-d ops with H = 1.
+// (create_graph), the kernel `im2col` lays the patches of the whole batch out as a
+// (C * kh * kw, N * oh * ow) matrix and one GEMM per group (through the public `matmul`) covers every
+// sample; `col2im` is its adjoint (patches summed back into the image); each is the other's vjp, so
+// convolutions, transposed convolutions, unfold and fold get their gradients, and second-order
+// gradients, from public ops. 1-d ops run as 2-d ops with H = 1.
 #pragma once
 #include <optional>
 #include <utility>
