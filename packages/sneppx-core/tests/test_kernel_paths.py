@@ -166,7 +166,9 @@ def test_matmul_split_over_the_pool_matches_numpy(threads, shape):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.bool_])
 @pytest.mark.parametrize("shape,perm", [((8, 256, 8, 64), (0, 2, 1, 3)), ((3, 5, 7, 16), (2, 0, 1, 3)),
-                                        ((40, 33, 17), (1, 0, 2)), ((2, 3, 4, 5, 20), (4, 3, 0, 1, 2))])
+                                        ((40, 33, 17), (1, 0, 2)), ((2, 3, 4, 5, 20), (4, 3, 0, 1, 2)),
+                                        # parallel chunks that start and end inside a run of rows
+                                        ((6, 1000, 3, 16), (0, 2, 1, 3)), ((5, 1001, 3, 24), (2, 0, 1, 3))])
 def test_copies_of_whole_rows(threads, dtype, shape, perm):
     a = (np.random.default_rng(4).standard_normal(shape) * 10).astype(dtype)
     got = sx.from_numpy(a).permute(*perm).contiguous().numpy()

@@ -307,8 +307,17 @@ bool copy_rows(const Tensor& dst, const Tensor& src) {
       doff += idx[d] * ds[d];
       soff += idx[d] * ss[d];
     }
-    for (int64_t r = r0; r < r1; ++r) {
-      copy_run(dbase + doff, sbase + soff, size_t(len * es));
+    const int64_t inner = g.shape[nd - 2], di = ds[nd - 2], si = ss[nd - 2];
+    for (int64_t r = r0; r < r1;) {
+      // a run of rows along the innermost outer dim, by pointer increments
+      int64_t m = std::min(r1 - r, inner - idx[nd - 2]);
+      char* dp = dbase + doff;
+      const char* sp = sbase + soff;
+      for (int64_t i = 0; i < m; ++i, dp += di, sp += si) copy_run(dp, sp, size_t(len * es));
+      r += m;
+      doff += (m - 1) * di;
+      soff += (m - 1) * si;
+      idx[nd - 2] += m - 1;
       for (int64_t d = nd - 2; d >= 0; --d) {  // next row: odometer over the outer dims
         doff += ds[d];
         soff += ss[d];
