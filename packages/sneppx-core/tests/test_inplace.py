@@ -132,3 +132,76 @@ def test_inplace_operators_match_torch(name, iop, op, dtype, torch):
     iop(t, torch.tensor(b).to(tdt))
     ref = (t.float() if dtype == "bfloat16" else t).numpy()
     np.testing.assert_allclose(to_np(x).astype(np.float64), ref.astype(np.float64), rtol=1e-6)
+
+
+UNARY = [name for name, _kind, predicate, *_ in sx._C._unary_ops() if not predicate]
+
+
+@pytest.mark.parametrize("name", UNARY)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_every_unary_inplace_form_equals_the_op(threads, name, dtype, layout):
+    # Long enough to be split over the pool, with values outside the fast formulas' ranges (the
+    # kernels re-read those inputs for an exact second pass) and signed zeros.
+    rng = rng_for("unary_", name, dtype, layout)
+    a = rng.uniform(-4, 4, (67, 300))
+    a.flat[::97] = rng.choice([1e4, -1e4, 90.0, -90.0, 0.0, -0.0, np.inf, -np.inf, np.nan], a.flat[::97].size)
+    x = make_input(a, dtype, layout)
+    want = to_np(getattr(x, name)())
+    before = x._version
+    assert getattr(x, name + "_")() is x and x._version > before
+    np.testing.assert_array_equal(to_np(x), want)
+
+
+def test_unary_inplace_leaves_the_rest_of_the_buffer_and_tracks_autograd():
+    base = sx.tensor(np.arange(-6.0, 6.0).reshape(3, 4))
+    base[:, 1::2].neg_()
+    np.testing.assert_array_equal(to_np(base), np.where(np.arange(12).reshape(3, 4) % 2 == 1, -1, 1)
+                                  * np.arange(-6.0, 6.0).reshape(3, 4))
+    assert str(sx.tensor([-0.0]).abs_().numpy()[0]) == "0.0"  # |-0.0| is +0.0, as in PyTorch
+    w = sx.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
+    y = w * 3
+    y.relu_()  # a tracked non-leaf: computed from a clone, recorded
+    y.sum().backward()
+    np.testing.assert_array_equal(to_np(w.grad), [0.0, 3.0, 0.0, 3.0])
+    with pytest.raises(RuntimeError, match="leaf"):
+        w.relu_()
+    with sx.no_grad():
+        assert w.relu_() is w  # what optimizers do: written straight into the parameter
+    np.testing.assert_array_equal(to_np(w.detach()), [0.0, 2.0, 0.0, 4.0])
+    i = sx.arange(5)
+    i.sqrt_()  # a float result written back into an integer tensor (truncated)
+    assert i.dtype == sx.int64 and to_np(i).tolist() == [0, 1, 1, 1, 2]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_binary_inplace_operands_of_every_kind(threads, layout):
+    rng = rng_for("binary_", layout)
+    a = rng.uniform(0.5, 2.0, (130, 257))
+    b = rng.uniform(0.5, 2.0, (130, 257))
+    for call, ref in [
+        (lambda x: x.mul_(x), lambda: a * a),  # the operand is the tensor itself
+        (lambda x: x.add_(2.5), lambda: a + 2.5),
+        (lambda x: x.div_(sx.tensor(b[0])), lambda: a / b[0]),  # broadcast row
+        (lambda x: x.sub_(sx.tensor(b[:, :1])), lambda: a - b[:, :1]),  # broadcast column
+        (lambda x: x.mul_(sx.tensor(np.round(b * 4)).to(sx.int64)), lambda: a * np.round(b * 4)),  # int operand
+        (lambda x: x.pow_(3.0), lambda: a**3),
+        (lambda x: x.pow_(sx.tensor(b)), lambda: a**b),
+        (lambda x: x.floor_divide_(sx.tensor(b)) if hasattr(x, "floor_divide_") else x.__ifloordiv__(sx.tensor(b)),
+         lambda: np.floor_divide(a, b)),
+    ]:
+        x = make_input(a, "float64", layout)
+        before = x._version
+        assert call(x) is x and x._version > before
+        np.testing.assert_allclose(to_np(x), ref(), rtol=1e-12)
+
+
+def test_binary_inplace_with_an_overlapping_operand():
+    # an operand that shares memory with x in another layout is read before x is written
+    a = np.arange(16.0).reshape(4, 4)
+    x = sx.tensor(a)
+    x.add_(x.T)
+    np.testing.assert_array_equal(to_np(x), a + a.T)
+    y = sx.tensor(np.arange(8.0))
+    y[1:].mul_(y[:-1])
+    np.testing.assert_array_equal(to_np(y), np.concatenate([[0.0], np.arange(1.0, 8.0) * np.arange(7.0)]))

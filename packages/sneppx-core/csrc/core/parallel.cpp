@@ -34,18 +34,28 @@ constexpr int kPausePolls = 256;
 // host) leaves its share to the others instead of holding up the whole job.
 constexpr int64_t kChunksPerThread = 4;
 
-// One parallel_for call. Workers hold it by shared_ptr and take chunks only from its own counter, so
-// a worker that wakes late (after the job finished and a new one started) sees an exhausted counter
+// One parallel_for call. Workers hold it by shared_ptr and take chunks only from its own counters, so
+// a worker that wakes late (after the job finished and a new one started) sees exhausted counters
 // and never runs a chunk of a job it does not belong to.
+//
+// The chunks are dealt in contiguous groups, one per thread: thread t runs group t first, so that
+// thread t handles the same part of the data in every call (the part that its core's cache may still
+// hold from the last op, as with OpenMP's static schedule), and then helps with the groups of threads
+// that have not finished theirs (one that started late or was preempted).
 struct Job {
   const std::function<void(int64_t, int64_t)>* fn;
   int64_t n, chunks, per;
-  std::atomic<int64_t> next{0};
+  int groups;
+  std::unique_ptr<std::atomic<int64_t>[]> next;  // the next chunk of each group
   std::atomic<int64_t> finished{0};
   std::mutex err_mu;
   std::exception_ptr err;  // the first exception of any chunk, rethrown on the calling thread
-  Job(const std::function<void(int64_t, int64_t)>* f, int64_t n_, int64_t c)
-      : fn(f), n(n_), chunks(c), per((n_ + c - 1) / c) {}
+  Job(const std::function<void(int64_t, int64_t)>* f, int64_t n_, int64_t c, int threads)
+      : fn(f), n(n_), chunks(c), per((n_ + c - 1) / c), groups(int(std::min<int64_t>(threads, c))),
+        next(new std::atomic<int64_t>[size_t(groups)]) {
+    for (int g = 0; g < groups; ++g) next[g].store(first(g), std::memory_order_relaxed);
+  }
+  int64_t first(int g) const { return chunks * g / groups; }  // group g: chunks [first(g), first(g + 1))
 };
 
 // Workers poll a generation counter for a while after each job, then sleep on a condition
@@ -59,18 +69,18 @@ class Pool {
   void resize(int n) {
     stop();
     quit_ = false;
-    for (int i = 1; i < n; ++i) workers_.emplace_back([this] { loop(); });
+    for (int i = 1; i < n; ++i) workers_.emplace_back([this, i] { loop(i); });
   }
 
   void run(int64_t n, int64_t chunks, const std::function<void(int64_t, int64_t)>& fn) {
-    auto job = std::make_shared<Job>(&fn, n, chunks);
+    auto job = std::make_shared<Job>(&fn, n, chunks, size());
     {
       std::lock_guard<std::mutex> g(mu_);
       job_ = job;
       generation_.fetch_add(1);
     }
     if (sleepers_.load() > 0) cv_.notify_all();
-    work(*job);
+    work(*job, 0);
     // The chunks still running elsewhere are short: poll for them, yielding now and then.
     for (int spins = 0; job->finished.load(std::memory_order_acquire) != job->chunks; ++spins) {
       if (spins < 4096) cpu_relax();
@@ -80,16 +90,20 @@ class Pool {
   }
 
  private:
-  static void work(Job& j) {
-    for (int64_t c; (c = j.next.fetch_add(1)) < j.chunks;) {
-      int64_t b = c * j.per, e = std::min(j.n, b + j.per);
-      try {
-        if (b < e) (*j.fn)(b, e);
-      } catch (...) {  // an exception must not escape a worker thread (std::terminate)
-        std::lock_guard<std::mutex> g(j.err_mu);
-        if (!j.err) j.err = std::current_exception();
+  // Runs the chunks of thread `self`'s group, then those left in the others' groups.
+  static void work(Job& j, int self) {
+    for (int k = 0; k < j.groups; ++k) {
+      int g = (self + k) % j.groups;
+      for (int64_t c, end = j.first(g + 1); (c = j.next[g].fetch_add(1)) < end;) {
+        int64_t b = c * j.per, e = std::min(j.n, b + j.per);
+        try {
+          if (b < e) (*j.fn)(b, e);
+        } catch (...) {  // an exception must not escape a worker thread (std::terminate)
+          std::lock_guard<std::mutex> lk(j.err_mu);
+          if (!j.err) j.err = std::current_exception();
+        }
+        j.finished.fetch_add(1, std::memory_order_release);
       }
-      j.finished.fetch_add(1, std::memory_order_release);
     }
   }
 
@@ -114,7 +128,7 @@ class Pool {
     return quit_.load() ? seen : generation_.load();
   }
 
-  void loop();
+  void loop(int self);  // worker `self` (1..size()-1; the calling thread is 0)
   void stop() {
     {
       std::lock_guard<std::mutex> g(mu_);
@@ -150,7 +164,7 @@ int& num_threads() {
 thread_local bool in_parallel = false;
 std::mutex run_mu;  // one parallel job at a time
 
-void Pool::loop() {
+void Pool::loop(int self) {
   in_parallel = true;  // nested parallel_for calls inside a chunk run inline
   uint64_t seen = 0;
   for (;;) {
@@ -162,7 +176,7 @@ void Pool::loop() {
       std::lock_guard<std::mutex> lk(mu_);
       job = job_;
     }
-    if (job) work(*job);
+    if (job) work(*job, self);
   }
 }
 

@@ -86,6 +86,42 @@ void run2_checked(const Tensor& out, const Tensor& a, const Tensor& b, F f, B ba
   });
 }
 
+// Integer a ** b by squaring, in blocks: one pass over the block per bit of the block's largest
+// exponent, each a plain loop that vectorises (products wrap, as in two's complement). Negative
+// exponents give 1 for a == 1, +-1 for a == -1 and 0 otherwise, as in PyTorch.
+template <typename T>
+void run_ipow(const Tensor& out, const Tensor& a, const Tensor& b) {
+  using U = std::make_unsigned_t<T>;
+  for_each<3>(out->shape, {out.get(), a.get(), b.get()}, [&](char** p, const int64_t* s, int64_t n) {
+    constexpr int64_t kBlk = 256;
+    U r[kBlk], base[kBlk], e[kBlk];
+    for (int64_t i0 = 0; i0 < n; i0 += kBlk) {
+      int64_t m = std::min(kBlk, n - i0);
+      U top = 0;
+      for (int64_t i = 0; i < m; ++i) {
+        T x = *reinterpret_cast<const T*>(p[1] + (i0 + i) * s[1]), y = *reinterpret_cast<const T*>(p[2] + (i0 + i) * s[2]);
+        r[i] = 1;
+        base[i] = U(x);
+        e[i] = y < T(0) ? U(0) : U(y);
+        top |= e[i];
+      }
+      for (; top; top >>= 1) {
+        for (int64_t i = 0; i < m; ++i) {
+          r[i] *= (e[i] & 1) ? base[i] : U(1);
+          base[i] *= base[i];
+          e[i] >>= 1;
+        }
+      }
+      for (int64_t i = 0; i < m; ++i) {
+        T x = *reinterpret_cast<const T*>(p[1] + (i0 + i) * s[1]), y = *reinterpret_cast<const T*>(p[2] + (i0 + i) * s[2]);
+        T v = T(r[i]);
+        if (y < T(0)) v = x == T(1) ? T(1) : (x == T(-1) ? ((y & 1) ? T(-1) : T(1)) : T(0));
+        *reinterpret_cast<T*>(p[0] + (i0 + i) * s[0]) = v;
+      }
+    }
+  });
+}
+
 // Python's remainder of floats: for |x / y| < 2^23 (and finite y) the quotient t = trunc(x / y)
 // computed in double is exact (x and y have 24-bit significands, so x / y is never within
 // double rounding of an integer it does not reach) and x - t y is exact, so this is fmod exactly;
@@ -134,7 +170,9 @@ void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) 
     case BinaryOp::Div: return run2<T, T>(out, a, b, [](C x, C y) { return x / y; });
     case BinaryOp::FloorDiv: return run2<T, T>(out, a, b, [](C x, C y) { return floordiv(x, y); });
     case BinaryOp::Rem: return run2<T, T>(out, a, b, [](C x, C y) { return pymod(x, y); });
-    case BinaryOp::Pow: return run2<T, T>(out, a, b, [](C x, C y) { return ipow(x, y); });
+    case BinaryOp::Pow:
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return run_ipow<T>(out, a, b);
+      return run2<T, T>(out, a, b, [](C x, C y) { return ipow(x, y); });
     case BinaryOp::Max: return run2<T, T>(out, a, b, [](C x, C y) { return vmax(x, y); });
     case BinaryOp::Min: return run2<T, T>(out, a, b, [](C x, C y) { return vmin(x, y); });
     case BinaryOp::Atan2: return run2<T, T>(out, a, b, [](C x, C y) { return C(std::atan2(double(x), double(y))); });
@@ -343,6 +381,10 @@ void copy(const Tensor& dst, const Tensor& src) {
     SX_DISPATCH_ALL(src->dtype, "copy", [&] {
       using S = scalar_t;
       if constexpr (std::is_same_v<D, S>) {
+        if (dst->numel() < kGrain && dst->is_contiguous() && src->is_contiguous()) {  // a small block (cat, stack)
+          copy_bytes(dst->raw(), src->raw(), size_t(dst->numel()) * sizeof(D));
+          return;
+        }
         if (copy_transposed<D>(dst, src) || copy_rows<D>(dst, src)) return;
         for_each<2>(dst->shape, {dst.get(), src.get()}, [&](char** p, const int64_t* s, int64_t n) {
           constexpr int64_t es = sizeof(D);

@@ -24,6 +24,24 @@ template <typename O, typename T, typename F, typename B, typename E>
     for (int64_t i = 0; i < n; ++i)
       if (bad(C(a[i]))) o[i] = O(exact(C(a[i])));
 }
+// map1_contig written into its input: blocks of L1 size, each checked for out-of-range inputs before
+// it is overwritten (the check folds away for formulas without a range).
+template <typename T, typename F, typename B, typename E>
+[[gnu::noinline]] void map1_inplace(T* o, int64_t n, F f, B bad, E exact) {
+  using C = acc_t<T>;
+  constexpr int64_t kBlk = 512;
+  for (int64_t i0 = 0; i0 < n; i0 += kBlk) {
+    int64_t m = std::min(kBlk, n - i0);
+    T* p = o + i0;
+    int any = 0;
+    for (int64_t i = 0; i < m; ++i) any |= int(bad(C(p[i])));
+    if (!any) {
+      for (int64_t i = 0; i < m; ++i) p[i] = T(f(C(p[i])));
+    } else {
+      for (int64_t i = 0; i < m; ++i) p[i] = bad(C(p[i])) ? T(exact(C(p[i]))) : T(f(C(p[i])));
+    }
+  }
+}
 template <typename T, typename F>
 [[gnu::noinline]] void map2_contig(T* __restrict o, const T* __restrict g, const T* __restrict x, int64_t n, F h) {
   using C = acc_t<T>;
@@ -40,12 +58,16 @@ void map1(const Tensor& out, const Tensor& x, F f, B bad, E exact) {
     if (s[0] == int64_t(sizeof(O)) && s[1] == int64_t(sizeof(T)) && static_cast<const void*>(o) != a) {
       map1_contig<O, T>(o, a, n, f, bad, exact);
     } else if (s[0] == int64_t(sizeof(O)) && s[1] == int64_t(sizeof(T))) {
-      constexpr int64_t kBlk = 512;  // in place: blocks of the input go through a copy
-      T buf[kBlk];
-      for (int64_t i = 0; i < n; i += kBlk) {
-        int64_t m = std::min(kBlk, n - i);
-        std::copy(a + i, a + i + m, buf);
-        map1_contig<O, T>(o + i, buf, m, f, bad, exact);
+      if constexpr (std::is_same_v<O, T>) {
+        map1_inplace<T>(o, n, f, bad, exact);
+      } else {
+        constexpr int64_t kBlk = 512;  // in place into another dtype: blocks of the input go through a copy
+        T buf[kBlk];
+        for (int64_t i = 0; i < n; i += kBlk) {
+          int64_t m = std::min(kBlk, n - i);
+          std::copy(a + i, a + i + m, buf);
+          map1_contig<O, T>(o + i, buf, m, f, bad, exact);
+        }
       }
     } else {
       for (int64_t i = 0; i < n; ++i) {

@@ -155,6 +155,37 @@ Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
                 [op, sa, sb](const Tensor& g) { return binary_vjp(op, g, sa.get(), sb.get()); });
 }
 
+bool elements_distinct(const Tensor& t) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (|stride|, size) of the dims that take steps
+  for (int64_t d = 0; d < t->dim(); ++d)
+    if (t->shape[d] > 1) dims.push_back({std::abs(t->strides[d]), t->shape[d]});
+  std::sort(dims.begin(), dims.end());
+  int64_t span = 1;  // elements covered by the dims of smaller stride
+  for (auto [stride, size] : dims) {
+    if (stride < span) return false;
+    span = stride * size;
+  }
+  return true;
+}
+
+bool binary_into(BinaryOp op, const Tensor& x, const Tensor& b) {
+  // Rem and Atan2 re-read their inputs after writing (a second pass for out-of-range elements), and
+  // integer division and floor division check for zero divisors or change the dtype: those keep the
+  // general path.
+  if (is_compare(op) || op == BinaryOp::Rem || op == BinaryOp::Atan2) return false;
+  if (x->device() != b->device() || result_type(x, b) != x->dtype || needs_grad({&x, &b})) return false;
+  if ((op == BinaryOp::Div || op == BinaryOp::FloorDiv) && !is_floating(x->dtype)) return false;
+  if (op == BinaryOp::Sub && x->dtype == DType::Bool) return false;
+  bool same = b.get() == x.get() || (b->storage == x->storage && b->offset == x->offset && b->shape == x->shape &&
+                                     b->strides == x->strides);
+  if (b->storage == x->storage && !same) return false;
+  if (broadcast_shapes(x->shape, b->shape, binary_name(op)) != x->shape || !elements_distinct(x)) return false;
+  x->check_writable(binary_name(op));
+  kern::binary(x->device())(op, x, x, expand_view(cast_nograd(b, x->dtype), x->shape));
+  x->bump_version();
+  return true;
+}
+
 Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Add, a, b); }
 Tensor sub(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Sub, a, b); }
 Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }

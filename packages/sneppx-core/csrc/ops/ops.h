@@ -82,6 +82,14 @@ const char* binary_name(BinaryOp op);
 enum class UnaryOp : uint8_t;
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
 Tensor unary(UnaryOp op, const Tensor& x);
+// x = op(x, b) and x = op(x) computed straight into x's memory (x.mul_(b), x.relu_()) when that gives
+// what the out-of-place op and a copy back would: autograd records nothing, the result has x's dtype
+// and shape, no two elements of x share memory, and b shares none with x unless it is x itself.
+// Return false, having done nothing, otherwise.
+bool binary_into(BinaryOp op, const Tensor& x, const Tensor& b);
+bool unary_into(UnaryOp op, const Tensor& x, double p0, double p1);
+// True when no two elements of t share memory (a transpose or a slice; not an expand).
+bool elements_distinct(const Tensor& t);
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);

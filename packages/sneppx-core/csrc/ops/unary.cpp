@@ -55,6 +55,16 @@ Tensor unary(UnaryOp op, const Tensor& x) {
   return unary(op, x, u.d0, u.d1);
 }
 
+bool unary_into(UnaryOp op, const Tensor& x, double p0, double p1) {
+  const UnaryInfo& u = unary_info(op);
+  if (u.rule == DRule::Bool || compute_dtype(u, x) != x->dtype || needs_grad({&x}) || !elements_distinct(x))
+    return false;
+  x->check_writable(u.name);
+  kern::unary(x->device())(op, x, x, p0, p1);  // the kernels read each element before writing it
+  x->bump_version();
+  return true;
+}
+
 Tensor unary_grad(UnaryOp op, const Tensor& g, const Tensor& x, double p0, double p1, int order) {
   const UnaryInfo& u = unary_info(op);
   check_same_device(u.name, g, x);

@@ -70,7 +70,10 @@ struct Neg : Base {
 struct Abs : Base {
   static constexpr const char* name = "abs";
   static constexpr DRule rule = DRule::Same;
-  template <typename C> SX_HD static C f(C x, C, C) { return x < C(0) ? -x : x; }
+  template <typename C> SX_HD static C f(C x, C, C) {
+    if constexpr (std::is_floating_point_v<C>) return std::fabs(x);  // |-0.0| is +0.0
+    else return x < C(0) ? -x : x;
+  }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) { return mul(g, sign(x)); }
 };
 struct Square : Base {

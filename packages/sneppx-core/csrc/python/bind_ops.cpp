@@ -27,25 +27,43 @@ std::optional<int64_t> opt_int(py::handle h) {
   return h.cast<int64_t>();
 }
 
-// Binds one definition of the formula sheet as a module function and a Tensor method, with its
-// parameters as keyword arguments (in-place methods and `functional` entries are made in Python
-// from _unary_ops()).
+// x.op_(): into x's memory where unary_into allows; otherwise computed out of place (from a clone
+// when autograd tracks x, since the op may save its input) and copied back with copy_'s checks.
+Tensor unary_inplace(UnaryOp op, const Tensor& x, double p0, double p1) {
+  if (unary_into(op, x, p0, p1)) return x;
+  Tensor src = grad_mode::enabled() && x->requires_grad && !x->is_leaf() ? clone(x) : x;
+  assign_inplace(x, unary(op, src, p0, p1), "copy_");
+  return x;
+}
+
+// Binds one definition of the formula sheet as a module function, a Tensor method and (for all but
+// predicates) the method's in-place form, with its parameters as keyword arguments (`functional`
+// entries are made in Python from _unary_ops()).
 template <typename D>
 void bind_unary(py::module_& m, Cls& cls, UnaryOp op) {
   if constexpr (D::api != Api::Internal) {
     std::string doc = std::string("Elementwise ") + D::name + " (defined in the unary formula sheet).";
+    std::string name_ = std::string(D::name) + "_", doc_ = "In-place form of ``" + std::string(D::name) + "``.";
+    constexpr bool in_place = D::rule != DRule::Bool;  // predicates have no in-place form
     if constexpr (D::p0 == nullptr) {
       auto f = [op](const Tensor& x) { return unary(op, x); };
       m.def(D::name, f, doc.c_str(), py::arg("input"));
       cls.def(D::name, f, doc.c_str());
+      if (in_place) cls.def(name_.c_str(), [op](const Tensor& x) { return unary_inplace(op, x, D::d0, D::d1); }, doc_.c_str());
     } else if constexpr (D::p1 == nullptr) {
       auto f = [op](const Tensor& x, double a) { return unary(op, x, a, D::d1); };
       m.def(D::name, f, doc.c_str(), py::arg("input"), py::arg(D::p0) = D::d0);
       cls.def(D::name, f, doc.c_str(), py::arg(D::p0) = D::d0);
+      if (in_place)
+        cls.def(name_.c_str(), [op](const Tensor& x, double a) { return unary_inplace(op, x, a, D::d1); }, doc_.c_str(),
+                py::arg(D::p0) = D::d0);
     } else {
       auto f = [op](const Tensor& x, double a, double b) { return unary(op, x, a, b); };
       m.def(D::name, f, doc.c_str(), py::arg("input"), py::arg(D::p0) = D::d0, py::arg(D::p1) = D::d1);
       cls.def(D::name, f, doc.c_str(), py::arg(D::p0) = D::d0, py::arg(D::p1) = D::d1);
+      if (in_place)
+        cls.def(name_.c_str(), [op](const Tensor& x, double a, double b) { return unary_inplace(op, x, a, b); },
+                doc_.c_str(), py::arg(D::p0) = D::d0, py::arg(D::p1) = D::d1);
     }
   }
 }

@@ -34,6 +34,12 @@ Tensor inplace_with(const Tensor& x, F compute) {
 }
 
 Tensor inplace(BinaryOp op, const Tensor& x, py::handle y) {
+  if (op == BinaryOp::Pow && !is_tensor(y)) {  // x ** number: the fused formula of pow, as out of place
+    Scalar c = to_scalar(y, "pow");
+    if (is_floating(x->dtype) && unary_into(UnaryOp::PowScalar, x, c.to<double>(), 0.0)) return x;
+  } else if (binary_into(op, x, operand(y, x, "binary"))) {
+    return x;
+  }
   return inplace_with(x, [&](const Tensor& src) { return binop(op, src, y, false); });
 }
 
@@ -89,6 +95,12 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
 
   cls.def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t->shape)); })
       .def_property_readonly("ndim", [](const Tensor& t) { return t->dim(); })
+      .def_property_readonly("T", [](const Tensor& t) {
+        IntList dims;
+        for (int64_t d = t->dim() - 1; d >= 0; --d) dims.push_back(d);
+        return permute(t, dims);
+      }, "All dims reversed.")
+      .def_property_readonly("mT", [](const Tensor& t) { return transpose(t, -2, -1); }, "The last two dims swapped.")
       .def_property_readonly("dtype", [](const Tensor& t) { return t->dtype; })
       .def_property_readonly("device", [](const Tensor& t) { return t->device(); })
       .def_property_readonly("is_cuda", [](const Tensor& t) { return t->device().type == DeviceType::CUDA; })

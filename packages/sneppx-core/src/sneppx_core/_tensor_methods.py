@@ -226,13 +226,15 @@ _METHODS = {
     "max": _ops.max, "min": _ops.min, "sort": _ops.sort, "topk": _ops.topk,
     "softmax": _ops.softmax, "log_softmax": _ops.log_softmax,
     "new_zeros": _new("zeros"), "new_ones": _new("ones"), "new_empty": _new("empty"),
-    "T": property(lambda self: self.permute(*reversed(range(self.ndim))), doc="All dims reversed."),
-    "mT": property(lambda self: self.transpose(-2, -1), doc="The last two dims swapped."),
     "data": property(lambda self: self.detach(), doc="The tensor without autograd history (shares memory)."),
 }
-_INPLACE = ["clamp", "masked_fill", "clip", "where", "lerp"] + [
-    name for name, _kind, predicate, *_ in _C._unary_ops() if not predicate
-]
+# Installed only where the backend's class lacks them (the compiled one binds them itself).
+_IF_MISSING = {
+    "T": property(lambda self: self.permute(*reversed(range(self.ndim))), doc="All dims reversed."),
+    "mT": property(lambda self: self.transpose(-2, -1), doc="The last two dims swapped."),
+}
+_INPLACE = ["clamp", "masked_fill", "clip", "where", "lerp"]
+_UNARY = [name for name, _kind, predicate, *_ in _C._unary_ops() if not predicate]
 
 
 def install(cls=Tensor):
@@ -242,6 +244,10 @@ def install(cls=Tensor):
     methods = dict(_METHODS)
     for name in _INPLACE:
         methods[name + "_"] = _inplace(name)
+    for name in _UNARY:  # the compiled backend binds these itself (written into the tensor's memory)
+        if not hasattr(cls, name + "_"):
+            methods[name + "_"] = _inplace(name)
+    methods.update({name: fn for name, fn in _IF_MISSING.items() if not hasattr(cls, name)})
     for name, fn in methods.items():
         setattr(cls, name, fn)
     for name in ["float", "double", "half", "bfloat16", "long", "int", "bool", "byte"]:

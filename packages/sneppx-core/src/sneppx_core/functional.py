@@ -57,10 +57,12 @@ def _activation(name, params):
                 if k not in defaults:
                     raise TypeError(f"[{name}] got an unexpected keyword argument {k!r}")
                 values[k] = v
-            out = op(input, *[float(values[p]) for p in names])
+            values = [float(values[p]) for p in names]
         else:  # positional parameters only (the common call): no dict to build
-            out = op(input, *map(float, args), *default_values[len(args):])
-        return input.copy_(out) if inplace else out
+            values = [*map(float, args), *default_values[len(args):]]
+        if inplace:  # the in-place method: into input's memory where autograd records nothing
+            return getattr(input, name + "_")(*values)
+        return op(input, *values)
 
     f.__name__ = f.__qualname__ = name
     sig = ", ".join(["input"] + [f"{p}={d!r}" for p, d in params] + ["inplace=False"])
