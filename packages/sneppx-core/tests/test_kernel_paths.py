@@ -3,7 +3,7 @@
 transposing copies by tiles (ragged edges included), copies of whole rows under permuted outer
 dims, matrix products split over the thread pool, and one-row / one-column matrix products in
 every operand layout; copies of short rows, of rows into shifted views (roll, cat) and of flipped
-rows; the one-pass lerp; and the reuse order of the block cache."""
+rows; the one-pass lerp; the reuse order of the block cache; and integer powers by squaring."""
 
 from __future__ import annotations
 
@@ -492,3 +492,24 @@ def test_where_in_every_operand_layout(threads, dtype):
                     (np.ascontiguousarray(cond.T).T, a, b)):
         got = sx.where(sx.from_numpy(np.asarray(c)), sx.from_numpy(np.asarray(x)), sx.from_numpy(np.asarray(y)))
         np.testing.assert_array_equal(got.numpy(), np.where(c, x, y))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_integer_powers_wrap_and_take_negative_exponents(threads, dtype):
+    # blocks whose largest exponent differs (0 only, small, past the bit width), products that wrap
+    # as in two's complement, and negative exponents (1, -1 and 0 results)
+    rng = np.random.default_rng(7)
+    bits = np.dtype(dtype).itemsize * 8
+    a = rng.integers(-7, 8, 5000).astype(dtype)
+    b = rng.integers(-3, 12, 5000).astype(dtype)
+    b[:256] = 0
+    b[1000:1300] = rng.integers(0, 3 * bits, 300)
+    ref = []
+    for x, y in zip(a.tolist(), b.tolist()):
+        v = pow(x, y) if y >= 0 else (1 if x == 1 else ((-1 if y % 2 else 1) if x == -1 else 0))
+        v %= 1 << bits
+        ref.append(v - (1 << bits) if v >= 1 << (bits - 1) else v)
+    got = (sx.from_numpy(a) ** sx.from_numpy(b)).numpy()
+    np.testing.assert_array_equal(got, np.array(ref, dtype=dtype))
+    np.testing.assert_array_equal((2 ** sx.from_numpy(np.abs(b[:2000]))).numpy(),
+                                  np.array([pow(2, int(y)) % (1 << bits) for y in np.abs(b[:2000])], dtype=np.uint64).astype(dtype))

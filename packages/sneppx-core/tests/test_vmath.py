@@ -1,7 +1,7 @@
 """float32 transcendentals (the polynomial forms in cpu/vmath.h and cpu/nn_math.h) against NumPy's
 float64 results over wide ranges: error in units in the last place (ulp) of the float32 result,
 special values (0, -0, inf, NaN, subnormals), and the same values through the contiguous, in-place
-and strided kernel paths. The binary ops with float32 fast paths (remainder, atan2) are checked
+and strided kernel paths. The binary ops with float32 fast paths (remainder, atan2, pow) are checked
 against NumPy as well, remainder exactly."""
 
 from __future__ import annotations
@@ -160,3 +160,28 @@ def test_atan2_float32_within_three_ulp():
     err = ulp_error(ours, ref)
     assert err.max() <= 3, (y[err.argmax()], x[err.argmax()], ours[err.argmax()], ref[err.argmax()])
     np.testing.assert_array_equal(np.signbit(ours[ref == 0]), np.signbit(ref[ref == 0]))
+
+
+def test_pow_float32_within_one_ulp_and_specials_exact():
+    # bases over the whole positive range, exponents that keep most results finite, integer powers,
+    # results in the subnormal range, and every special pairing of base and exponent
+    n = 20000
+    x = log_uniform(RNG, 1e-30, 1e30, n, signed=False)
+    y = RNG.uniform(-4, 4, n).astype(F32)
+    xi = RNG.integers(1, 13, 2000).astype(F32)
+    yi = RNG.integers(-6, 7, 2000).astype(F32)
+    xs = np.repeat(SPECIAL, SPECIAL.size)
+    ys = np.tile(np.concatenate([SPECIAL[:12], [3.0, -3.0, 0.5, 200.0, -200.0, -149.5, 1e30]]).astype(F32), SPECIAL.size)
+    ys = ys[:xs.size]
+    a = np.concatenate([x, xi, F32(2.0) + np.zeros(300, F32), xs])
+    b = np.concatenate([y, yi, np.linspace(-160, -120, 300).astype(F32), ys])
+    with np.errstate(all="ignore"):
+        ref = np.power(a.astype(np.float64), b.astype(np.float64))
+    for ours in [(sx.tensor(a) ** sx.tensor(b)).numpy(), (sx.tensor(a).t() ** sx.tensor(b).t()).numpy()]:
+        err = ulp_error(ours, ref)
+        assert err.max() <= 1, (a[err.argmax()], b[err.argmax()], ours[err.argmax()], ref[err.argmax()])
+    whole = yi >= 0  # powers below 2^24: exact in float32
+    np.testing.assert_array_equal((sx.tensor(xi[whole]) ** sx.tensor(yi[whole])).numpy(), np.power(xi[whole], yi[whole]))
+    with np.errstate(all="ignore"):
+        ref_r = np.power(F32(2.0), b.astype(np.float64))
+    assert ulp_error((2.0 ** sx.tensor(b)).numpy(), ref_r).max() <= 1  # a number as the base

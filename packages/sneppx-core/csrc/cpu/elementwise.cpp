@@ -158,6 +158,10 @@ void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) 
       return run2_checked(out, a, b, [](float x, float y) { return rem_fast(x, y); },
                           [](float x, float y) { return rem_out_of_range(x, y); },
                           [](float x, float y) { return pymod(x, y); });
+    if (op == BinaryOp::Pow)
+      return run2_checked(out, a, b, [](float x, float y) { return vpow(x, y); },
+                          [](float x, float y) { return pow_out_of_range(x, y); },
+                          [](float x, float y) { return std::pow(x, y); });
     if (op == BinaryOp::Atan2)
       return run2_checked(out, a, b, [](float y, float x) { return vatan2(y, x); },
                           [](float y, float x) { return atan2_out_of_range(y, x); },

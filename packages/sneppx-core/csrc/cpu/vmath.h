@@ -208,6 +208,51 @@ inline float vatan(float x) {
   float res = std::copysign(atan_core(std::fabs(x)), x);
   return x != x ? x : res;
 }
+// x ** y for x a positive normal float and y finite (pow_out_of_range: the others go to <cmath>),
+// evaluated in double: log2 x from x's exponent and an atanh series for its mantissa, then 2^(y log2 x)
+// from a polynomial. The double result is within about 1e-15 of the exact power, so its one rounding
+// to float (which also gives subnormal results, 0 and inf) is within a hair of half an ulp.
+inline bool pow_out_of_range(float x, float y) { return !(x >= 1.17549435e-38f && x < INFINITY) || !(std::fabs(y) < INFINITY); }
+inline float vpow(float x, float y) {
+  int32_t xb = std::bit_cast<int32_t>(x);
+  int32_t e = (xb >> 23) - 127;
+  float mf = std::bit_cast<float>((xb & 0x7fffff) | 0x3f800000);  // x = mf 2^e, mf in [1, 2)
+  bool high = mf > 1.41421356f;
+  mf = high ? 0.5f * mf : mf;  // now in [sqrt(1/2), sqrt(2)]
+  e = high ? e + 1 : e;
+  double m = double(mf), sd = (m - 1.0) / (m + 1.0), s2 = sd * sd;
+  double q = 1.0 / 21;  // ln m = 2 s (1 + s^2/3 + s^4/5 + ...), |s| < 0.172
+  q = q * s2 + 1.0 / 19;
+  q = q * s2 + 1.0 / 17;
+  q = q * s2 + 1.0 / 15;
+  q = q * s2 + 1.0 / 13;
+  q = q * s2 + 1.0 / 11;
+  q = q * s2 + 1.0 / 9;
+  q = q * s2 + 1.0 / 7;
+  q = q * s2 + 1.0 / 5;
+  q = q * s2 + 1.0 / 3;
+  q = q * s2 + 1.0;
+  double t = double(y) * (double(e) + 2.0 * sd * q * 1.4426950408889634);  // y log2 x
+  t = t < -1000.0 ? -1000.0 : (t > 1000.0 ? 1000.0 : t);
+  constexpr double kRound = 6755399441055744.0;  // 1.5 * 2^52: adding it rounds to an integer
+  double tn = t + kRound, n = tn - kRound, g = (t - n) * 0.6931471805599453;  // 2^(t - n) = e^g, |g| <= 0.35
+  double p = 1.0 / 479001600;  // e^g to degree 12
+  p = p * g + 1.0 / 39916800;
+  p = p * g + 1.0 / 3628800;
+  p = p * g + 1.0 / 362880;
+  p = p * g + 1.0 / 40320;
+  p = p * g + 1.0 / 5040;
+  p = p * g + 1.0 / 720;
+  p = p * g + 1.0 / 120;
+  p = p * g + 1.0 / 24;
+  p = p * g + 1.0 / 6;
+  p = p * g + 0.5;
+  p = p * g + 1.0;
+  p = p * g + 1.0;
+  int64_t ni = std::bit_cast<int64_t>(tn) - std::bit_cast<int64_t>(kRound);
+  return float(p * std::bit_cast<double>((ni + 1023) << 52));
+}
+
 // atan2(y, x) for finite arguments not both zero (atan2_out_of_range: the others go to <cmath>).
 inline bool atan2_out_of_range(float y, float x) {
   return !(std::fabs(x) < INFINITY && std::fabs(y) < INFINITY) || (x == 0.0f && y == 0.0f);
