@@ -280,16 +280,17 @@ _BAD_INDEX_OPS = [("gather", lambda x, d, i, s: x.gather(d, i)), ("scatter", lam
 @pytest.mark.parametrize("d", [0, 1, 2, -1])
 @pytest.mark.parametrize("shrink", [0, 1])
 @pytest.mark.parametrize("at", ["first", "middle", "last"])
-def test_gather_scatter_index_out_of_range(threads, d, shrink, at):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])  # float32 lines take four-wide hardware gathers
+def test_gather_scatter_index_out_of_range(threads, d, shrink, at, dtype):
     shape = (30, 40, 50)
     dd = d % 3
     n = shape[dd]
-    a = RNG.standard_normal(shape)
+    a = RNG.standard_normal(shape).astype(dtype)
     for bad in (n, -n - 1, 2**40, -(2**62)):
         idx = _index_like(shape, dd, shrink, -n, n)
         flat = idx.reshape(-1)
         flat[{"first": 0, "middle": flat.size // 2, "last": flat.size - 1}[at]] = bad
-        ti, src = sx.from_numpy(idx), sx.from_numpy(RNG.standard_normal(idx.shape))
+        ti, src = sx.from_numpy(idx), sx.from_numpy(RNG.standard_normal(idx.shape).astype(dtype))
         for op, fn in _BAD_INDEX_OPS:
             with pytest.raises(IndexError, match=rf"^\[{op}\] index {bad} is out of bounds for dimension {dd} "
                                                  rf"with size {n}$"):
