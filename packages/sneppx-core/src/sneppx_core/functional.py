@@ -46,6 +46,8 @@ def _activation(name, params):
     default_values = [float(d) for _, d in params]
 
     def f(input, *args, inplace=False, **kwargs):
+        if not (args or kwargs or inplace):  # f(x), the most common call
+            return op(input, *default_values)
         if len(args) == len(names) + 1 and not inplace:  # inplace given by position, as PyTorch allows
             args, inplace = args[:-1], bool(args[-1])
         if len(args) > len(names):
