@@ -406,3 +406,31 @@ def test_short_integer_rows_sum_exactly(dtype):
         assert x.sum().item() == 3 * a.astype(np.int64).sum()
         np.testing.assert_array_equal(x.sum(1).numpy(), np.full(3, a.astype(np.int64).sum()))
         assert sx.sum(x.t(), dim=(0, 1), dtype=sx.float64).item() == 3 * a.astype(np.float64).sum()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32, np.int64, np.uint8, np.bool_])
+@pytest.mark.parametrize("descending", [False, True])
+def test_sorts_and_topk_with_ties_over_long_rows(threads, dtype, descending):
+    # rows of several 64-element blocks with many ties (and NaN, -0.0 for floats): sorts of values of at
+    # most 32 bits pack key and position into one word; top-k of a few skips blocks above its k-th best
+    rows, n = 9, 300
+    if dtype == np.bool_:
+        a = RNG.random((rows, n)) < 0.5
+    elif np.issubdtype(dtype, np.integer):
+        a = RNG.integers(0, 6, (rows, n)).astype(dtype)
+    else:
+        a = RNG.integers(-3, 4, (rows, n)).astype(dtype)
+        a[:, ::17] = np.nan
+        a[:, 5::23] = -0.0
+    key = np.where(np.isnan(a), np.inf, a).astype(np.float64) if a.dtype.kind == "f" else a.astype(np.int64)
+    order = np.argsort(-key if descending else key, axis=1, kind="stable")
+    if a.dtype.kind == "f" and descending:  # NaN first, then the values high to low, ties in position order
+        order = np.argsort(np.where(np.isnan(a), -np.inf, -a.astype(np.float64)), axis=1, kind="stable")
+    x = sx.from_numpy(a)
+    v, i = x.sort(dim=1, stable=True, descending=descending)
+    np.testing.assert_array_equal(i.numpy(), order)
+    np.testing.assert_array_equal(v.numpy(), np.take_along_axis(a, order, 1))
+    for k in (1, 3, 16, 17):
+        v, i = x.topk(k, dim=1, largest=descending)
+        np.testing.assert_array_equal(i.numpy(), order[:, :k], err_msg=f"k={k}")
+        np.testing.assert_array_equal(v.numpy(), np.take_along_axis(a, order[:, :k], 1))

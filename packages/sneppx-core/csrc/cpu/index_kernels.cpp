@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -440,6 +441,35 @@ template <typename C> uint64_t sort_key(C v) {
   }
 }
 
+// sort_key for values of at most 32 bits (float32, float16, bfloat16 as floats; int32, uint8, bool as
+// integers), in 32 bits.
+template <typename T, typename C> uint32_t sort_key32(C v) {
+  if constexpr (std::is_integral_v<C>) {
+    return uint32_t(int32_t(v)) ^ (uint32_t(1) << 31);
+  } else {
+    float f = v != v ? std::numeric_limits<float>::quiet_NaN() : (v == 0 ? 0.0f : float(v));
+    uint32_t u = std::bit_cast<uint32_t>(f);
+    return u ^ (uint32_t(int32_t(u) >> 31) | (uint32_t(1) << 31));
+  }
+}
+
+// Rows of values of at most 32 bits: each (key, position) pair packed into one 64-bit word, sorted as
+// plain integers.
+template <typename T, typename C>
+void sort_packed(const T* row, int64_t n, int64_t k, bool descending, std::vector<uint64_t>& keyed, T* vo,
+                 int64_t* io) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t key = sort_key32<T, C>(C(row[i]));
+    keyed[size_t(i)] = (uint64_t(descending ? ~key : key) << 32) | uint64_t(i);
+  }
+  if (k == n) std::sort(keyed.begin(), keyed.end());
+  else std::partial_sort(keyed.begin(), keyed.begin() + k, keyed.end());
+  for (int64_t j = 0; j < k; ++j) {
+    io[j] = int64_t(keyed[size_t(j)] & 0xffffffffu);
+    vo[j] = row[io[j]];
+  }
+}
+
 // Each row is sorted as (key, position) pairs: positions break ties, so every sort is stable, and the
 // comparisons read no row data. A top-k of a few (k <= kFewBest) keeps them in one pass instead.
 constexpr int64_t kFewBest = 16;
@@ -449,19 +479,38 @@ void sort_rows_cpu(const Tensor& rows, const Tensor& values, const Tensor& indic
   SX_DISPATCH_ALL(rows->dtype, "sort", [&] {
     using T = scalar_t;
     using C = std::conditional_t<std::is_same_v<T, bool>, bool, acc_t<T>>;
+    constexpr bool narrow = sizeof(T) <= 4;
+    const bool packed = narrow && k > kFewBest && n <= int64_t(UINT32_MAX);
     parallel_for(nrows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
-      std::vector<std::pair<uint64_t, int64_t>> keyed(static_cast<size_t>(k <= kFewBest ? k : n));
+      std::vector<std::pair<uint64_t, int64_t>> keyed(static_cast<size_t>(packed ? 0 : k <= kFewBest ? k : n));
+      std::vector<uint64_t> keyed64(static_cast<size_t>(packed ? n : 0));
       for (int64_t r = b; r < e; ++r) {
         const T* row = rows->data<T>() + r * n;
+        if constexpr (narrow) {
+          if (packed) {
+            sort_packed<T, C>(row, n, k, descending, keyed64, values->data<T>() + r * k, indices->data<int64_t>() + r * k);
+            continue;
+          }
+        }
         if (k <= kFewBest) {  // a few best: one pass keeping them sorted, a compare per element
           int64_t m = 0;
-          for (int64_t i = 0; i < n; ++i) {
-            uint64_t key = sort_key<C>(C(row[i]));
-            if (descending) key = ~key;
-            if (m == k && key >= keyed[size_t(k - 1)].first) continue;  // equal keys keep the earlier position
-            int64_t j = m < k ? m++ : k - 1;
-            for (; j > 0 && keyed[size_t(j - 1)].first > key; --j) keyed[size_t(j)] = keyed[size_t(j - 1)];
-            keyed[size_t(j)] = {key, i};
+          constexpr int64_t kBlk = 64;  // keys a block at a time; a block with none below the k-th best is skipped
+          uint64_t block[kBlk];
+          for (int64_t i0 = 0; i0 < n; i0 += kBlk) {
+            int64_t len = std::min(kBlk, n - i0);
+            uint64_t lo = ~uint64_t(0), flip = descending ? ~uint64_t(0) : 0;
+            for (int64_t i = 0; i < len; ++i) {
+              block[i] = sort_key<C>(C(row[i0 + i])) ^ flip;
+              lo = std::min(lo, block[i]);
+            }
+            if (m == k && lo >= keyed[size_t(k - 1)].first) continue;
+            for (int64_t i = 0; i < len; ++i) {
+              uint64_t key = block[i];
+              if (m == k && key >= keyed[size_t(k - 1)].first) continue;  // equal keys keep the earlier position
+              int64_t j = m < k ? m++ : k - 1;
+              for (; j > 0 && keyed[size_t(j - 1)].first > key; --j) keyed[size_t(j)] = keyed[size_t(j - 1)];
+              keyed[size_t(j)] = {key, i0 + i};
+            }
           }
           T* vo = values->data<T>() + r * k;
           int64_t* io = indices->data<int64_t>() + r * k;
