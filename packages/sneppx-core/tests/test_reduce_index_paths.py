@@ -280,7 +280,7 @@ _BAD_INDEX_OPS = [("gather", lambda x, d, i, s: x.gather(d, i)), ("scatter", lam
 @pytest.mark.parametrize("d", [0, 1, 2, -1])
 @pytest.mark.parametrize("shrink", [0, 1])
 @pytest.mark.parametrize("at", ["first", "middle", "last"])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])  # float32 lines take four-wide hardware gathers
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_gather_scatter_index_out_of_range(threads, d, shrink, at, dtype):
     shape = (30, 40, 50)
     dd = d % 3

@@ -10,9 +10,6 @@
 #include <array>
 #include <atomic>
 #include <bit>
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
 #include <vector>
 #include <cstring>
 #include <limits>
@@ -119,41 +116,29 @@ bool each_index(const int64_t* ix, int64_t is, int64_t cnt, int64_t size, F&& f)
   return true;
 }
 
+// y[m] = x[ix[m]] for m < cnt, negative indices wrapped; false when an index lies outside [-size, size)
+// (y then holds other values). Branch-free, so that the loads of consecutive elements overlap.
+template <typename T>
+bool gather_line(T* y, const T* x, const int64_t* ix, int64_t cnt, int64_t size) {
+  if (size == 0) return cnt == 0;
+  bool ok = true;
+  for (int64_t m = 0; m < cnt; ++m) {
+    int64_t i = ix[m];
+    i += i < 0 ? size : 0;
+    bool in = uint64_t(i) < uint64_t(size);
+    ok &= in;
+    y[m] = x[in ? i : 0];
+  }
+  return ok;
+}
+
 // y[m * ys] = x[i(m) * step + m * xs] for m < cnt, i(m) = ix[m * is]; false when an index is out of
 // range (y then holds part of the run, or other values). Unit compiles the common case of a line along
 // the last dim of contiguous operands: ys = is = step = 1, xs = 0.
 template <typename T, bool Unit>
 bool gather_run(T* y, const T* x, const int64_t* ix, int64_t cnt, int64_t size, int64_t step, int64_t ys,
                 int64_t xs, int64_t is) {
-  if constexpr (Unit) {  // branch-free, so that the loads of consecutive elements overlap
-    if (size == 0) return cnt == 0;
-    bool ok = true;
-    int64_t m = 0;
-#if defined(__AVX2__)
-    if constexpr (sizeof(T) == 4) {  // four elements per hardware gather
-      const __m256i n = _mm256_set1_epi64x(size), zero = _mm256_setzero_si256(), minus1 = _mm256_set1_epi64x(-1);
-      __m256i bad = zero;
-      for (; m + 4 <= cnt; m += 4) {
-        __m256i i = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ix + m));
-        i = _mm256_add_epi64(i, _mm256_and_si256(_mm256_cmpgt_epi64(zero, i), n));  // wrap negatives
-        __m256i out = _mm256_or_si256(_mm256_cmpgt_epi64(zero, i), _mm256_cmpgt_epi64(i, _mm256_sub_epi64(n, _mm256_set1_epi64x(1))));
-        bad = _mm256_or_si256(bad, out);
-        i = _mm256_andnot_si256(out, i);  // a bad index reads element 0
-        __m128 v = _mm256_i64gather_ps(reinterpret_cast<const float*>(x), i, 4);
-        _mm_storeu_ps(reinterpret_cast<float*>(y + m), v);
-      }
-      ok = _mm256_testz_si256(bad, minus1);
-    }
-#endif
-    for (; m < cnt; ++m) {
-      int64_t i = ix[m];
-      i += i < 0 ? size : 0;
-      bool in = uint64_t(i) < uint64_t(size);
-      ok &= in;
-      y[m] = x[in ? i : 0];  // a bad index reads element 0; the caller raises and drops y
-    }
-    return ok;
-  }
+  if constexpr (Unit) return gather_line(y, x, ix, cnt, size);
   return each_index(ix, is, cnt, size, [&](int64_t m, int64_t i) { y[m * ys] = x[i * step + m * xs]; });
 }
 
