@@ -237,7 +237,10 @@ Tensor norm(const Tensor& x, double p, const OptDims& dims, bool keepdim) {
   if (p == 2) return sqrt(sum(mul(x, x), dims, keepdim));
   if (p == 1) return sum(unary(UnaryOp::Abs, x), dims, keepdim);
   if (std::isinf(p)) return p > 0 ? amax(unary(UnaryOp::Abs, x), dims, keepdim) : amin(unary(UnaryOp::Abs, x), dims, keepdim);
-  if (p == 0) return sum(to_dtype(binary(BinaryOp::Ne, x, zeros_like(x)), x->dtype), dims, keepdim);
+  if (p == 0) {  // the count of nonzeros, in x's dtype
+    Tensor nonzero = binary(BinaryOp::Ne, x, scalar_tensor(Scalar(0.0), x->dtype, x->device()));
+    return sum(nonzero, dims, keepdim, x->dtype);
+  }
   return pow(sum(pow(unary(UnaryOp::Abs, x), Scalar(p)), dims, keepdim), Scalar(1.0 / p));
 }
 
