@@ -389,7 +389,8 @@ void copy(const Tensor& dst, const Tensor& src) {
           copy_bytes(dst->raw(), src->raw(), size_t(dst->numel()) * sizeof(D));
           return;
         }
-        if (copy_transposed<D>(dst, src) || copy_rows<D>(dst, src)) return;
+        // (a transposing copy needs 32 x 32 elements and a copy of whole rows pays off from a few hundred)
+        if (dst->numel() >= 1024 && (copy_transposed<D>(dst, src) || copy_rows<D>(dst, src))) return;
         for_each<2>(dst->shape, {dst.get(), src.get()}, [&](char** p, const int64_t* s, int64_t n) {
           constexpr int64_t es = sizeof(D);
           if (s[0] == es && s[1] == es) {
