@@ -12,7 +12,7 @@ namespace {
 // `bad(v)` marks inputs where `f` is out of its range (see out_of_range in ops/unary_defs.h); the loop
 // only notes whether there were any, and a second pass computes those elements with `exact`.
 template <typename O, typename T, typename F, typename B, typename E>
-[[gnu::noinline]] void map1_contig(O* __restrict o, const T* __restrict a, int64_t n, F f, B bad, E exact) {
+[[gnu::noinline, gnu::flatten]] void map1_contig(O* __restrict o, const T* __restrict a, int64_t n, F f, B bad, E exact) {
   using C = acc_t<T>;
   int any = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -27,7 +27,7 @@ template <typename O, typename T, typename F, typename B, typename E>
 // map1_contig written into its input: blocks of L1 size, each checked for out-of-range inputs before
 // it is overwritten (the check folds away for formulas without a range).
 template <typename T, typename F, typename B, typename E>
-[[gnu::noinline]] void map1_inplace(T* o, int64_t n, F f, B bad, E exact) {
+[[gnu::noinline, gnu::flatten]] void map1_inplace(T* o, int64_t n, F f, B bad, E exact) {
   using C = acc_t<T>;
   constexpr int64_t kBlk = 512;
   for (int64_t i0 = 0; i0 < n; i0 += kBlk) {
@@ -43,7 +43,7 @@ template <typename T, typename F, typename B, typename E>
   }
 }
 template <typename T, typename F>
-[[gnu::noinline]] void map2_contig(T* __restrict o, const T* __restrict g, const T* __restrict x, int64_t n, F h) {
+[[gnu::noinline, gnu::flatten]] void map2_contig(T* __restrict o, const T* __restrict g, const T* __restrict x, int64_t n, F h) {
   using C = acc_t<T>;
   for (int64_t i = 0; i < n; ++i) o[i] = T(C(g[i]) * h(C(x[i])));
 }
