@@ -428,7 +428,7 @@ template <typename C> uint64_t sort_key(C v) {
 
 // sort_key for values of at most 32 bits (float32, float16, bfloat16 as floats; int32, uint8, bool as
 // integers), in 32 bits.
-template <typename T, typename C> uint32_t sort_key32(C v) {
+template <typename C> uint32_t sort_key32(C v) {
   if constexpr (std::is_integral_v<C>) {
     return uint32_t(int32_t(v)) ^ (uint32_t(1) << 31);
   } else {
@@ -444,7 +444,7 @@ template <typename T, typename C>
 void sort_packed(const T* row, int64_t n, int64_t k, bool descending, std::vector<uint64_t>& keyed, T* vo,
                  int64_t* io) {
   for (int64_t i = 0; i < n; ++i) {
-    uint32_t key = sort_key32<T, C>(C(row[i]));
+    uint32_t key = sort_key32<C>(C(row[i]));
     keyed[size_t(i)] = (uint64_t(descending ? ~key : key) << 32) | uint64_t(i);
   }
   if (k == n) std::sort(keyed.begin(), keyed.end());

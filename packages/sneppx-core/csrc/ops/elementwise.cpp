@@ -176,9 +176,8 @@ bool binary_into(BinaryOp op, const Tensor& x, const Tensor& b) {
   if (x->device() != b->device() || result_type(x, b) != x->dtype || needs_grad({&x, &b})) return false;
   if ((op == BinaryOp::Div || op == BinaryOp::FloorDiv) && !is_floating(x->dtype)) return false;
   if (op == BinaryOp::Sub && x->dtype == DType::Bool) return false;
-  bool same = b.get() == x.get() || (b->storage == x->storage && b->offset == x->offset && b->shape == x->shape &&
-                                     b->strides == x->strides);
-  if (b->storage == x->storage && !same) return false;
+  bool same_view = b->offset == x->offset && b->shape == x->shape && b->strides == x->strides;
+  if (b->storage == x->storage && !same_view) return false;  // b overlaps x in another layout
   if (broadcast_shapes(x->shape, b->shape, binary_name(op)) != x->shape || !elements_distinct(x)) return false;
   x->check_writable(binary_name(op));
   kern::binary(x->device())(op, x, x, expand_view(cast_nograd(b, x->dtype), x->shape));

@@ -27,12 +27,11 @@ std::optional<int64_t> opt_int(py::handle h) {
   return h.cast<int64_t>();
 }
 
-// x.op_(): into x's memory where unary_into allows; otherwise computed out of place (from a clone
-// when autograd tracks x, since the op may save its input) and copied back with copy_'s checks.
+// x.op_(): into x's memory where unary_into allows; otherwise computed out of place (from
+// inplace_source) and copied back with copy_'s checks.
 Tensor unary_inplace(UnaryOp op, const Tensor& x, double p0, double p1) {
   if (unary_into(op, x, p0, p1)) return x;
-  Tensor src = grad_mode::enabled() && x->requires_grad && !x->is_leaf() ? clone(x) : x;
-  assign_inplace(x, unary(op, src, p0, p1), "copy_");
+  assign_inplace(x, unary(op, inplace_source(x), p0, p1), "copy_");
   return x;
 }
 

@@ -22,10 +22,8 @@ Tensor binop(BinaryOp op, const Tensor& a, py::handle b, bool reverse) {
 // result already is x: add_ and sub_ with alpha may write into x directly).
 template <typename F>
 Tensor inplace_with(const Tensor& x, F compute) {
-  // When autograd tracks x, compute from a clone: the op may save its input for backward, and the
-  // write below would otherwise invalidate it (x.mul_(w) needs the old x for w's gradient).
-  Tensor src = grad_mode::enabled() && x->requires_grad && !x->is_leaf() ? clone(x) : x;
-  Tensor r = compute(src);
+  // x.mul_(w) under autograd computes from a clone: w's gradient needs the old x.
+  Tensor r = compute(inplace_source(x));
   if (r == x) return x;
   SX_CHECK(r->dtype == x->dtype || is_floating(x->dtype) || !is_floating(r->dtype), TypeError, "[inplace] result type ",
            dtype_name(r->dtype), " can't be cast to the output type ", dtype_name(x->dtype));

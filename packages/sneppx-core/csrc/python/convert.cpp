@@ -108,6 +108,10 @@ Tensor operand(py::handle h, const Tensor& other, const char* op) {
                       " for a tensor of ", describe(other)));
 }
 
+Tensor inplace_source(const Tensor& x) {
+  return grad_mode::enabled() && x->requires_grad && !x->is_leaf() ? clone(x) : x;
+}
+
 Tensor add_alpha(const Tensor& x, const Tensor& y, py::handle alpha, bool subtract, const char* op, bool into_x) {
   if (is_scalar(alpha))
     return add_scaled(x, y, to_scalar(alpha, op), subtract, into_x);

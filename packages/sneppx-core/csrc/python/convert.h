@@ -72,6 +72,9 @@ bool is_scalar(py::handle h);
 Scalar to_scalar(py::handle h, const char* op);
 // A Tensor operand for a binary op: tensors pass through, numbers become wrapped 0-d tensors.
 Tensor operand(py::handle h, const Tensor& other, const char* op);
+// The tensor an in-place op on x computes from: a clone when autograd tracks x (the op may save its
+// input for backward, and the write would invalidate it), else x itself.
+Tensor inplace_source(const Tensor& x);
 // x + alpha * y (x - alpha * y when `subtract`) for add and sub's alpha: a number takes add_scaled's
 // one pass (written into x when `into_x` and add_scaled finds it safe), another alpha (a tensor)
 // multiplies y as an operand first.
