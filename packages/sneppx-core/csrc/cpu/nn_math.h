@@ -1,6 +1,7 @@
 // Branch-free float math for the nn kernels (log, log1p, erf), written so that loops calling
 // them vectorise; double versions forward to <cmath>. Complements cpu/vmath.h.
 #pragma once
+#include <algorithm>
 #include <bit>
 #include <cfloat>
 #include <cmath>
@@ -98,18 +99,24 @@ inline float vlog1p(float w) {
   return w == INFINITY ? w : r;
 }
 
-// erf by Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7), the same formula PyTorch vectorises.
+// erf by Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7), the same formula PyTorch vectorises. exp(-x^2)
+// is clamped at e^-87.3 (where it stops mattering next to 1) and needs no overflow handling; the sign
+// is copied from x, and NaN propagates through every step. Written with fabs/max/copysign so that
+// the loops calling it vectorise to and/max/or instead of compare-and-blend pairs.
 inline float verf(float x) {
-  float a = x < 0 ? -x : x;
+  float a = std::fabs(x);
   float t = 1.0f / (1.0f + 0.3275911f * a);
   float p = 1.061405429f;
   p = p * t - 1.453152027f;
   p = p * t + 1.421413741f;
   p = p * t - 0.284496736f;
   p = p * t + 0.254829592f;
-  float r = 1.0f - p * t * vexp(-a * a);
-  r = x < 0 ? -r : r;
-  return x != x ? x : r;
+  float z = std::max(-a * a, -87.3f);
+  float k = z * 1.44269504088896341f + 12582912.0f;  // round(z / ln 2) in the low mantissa bits
+  float n = k - 12582912.0f;
+  float scale = std::bit_cast<float>((std::bit_cast<uint32_t>(k) + 127u) << 23);
+  float r = z - n * 0.693359375f + n * 2.12194440e-4f;
+  return std::copysign(1.0f - p * t * (exp_poly(r) * scale), x);
 }
 
 template <typename T> inline T slog(T x) { return std::log(x); }
