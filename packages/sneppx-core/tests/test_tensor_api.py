@@ -528,3 +528,36 @@ def test_repr_matches_torch(data, dtype, torch):
     a = repr(sx.tensor(data, dtype=dtype))
     b = repr(torch.tensor(data, dtype=getattr(torch, dtype) if dtype else None)).replace("torch.", "sneppx.")
     assert a == b
+
+
+# ---------------------------------------------------------------- accessors read on every layer call
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dtype_and_device_are_shared_objects(dtype):
+    x = sx.zeros(2, 3, dtype=dtype)
+    assert x.dtype is getattr(sx, dtype if dtype != "bool" else "bool_") and x.dtype == dtype
+    assert x.device is sx.ones(1).device and x.device == sx.device("cpu") and str(x.device) == "cpu"
+    assert x.shape == (2, 3) and type(x.shape) is tuple and x.ndim == x.dim() == 2 and x.numel() == 6
+
+
+def test_contiguous_returns_self_or_a_recorded_copy():
+    x = sx.randn(3, 4, requires_grad=True)
+    assert x.contiguous() is x and x.is_contiguous()
+    t = x.T
+    assert not t.is_contiguous()
+    c = t.contiguous()
+    assert c is not t and c.is_contiguous() and c.shape == (4, 3)
+    np.testing.assert_array_equal(c.detach().numpy(), x.detach().numpy().T)
+    (c * sx.arange(12.0).reshape(4, 3)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.arange(12.0, dtype=np.float32).reshape(4, 3).T)
+    assert sx.zeros(0, 5).T.contiguous().shape == (5, 0) and sx.tensor(2.0).contiguous().shape == ()
+
+
+def test_accessors_reject_other_objects():
+    for name in ("contiguous", "dim", "numel", "is_contiguous"):
+        with pytest.raises(TypeError):
+            getattr(sx.Tensor, name)(5)
+    for name in ("dtype", "device", "shape", "ndim"):
+        with pytest.raises(TypeError):
+            getattr(sx.Tensor, name).__get__(5)
+        with pytest.raises(AttributeError):
+            setattr(sx.ones(1), name, None)

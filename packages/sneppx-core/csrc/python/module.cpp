@@ -11,6 +11,7 @@
 namespace sx {
 void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls);
 void bind_ops(py::module_& m, py::class_<TensorImpl, Tensor>& cls);
+void install_fast_methods(py::module_& m, py::handle tensor_type);
 void bind_nn(py::module_& m);
 void bind_conv(py::module_& m);
 }  // namespace sx
@@ -239,4 +240,5 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
   bind_ops(m, cls);
   bind_nn(m);
   bind_conv(m);
+  install_fast_methods(m, cls);  // last: replaces some of the definitions above
 }
