@@ -202,26 +202,35 @@ template <typename C> C nan_min(C a, C b) {
 }
 
 // Max/min of a contiguous float row with GCC/Clang vector extensions (the auto-vectoriser
-// does not turn NaN-propagating max into vector code). NaN anywhere gives NaN, as in PyTorch.
+// does not turn NaN-propagating max into vector code). NaN anywhere gives NaN, as in PyTorch: the
+// lanes' min/max skip NaNs and a mask of unordered lanes records them. Four independent
+// accumulators, so that the loop runs at the load rate rather than at the latency of one chain.
 template <typename C, bool IsMax>
 C row_extreme(const C* p, int64_t n) {
   constexpr int L = 32 / sizeof(C);
   typedef C vec __attribute__((vector_size(32)));
+  using I = std::conditional_t<sizeof(C) == 4, int32_t, int64_t>;
+  typedef I mask __attribute__((vector_size(32)));
   C init = IsMax ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity();
-  vec acc, bad;
-  for (int k = 0; k < L; ++k) acc[k] = init, bad[k] = 0;
-  int64_t i = 0;
-  for (; i + L <= n; i += L) {
+  vec acc[4];
+  mask bad = {};
+  for (auto& a : acc)
+    for (int k = 0; k < L; ++k) a[k] = init;
+  auto step = [&](vec& a, const C* q) {
     vec v;
-    std::memcpy(&v, p + i, sizeof(vec));
-    acc = IsMax ? (v > acc ? v : acc) : (v < acc ? v : acc);
-    bad = (v != v) ? v : bad;
-  }
+    std::memcpy(&v, q, sizeof(vec));
+    a = IsMax ? (v > a ? v : a) : (v < a ? v : a);
+    bad |= (v != v);
+  };
+  int64_t i = 0;
+  for (; i + 4 * L <= n; i += 4 * L)
+    for (int u = 0; u < 4; ++u) step(acc[u], p + i + u * L);
+  for (; i + L <= n; i += L) step(acc[0], p + i);
   C r = init;
   bool nan = false;
   for (int k = 0; k < L; ++k) {
-    r = IsMax ? (acc[k] > r ? acc[k] : r) : (acc[k] < r ? acc[k] : r);
-    nan = nan || bad[k] != bad[k];
+    for (auto& a : acc) r = IsMax ? (a[k] > r ? a[k] : r) : (a[k] < r ? a[k] : r);
+    nan = nan || bad[k] != 0;
   }
   for (; i < n; ++i) {
     r = IsMax ? (p[i] > r ? p[i] : r) : (p[i] < r ? p[i] : r);
