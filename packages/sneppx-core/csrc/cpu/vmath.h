@@ -1,5 +1,6 @@
 // Branch-free float math that the compiler vectorises (no calls in the loop body).
 #pragma once
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -71,14 +72,15 @@ inline float expm1_poly(float r) {
 }
 
 // 2^x: x = n + r with |r| <= 1/2 (exact), 2^r = exp(r ln2); subnormal results and overflow to inf.
+// The clamp is max/min (which keep a NaN x, and the NaN then runs through every step), so loops
+// vectorise it to two instructions.
 inline float vexp2(float x) {
-  float xc = x < -151.0f ? -151.0f : (x > 129.0f ? 129.0f : x);
+  float xc = std::min(std::max(x, -151.0f), 129.0f);
   float t = xc + 12582912.0f;  // 1.5 * 2^23: rounds to an integer held in the low mantissa bits
   float n = t - 12582912.0f;
   int32_t ni = std::bit_cast<int32_t>(t) - 0x4B400000;
   float y = expm1_poly((xc - n) * 0.693147180559945309f) + 1.0f;
-  float res = ldexp_fast(y, ni);
-  return x != x ? x : res;
+  return ldexp_fast(y, ni);
 }
 
 // exp(x) - 1: x = n ln2 + r as in vexp, then 2^n (expm1(r) + 1) - 1 arranged so that no digits are
