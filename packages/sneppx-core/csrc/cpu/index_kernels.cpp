@@ -455,6 +455,36 @@ void sort_packed(const T* row, int64_t n, int64_t k, bool descending, std::vecto
   }
 }
 
+// The k (<= kFewBest) best of a row in one pass, kept sorted in `best` (key, position): keys a block
+// at a time, and a block with none below the k-th best is skipped. K is the key width (32 bits for
+// values of at most 32 bits, so that the block's keys and their minimum vectorise).
+template <typename K, typename T, typename KeyFn>
+void few_best(const T* row, int64_t n, int64_t k, bool descending, std::vector<std::pair<uint64_t, int64_t>>& best,
+              T* vo, int64_t* io, KeyFn key_of) {
+  using C = std::conditional_t<std::is_same_v<T, bool>, bool, acc_t<T>>;
+  constexpr int64_t kBlk = 64;
+  const K flip = descending ? ~K(0) : K(0);
+  K block[kBlk];
+  int64_t m = 0;
+  for (int64_t i0 = 0; i0 < n; i0 += kBlk) {
+    int64_t len = std::min(kBlk, n - i0);
+    K lo = ~K(0);
+    for (int64_t i = 0; i < len; ++i) {
+      block[i] = K(key_of(C(row[i0 + i]))) ^ flip;
+      lo = std::min(lo, block[i]);
+    }
+    if (m == k && lo >= best[size_t(k - 1)].first) continue;
+    for (int64_t i = 0; i < len; ++i) {
+      uint64_t key = block[i];
+      if (m == k && key >= best[size_t(k - 1)].first) continue;  // equal keys keep the earlier position
+      int64_t j = m < k ? m++ : k - 1;
+      for (; j > 0 && best[size_t(j - 1)].first > key; --j) best[size_t(j)] = best[size_t(j - 1)];
+      best[size_t(j)] = {key, i0 + i};
+    }
+  }
+  for (int64_t j = 0; j < k; ++j) io[j] = best[size_t(j)].second, vo[j] = row[io[j]];
+}
+
 // Each row is sorted as (key, position) pairs: positions break ties, so every sort is stable, and the
 // comparisons read no row data. A top-k of a few (k <= kFewBest) keeps them in one pass instead.
 constexpr int64_t kFewBest = 16;
@@ -478,28 +508,10 @@ void sort_rows_cpu(const Tensor& rows, const Tensor& values, const Tensor& indic
           }
         }
         if (k <= kFewBest) {  // a few best: one pass keeping them sorted, a compare per element
-          int64_t m = 0;
-          constexpr int64_t kBlk = 64;  // keys a block at a time; a block with none below the k-th best is skipped
-          uint64_t block[kBlk];
-          for (int64_t i0 = 0; i0 < n; i0 += kBlk) {
-            int64_t len = std::min(kBlk, n - i0);
-            uint64_t lo = ~uint64_t(0), flip = descending ? ~uint64_t(0) : 0;
-            for (int64_t i = 0; i < len; ++i) {
-              block[i] = sort_key<C>(C(row[i0 + i])) ^ flip;
-              lo = std::min(lo, block[i]);
-            }
-            if (m == k && lo >= keyed[size_t(k - 1)].first) continue;
-            for (int64_t i = 0; i < len; ++i) {
-              uint64_t key = block[i];
-              if (m == k && key >= keyed[size_t(k - 1)].first) continue;  // equal keys keep the earlier position
-              int64_t j = m < k ? m++ : k - 1;
-              for (; j > 0 && keyed[size_t(j - 1)].first > key; --j) keyed[size_t(j)] = keyed[size_t(j - 1)];
-              keyed[size_t(j)] = {key, i0 + i};
-            }
-          }
           T* vo = values->data<T>() + r * k;
           int64_t* io = indices->data<int64_t>() + r * k;
-          for (int64_t j = 0; j < k; ++j) io[j] = keyed[size_t(j)].second, vo[j] = row[io[j]];
+          if constexpr (narrow) few_best<uint32_t>(row, n, k, descending, keyed, vo, io, sort_key32<C>);
+          else few_best<uint64_t>(row, n, k, descending, keyed, vo, io, sort_key<C>);
           continue;
         }
         for (int64_t i = 0; i < n; ++i) {
