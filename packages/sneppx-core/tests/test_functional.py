@@ -370,3 +370,17 @@ def test_activation_parameters_by_position_keyword_and_inplace():
         F.elu(x, 1.0, True, 3)
     with pytest.raises(TypeError, match=r"\[leaky_relu\] got an unexpected keyword argument 'slope'"):
         F.leaky_relu(x, slope=0.2)
+
+
+def test_activation_parameters_by_position_keyword_and_bad_values():
+    x = sx.tensor(np.linspace(-3, 3, 13, dtype=np.float32))
+    a = x.numpy()
+    np.testing.assert_allclose(F.leaky_relu(x, 0.2).numpy(), np.where(a > 0, a, 0.2 * a), rtol=1e-6)
+    np.testing.assert_allclose(F.leaky_relu(x, 1).numpy(), a, rtol=1e-6)  # an int parameter
+    np.testing.assert_allclose(F.hardtanh(x, -0.5).numpy(), np.clip(a, -0.5, 1.0), rtol=1e-6)  # max_val defaulted
+    np.testing.assert_allclose(F.elu(x, alpha=0.5).numpy(), np.where(a > 0, a, 0.5 * np.expm1(a)), rtol=1e-6)
+    for bad in ("a", None, [1]):
+        with pytest.raises(TypeError, match=r"\[leaky_relu\] negative_slope must be a number"):
+            F.leaky_relu(x, bad)
+    with pytest.raises(TypeError, match=r"\[hardtanh\] max_val"):
+        F.hardtanh(x, -1.0, "2")

@@ -38,6 +38,14 @@ def _maybe_inplace(input, out, inplace):
     return input.copy_(out) if inplace else out
 
 
+def _number(value, op, param):
+    """``value`` as a float, or a TypeError naming the op and the parameter."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"[{op}] {param} must be a number, got {value!r} ({type(value).__name__})") from None
+
+
 def _activation(name, params):
     """The functional form of an activation of the formula sheet: f(input, *params, inplace=False)."""
     op = getattr(_C, name)
@@ -46,8 +54,14 @@ def _activation(name, params):
     default_values = [float(d) for _, d in params]
 
     def f(input, *args, inplace=False, **kwargs):
-        if not (args or kwargs or inplace):  # f(x), the most common call
-            return op(input, *default_values)
+        if not (kwargs or inplace):  # f(x) and f(x, slope): the common calls
+            if not args:
+                return op(input, *default_values)
+            if len(args) <= len(names):  # the binding converts the numbers; what it rejects goes below
+                try:
+                    return op(input, *args)
+                except TypeError:
+                    pass
         if len(args) == len(names) + 1 and not inplace:  # inplace given by position, as PyTorch allows
             args, inplace = args[:-1], bool(args[-1])
         if len(args) > len(names):
@@ -59,9 +73,9 @@ def _activation(name, params):
                 if k not in defaults:
                     raise TypeError(f"[{name}] got an unexpected keyword argument {k!r}")
                 values[k] = v
-            values = [float(values[p]) for p in names]
-        else:  # positional parameters only (the common call): no dict to build
-            values = [*map(float, args), *default_values[len(args):]]
+            values = [_number(values[p], name, p) for p in names]
+        else:  # positional parameters only
+            values = [*(_number(a, name, p) for a, p in zip(args, names)), *default_values[len(args):]]
         if inplace:  # the in-place method: into input's memory where autograd records nothing
             return getattr(input, name + "_")(*values)
         return op(input, *values)
