@@ -383,4 +383,4 @@ def test_activation_parameters_by_position_keyword_and_bad_values():
         with pytest.raises(TypeError, match=r"\[leaky_relu\] negative_slope must be a number"):
             F.leaky_relu(x, bad)
     with pytest.raises(TypeError, match=r"\[hardtanh\] max_val"):
-        F.hardtanh(x, -1.0, "2")
+        F.hardtanh(x, -1.0, object())
