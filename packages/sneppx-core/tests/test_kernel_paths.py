@@ -394,6 +394,31 @@ def test_cat_into_shifted_views(threads, dtype, n):
 
 
 @pytest.mark.parametrize("dtype", COPY_DTYPES)
+@pytest.mark.parametrize("shapes,d", [([(6, 9, 1), (6, 9, 12)], -1), ([(2, 3, 4), (2, 5, 4), (2, 1, 4)], 1),
+                                      ([(3, 4), (1, 4), (0, 4)], 0), ([(5,), (7,)], 0), ([(4, 0), (4, 3)], 1)])
+def test_small_cat_of_contiguous_inputs(threads, dtype, shapes, d):
+    """Small outputs from contiguous inputs take the direct block copy; other layouts the general one."""
+    arrays = [_values(s, dtype, 10 + i) for i, s in enumerate(shapes)]
+    want = np.concatenate(arrays, d)
+    np.testing.assert_array_equal(sx.cat([sx.tensor(a) for a in arrays], d).numpy(), want)
+    # a legacy empty input, a transposed input, a sliced input: same result
+    with_empty = [sx.tensor(arrays[0]), sx.tensor(np.zeros(0, arrays[0].dtype)), *map(sx.tensor, arrays[1:])]
+    np.testing.assert_array_equal(sx.cat(with_empty, d).numpy(), want)
+    t = sx.tensor(np.ascontiguousarray(np.swapaxes(arrays[-1], 0, -1))).transpose(0, -1)
+    np.testing.assert_array_equal(sx.cat([*map(sx.tensor, arrays[:-1]), t], d).numpy(), want)
+
+
+def test_small_cat_promotes_and_records_gradients():
+    a, b = sx.tensor(np.arange(6.0, dtype=np.float32).reshape(2, 3), requires_grad=True), sx.arange(4).reshape(2, 2)
+    c = sx.cat([a, b], 1)
+    assert c.dtype == sx.float32
+    np.testing.assert_array_equal(c.detach().numpy(), np.concatenate([a.detach().numpy(), b.numpy()], 1))
+    w = np.arange(12.0, dtype=np.float32).reshape(2, 6)
+    (sx.cat([a, a * 2], 1) * sx.tensor(w)).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), w[:, :3] + 2 * w[:, 3:])
+
+
+@pytest.mark.parametrize("dtype", COPY_DTYPES)
 @pytest.mark.parametrize("dims", [(1,), (0,), (0, 1), (-1, 0)])
 def test_flip_rows(threads, dtype, dims):
     a = _values((37, 1001), dtype, 4)

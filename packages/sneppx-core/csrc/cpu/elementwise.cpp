@@ -413,6 +413,29 @@ void copy(const Tensor& dst, const Tensor& src) {
   });
 }
 
+// A small concatenation of contiguous inputs: for each index of the dims before d, each input's block
+// (its extent along d times the dims after d) is copied to its place in out's row, input by input. The
+// general path would build a view and run a strided copy per input, which costs more than the data.
+bool cat(const Tensor& out, const TensorList& xs, int64_t d) {
+  if (out->numel() >= kGrain || !out->is_contiguous()) return false;
+  for (auto& x : xs)
+    if (x->numel() && (x->dtype != out->dtype || x->device() != out->device() || !x->is_contiguous())) return false;
+  int64_t outer = 1, inner = int64_t(itemsize(out->dtype));
+  for (int64_t i = 0; i < d; ++i) outer *= out->shape[size_t(i)];
+  for (int64_t i = d + 1; i < out->dim(); ++i) inner *= out->shape[size_t(i)];
+  const int64_t row = out->shape[size_t(d)] * inner;  // bytes of out per index of the leading dims
+  int64_t off = 0;
+  for (auto& x : xs) {
+    if (!x->numel()) continue;
+    const int64_t n = x->shape[size_t(d)] * inner;
+    const char* src = x->raw();
+    char* dst = out->raw() + off;
+    for (int64_t o = 0; o < outer; ++o, src += n, dst += row) copy_run(dst, src, size_t(n));
+    off += n;
+  }
+  return true;
+}
+
 void fill(const Tensor& t, const Scalar& v) {
   SX_DISPATCH_ALL(t->dtype, "fill", [&] {
     scalar_t val = scalar_t(v.to<acc_t<scalar_t>>());
@@ -584,6 +607,7 @@ SX_REGISTER_KERNEL(kern::clamp_tensor, CPU, &clamp_tensor);
 SX_REGISTER_KERNEL(kern::tri, CPU, &tri);
 SX_REGISTER_KERNEL(kern::lerp, CPU, &lerp);
 SX_REGISTER_KERNEL(kern::copy, CPU, &copy);
+SX_REGISTER_KERNEL(kern::cat, CPU, &cat);
 SX_REGISTER_KERNEL(kern::fill, CPU, &fill);
 
 }  // namespace sx::cpu

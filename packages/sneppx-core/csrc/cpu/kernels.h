@@ -8,6 +8,7 @@ namespace sx::cpu {
 
 void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b);
 void copy(const Tensor& dst, const Tensor& src);  // any dtypes, src broadcast to dst
+bool cat(const Tensor& out, const TensorList& xs, int64_t d);  // small contiguous cases (kern::cat)
 void fill(const Tensor& t, const Scalar& v);
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
 void clamp(const Tensor& out, const Tensor& x, double lo, double hi, bool has_lo, bool has_hi);

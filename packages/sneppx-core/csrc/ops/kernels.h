@@ -34,6 +34,10 @@ SX_KERNEL(tri, void(const Tensor& out, const Tensor& x, int64_t k, bool lower));
 // broadcast to out's shape.
 SX_KERNEL(lerp, void(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& w));
 SX_KERNEL(copy, void(const Tensor& dst, const Tensor& src));
+// out = xs concatenated along dim d, for small outputs: out contiguous, each input contiguous, on out's
+// device, of out's dtype and shape except along d (inputs without elements are skipped). Returns
+// false, having written nothing, for a case it does not take (the op then copies input by input).
+SX_KERNEL(cat, bool(const Tensor& out, const TensorList& xs, int64_t d));
 SX_KERNEL(fill, void(const Tensor& t, const Scalar& v));
 // out = a + alpha * b (a - alpha * b when `subtract`), all of out's dtype and broadcast to its shape;
 // alpha is first rounded to the dtype and alpha * b to the dtype before the add (the bits of a mul

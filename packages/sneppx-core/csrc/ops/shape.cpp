@@ -275,12 +275,13 @@ Tensor cat(const TensorList& xs, int64_t dim) {
     s[d] += t->shape[d];
   }
   Tensor out = empty(s, dt, (*ref)->device());
+  const bool done = kern::cat.has(out->device().type) && kern::cat(out->device())(out, xs, d);
   int64_t off = 0;
   std::vector<int64_t> sizes;
   for (auto& t : xs) {
     int64_t len = t->dim() == 1 && t->shape[0] == 0 && (*ref)->dim() != 1 ? 0 : t->shape[d];
     sizes.push_back(len);
-    if (len == 0) continue;
+    if (len == 0 || done) continue;
     Shape vs = out->shape;
     vs[d] = len;
     kern::copy(out->device())(make_view(out, vs, out->strides, off * out->strides[d]), t);
