@@ -226,10 +226,11 @@ C row_extreme(const C* p, int64_t n) {
   for (; i + 4 * L <= n; i += 4 * L)
     for (int u = 0; u < 4; ++u) step(acc[u], p + i + u * L);
   for (; i + L <= n; i += L) step(acc[0], p + i);
+  for (int u = 1; u < 4; ++u) acc[0] = IsMax ? (acc[u] > acc[0] ? acc[u] : acc[0]) : (acc[u] < acc[0] ? acc[u] : acc[0]);
   C r = init;
   bool nan = false;
   for (int k = 0; k < L; ++k) {
-    for (auto& a : acc) r = IsMax ? (a[k] > r ? a[k] : r) : (a[k] < r ? a[k] : r);
+    r = IsMax ? (acc[0][k] > r ? acc[0][k] : r) : (acc[0][k] < r ? acc[0][k] : r);
     nan = nan || bad[k] != 0;
   }
   for (; i < n; ++i) {
