@@ -11,6 +11,10 @@ banner saying so, with the numbers seen. The runner prints a table of medians an
 group, writes benchmarks/results/latest.json and rewrites docs/benchmarks.md (machine, versions,
 load) with charts drawn by matplotlib when it is installed, unless --no-write is given. A run
 with --only keeps the other groups of the last run.
+
+Each group runs in a fresh Python process: what a group leaves behind (worker threads, loaded models,
+a fragmented heap, imported modules) slowed the small ops of later groups down by up to half in a
+single process, more for one library than the other.
 """
 
 from __future__ import annotations
@@ -22,9 +26,10 @@ import json
 import os
 import pathlib
 import platform
+import subprocess
 import sys
+import tempfile
 import time
-import traceback
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -262,12 +267,28 @@ def page(stamp: str, sections: dict, metas: dict) -> str:
     return "\n".join(body)
 
 
+def run_group(name: str, quick: bool):
+    """The rows of one group, measured in a fresh Python process (None when the group failed)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "rows.json"
+        cmd = [sys.executable, str(HERE / "run.py"), "--group", name, "--rows-to", str(out)] + (["--quick"] if quick else [])
+        if subprocess.run(cmd).returncode != 0 or not out.exists():
+            return None
+        return json.loads(out.read_text())
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true")
     p.add_argument("--only", default="", help="comma-separated groups: " + ",".join(MODULES))
     p.add_argument("--no-write", action="store_true")
+    p.add_argument("--group", help=argparse.SUPPRESS)  # internal: run one group in this process
+    p.add_argument("--rows-to", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.group:
+        rows = importlib.import_module(f"bench_{args.group}").run(quick=args.quick)
+        pathlib.Path(args.rows_to).write_text(json.dumps(rows))
+        return
     only = [g for g in args.only.split(",") if g]
     unknown = [g for g in only if g not in MODULES]
     if unknown:
@@ -286,13 +307,8 @@ def main(argv=None):
         watch = ForeignCpu()
         watch.start()
         t0 = time.perf_counter()
-        try:
-            mod = importlib.import_module(f"bench_{name}")
-            rows = mod.run(quick=args.quick)
-        except Exception:  # one broken module must not hide the others
-            traceback.print_exc()
-            continue
-        if not rows:  # nothing to measure here (the CUDA rows without a GPU)
+        rows = run_group(name, args.quick)  # a failing group prints its error and must not hide the others
+        if not rows:  # failed, or nothing to measure here (the CUDA rows without a GPU)
             continue
         sections[name] = rows
         metas[name] = {"load_before": load, "foreign_cores": watch.cores(), "seconds": time.perf_counter() - t0,
