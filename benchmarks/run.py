@@ -245,7 +245,8 @@ CAPTIONS = {"speed": "Every row's SneppX speed relative to PyTorch (log scale; t
 def page(stamp: str, sections: dict, metas: dict) -> str:
     body = [f"# Benchmarks\n\n{banner(sections, metas)}\nMeasured {stamp} on: {machine()}.\n",
             "Produced by `python benchmarks/run.py` (`nox -s bench`); this page is rewritten by the runner. "
-            "Each row runs SneppX and PyTorch 2.13 CPU interleaved in one process and reports medians; "
+            "Each row runs SneppX and PyTorch 2.13 CPU interleaved in one process (a fresh process per group) and "
+            "reports medians; "
             "\"spread\" is the interquartile range over the median; \"speed\" is SneppX's speed relative to the "
             "other side (above 1.00x SneppX is faster), from wall time and from CPU time (all threads of the "
             "process). Rows of the distributed group compare against raw mpi4py or a single rank.\n"]
