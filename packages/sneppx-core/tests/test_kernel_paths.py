@@ -538,3 +538,25 @@ def test_integer_powers_wrap_and_take_negative_exponents(threads, dtype):
     np.testing.assert_array_equal(got, np.array(ref, dtype=dtype))
     np.testing.assert_array_equal((2 ** sx.from_numpy(np.abs(b[:2000]))).numpy(),
                                   np.array([pow(2, int(y)) % (1 << bits) for y in np.abs(b[:2000])], dtype=np.uint64).astype(dtype))
+
+
+@pytest.mark.parametrize("shape,dim", [((1024, 1024), 0), ((37, 200), 0), ((5, 104, 130), 1), ((3, 40, 97), (1,)),
+                                       ((70, 3, 31), 0), ((17, 64), 0), ((6, 40, 70), (0, 2))])
+@pytest.mark.parametrize("op", ["sum", "mean", "sumsq"])
+def test_column_sums_in_register_blocks(threads, shape, dim, op):
+    """Sums over leading or middle dims: blocks of 64 and 32 columns in registers, then the rest."""
+    a = np.random.default_rng(7).standard_normal(shape).astype(np.float32) * 10
+    x = sx.tensor(a)
+    if op == "sumsq":
+        got, want = (x * x).sum(dim=dim).numpy(), np.sum(a.astype(np.float64) ** 2, axis=dim)
+        got2 = sx.linalg.vector_norm(x, 2, dim=dim).numpy() ** 2 if hasattr(sx, "linalg") else got
+    else:
+        got, want = getattr(x, op)(dim=dim).numpy(), getattr(np, op)(a.astype(np.float64), axis=dim)
+        got2 = got
+    scale = np.sum(np.abs(a.astype(np.float64)) ** (2 if op == "sumsq" else 1), axis=dim)
+    np.testing.assert_allclose(got, want, rtol=0, atol=float(np.max(scale)) * 2e-7)
+    np.testing.assert_allclose(got2, want, rtol=2e-6, atol=float(np.max(scale)) * 2e-7)
+    # a transposed view of the same values reads the strided path (another order of additions)
+    t = sx.tensor(np.ascontiguousarray(np.swapaxes(a, 0, -1))).transpose(0, -1)
+    got_t = (t * t).sum(dim=dim) if op == "sumsq" else getattr(t, op)(dim=dim)
+    np.testing.assert_allclose(got_t.numpy(), want, rtol=0, atol=float(np.max(scale)) * 2e-7)

@@ -105,6 +105,13 @@ void sum_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, doub
       std::vector<W> tot;
       for (int64_t idx = b; idx < e;) {
         int64_t o = idx / inner, j0 = idx % inner, j1 = std::min(inner, j0 + (e - idx)), w = j1 - j0;
+        if constexpr (std::is_same_v<T, float> && std::is_same_v<C, float>) {
+          // Whole blocks of 64 or 32 columns stay in registers over all n rows (the same additions, in the same
+          // order, as the loop below, which reads and writes its accumulators at every row).
+          int64_t full = sum_column_blocks_f32<Sq>(in + o * n * inner + j0, n, inner, out + o * inner + j0, w, scale);
+          j0 += full, idx += full, w -= full;
+          if (w == 0) continue;
+        }
         acc.assign(size_t(w), C(0));
         tot.assign(size_t(w), W(0));
         for (int64_t i = 0; i < n; ++i) {

@@ -160,6 +160,15 @@ void by_columns(const Reducer<T, O, C, W, Op>& r, const T* p, O* out, const Dims
     for (int64_t idx = b; idx < e;) {
       int64_t o = idx / w, j0 = idx % w, cnt = std::min(w - j0, e - idx);
       const T* base = p + offset_of(lead, o) + j0;
+      if constexpr (std::is_same_v<T, float> && std::is_same_v<O, float> && std::is_same_v<C, float> &&
+                    Reducer<T, O, C, W, Op>::sumlike()) {
+        if (offs.size() == 1) {  // one reduced dim: whole blocks of 64 or 32 columns in registers
+          int64_t full = sum_column_blocks_f32<Op == ReduceOp::SumSquares>(base + offs[0], n, st, out + o * w + j0, cnt,
+                                                                           r.scale);
+          base += full, j0 += full, idx += full, cnt -= full;
+          if (cnt == 0) continue;
+        }
+      }
       acc.assign(size_t(cnt), r.init_c());
       tot.assign(size_t(cnt), r.init_w());
       int64_t done = 0;

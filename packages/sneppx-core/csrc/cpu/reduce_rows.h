@@ -191,6 +191,44 @@ template <typename T, typename W> T finish_sum(W total, double scale) {
   else return T(total);
 }
 
+// 8K float columns summed down n rows `stride` apart in K registers: each column's lane takes 16 rows,
+// then moves into a double total (the order of the column loops of cpu/reduce.cpp and cpu/reduce_dims.cpp,
+// so the bits agree with them).
+template <bool Sq, int K>
+void sum_columns_f32(const float* p, int64_t n, int64_t stride, float* out, double scale) {
+  typedef float f32x8 __attribute__((vector_size(32)));
+  typedef double f64x4 __attribute__((vector_size(32)));
+  f32x8 a[K] = {};
+  f64x4 t[2 * K] = {};
+  for (int64_t i = 0; i < n; ++i) {
+    const float* q = p + i * stride;
+    for (int k = 0; k < K; ++k) {
+      f32x8 v;
+      std::memcpy(&v, q + 8 * k, sizeof(v));
+      a[k] += Sq ? v * v : v;
+    }
+    if ((i + 1) % 16 == 0 || i + 1 == n) {
+      for (int k = 0; k < K; ++k) {
+        t[2 * k] += __builtin_convertvector(__builtin_shufflevector(a[k], a[k], 0, 1, 2, 3), f64x4);
+        t[2 * k + 1] += __builtin_convertvector(__builtin_shufflevector(a[k], a[k], 4, 5, 6, 7), f64x4);
+        a[k] = f32x8{};
+      }
+    }
+  }
+  for (int k = 0; k < 2 * K; ++k)
+    for (int l = 0; l < 4; ++l) out[4 * k + l] = finish_sum<float>(t[k][l], scale);
+}
+
+// The columns [0, w) of such a sum in register blocks of 64, then 32, columns; returns how many it did
+// (a multiple of 32; the caller sums the rest).
+template <bool Sq>
+int64_t sum_column_blocks_f32(const float* p, int64_t n, int64_t stride, float* out, int64_t w, double scale) {
+  int64_t j = 0;
+  for (; j + 64 <= w; j += 64) sum_columns_f32<Sq, 8>(p + j, n, stride, out + j, scale);
+  for (; j + 32 <= w; j += 32) sum_columns_f32<Sq, 4>(p + j, n, stride, out + j, scale);
+  return j;
+}
+
 // Branch-free (vectorisable) max/min in which a NaN, once seen, sticks.
 template <typename C> C nan_max(C a, C b) {
   if constexpr (std::is_integral_v<C>) return a > b ? a : b;
