@@ -549,13 +549,10 @@ def test_column_sums_in_register_blocks(threads, shape, dim, op):
     x = sx.tensor(a)
     if op == "sumsq":
         got, want = (x * x).sum(dim=dim).numpy(), np.sum(a.astype(np.float64) ** 2, axis=dim)
-        got2 = sx.linalg.vector_norm(x, 2, dim=dim).numpy() ** 2 if hasattr(sx, "linalg") else got
     else:
         got, want = getattr(x, op)(dim=dim).numpy(), getattr(np, op)(a.astype(np.float64), axis=dim)
-        got2 = got
     scale = np.sum(np.abs(a.astype(np.float64)) ** (2 if op == "sumsq" else 1), axis=dim)
     np.testing.assert_allclose(got, want, rtol=0, atol=float(np.max(scale)) * 2e-7)
-    np.testing.assert_allclose(got2, want, rtol=2e-6, atol=float(np.max(scale)) * 2e-7)
     # a transposed view of the same values reads the strided path (another order of additions)
     t = sx.tensor(np.ascontiguousarray(np.swapaxes(a, 0, -1))).transpose(0, -1)
     got_t = (t * t).sum(dim=dim) if op == "sumsq" else getattr(t, op)(dim=dim)

@@ -19,15 +19,19 @@ namespace sx::cpu {
 // exp for the softmax-style arguments x - max (x <= 88): rounding by the 1.5 * 2^23 trick, 2^n built
 // from the integer bits, the Cephes polynomial; exactly 0 below -87.3 (masked scores), NaN stays NaN.
 // Fewer vector operations than vexp, which also handles overflow to inf.
+// e^x for x already in [-87.3, 88.3] (the callers clamp): the steps vexp_neg and verf share.
+inline float vexp_in_range(float x) {
+  float t = x * 1.44269504088896341f + 12582912.0f;
+  float n = t - 12582912.0f;
+  float scale = std::bit_cast<float>((std::bit_cast<uint32_t>(t) + 127u) << 23);
+  float r = x - n * 0.693359375f;
+  r = r + n * 2.12194440e-4f;
+  return exp_poly(r) * scale;
+}
 inline float vexp_neg(float x) {
   float xc = x < -87.3f ? -87.3f : x;
   xc = xc > 88.3f ? 88.3f : xc;
-  float t = xc * 1.44269504088896341f + 12582912.0f;
-  float n = t - 12582912.0f;
-  float scale = std::bit_cast<float>((std::bit_cast<uint32_t>(t) + 127u) << 23);
-  float r = xc - n * 0.693359375f;
-  r = r + n * 2.12194440e-4f;
-  float y = exp_poly(r) * scale;
+  float y = vexp_in_range(xc);
   return x < -87.3f ? 0.0f : y;
 }
 template <typename T> inline T sexp_neg(T x) { return std::exp(x); }
@@ -111,12 +115,7 @@ inline float verf(float x) {
   p = p * t + 1.421413741f;
   p = p * t - 0.284496736f;
   p = p * t + 0.254829592f;
-  float z = std::max(-a * a, -87.3f);
-  float k = z * 1.44269504088896341f + 12582912.0f;  // round(z / ln 2) in the low mantissa bits
-  float n = k - 12582912.0f;
-  float scale = std::bit_cast<float>((std::bit_cast<uint32_t>(k) + 127u) << 23);
-  float r = z - n * 0.693359375f + n * 2.12194440e-4f;
-  return std::copysign(1.0f - p * t * (exp_poly(r) * scale), x);
+  return std::copysign(1.0f - p * t * vexp_in_range(std::max(-a * a, -87.3f)), x);
 }
 
 template <typename T> inline T slog(T x) { return std::log(x); }
