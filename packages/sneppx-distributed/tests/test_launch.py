@@ -49,8 +49,9 @@ def test_plain_mpiexec_timeout_aborts_the_job(run_mpi):
     t0 = time.monotonic()
     out = run_mpi(2, "mpi_timeout_program.py", timeout=30)
     assert out.returncode != 0
-    # Rank 0 fails inside all_reduce. Normally its message is printed in full; on a loaded machine
-    # mpiexec can tear the job down while the traceback is still being written, so the failing
+    # Rank 0 fails inside all_reduce and waits a moment before MPI_Abort so that its traceback gets
+    # through mpiexec's forwarding (without that wait CI once saw no output at all); on a loaded
+    # machine the job can still be torn down while the traceback is being written, so the failing
     # collective's frames are what is always there.
     assert ("all_reduce: rank 0 timed out after 2 s" in out.stderr
             or re.search(r'start\w*\("all_reduce"', out.stderr)), out.stderr

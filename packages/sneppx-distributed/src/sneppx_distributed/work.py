@@ -18,6 +18,7 @@ import time
 from ._mpi import mpi
 
 _SPIN_S, _MAX_SLEEP_S = 1.0, 1e-3
+_ABORT_GRACE_S = 0.5
 _broken = False
 
 
@@ -25,6 +26,9 @@ def _abort_if_broken() -> None:
     if _broken:
         sys.stderr.write("sneppx_distributed: aborting the MPI job after a collective timed out\n")
         sys.stderr.flush()
+        # MPI_Abort makes mpiexec kill every process at once, and output still on its way from this
+        # rank through mpiexec's forwarding is lost: give the traceback above a moment to get out.
+        time.sleep(_ABORT_GRACE_S)
         mpi().COMM_WORLD.Abort(1)
 
 
