@@ -74,20 +74,26 @@ def run_suites(session: nox.Session, marker: str):
     """Runs each package's tests in its own pytest process (each has its own conftest helpers).
 
     Exit code 5 (nothing selected by the marker) counts as success; any other failure fails the
-    session after every suite has run.
+    session after every suite has run. On a CPU with AVX-512 the suites run on core's AVX-512 build;
+    core's suite then runs once more on the AVX2 build (``SNEPPX_CPU=avx2``), so both are tested.
     """
-    failed = []
+    # SNEPPX_BACKEND=c: an extension that fails to import is an error here, not a silent run of
+    # the suites on the NumPy fallback (tests that want the fallback ask for it themselves).
+    env = {"SNEPPX_BACKEND": "c"}
     paths = test_paths()
     # Core's suite (the largest, with parity tests too) runs last, so the run's closing summary
     # line always reports executed tests even when a later suite has nothing for the marker.
-    for path in paths[1:] + paths[:1]:
+    runs = [(path, env) for path in paths[1:] + paths[:1]]
+    cpu = session.run("python", "-c", "import sneppx_core._backend as b; print(b.CPU)", silent=True, env=env)
+    if cpu.strip().splitlines()[-1] == "avx512":
+        runs.append((paths[0], dict(env, SNEPPX_CPU="avx2")))
+    failed = []
+    for path, run_env in runs:
         try:
-            # SNEPPX_BACKEND=c: an extension that fails to import is an error here, not a silent run of
-            # the suites on the NumPy fallback (tests that want the fallback ask for it themselves).
             session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", marker, path, *session.posargs,
-                        success_codes=[0, 5], env={"SNEPPX_BACKEND": "c"})
+                        success_codes=[0, 5], env=run_env)
         except nox.command.CommandFailed:
-            failed.append(path)
+            failed.append(path + (" (SNEPPX_CPU=avx2)" if "SNEPPX_CPU" in run_env else ""))
     if failed:
         session.error("failing suites: " + ", ".join(failed))
 
@@ -154,7 +160,7 @@ def numpy_backend(session: nox.Session):
                         silent=True).strip().splitlines()[-1]
     if not pathlib.Path(where).resolve().is_relative_to(pathlib.Path(session.virtualenv.location).resolve()):
         session.error(f"sneppx_core was imported from {where}, outside this session's venv")
-    for ext in pathlib.Path(where).glob("_SNEPPX_c*"):
+    for ext in [*pathlib.Path(where).glob("_SNEPPX_c*"), *pathlib.Path(where).glob("_avx512/_SNEPPX_c*")]:
         ext.unlink()
     model = pathlib.Path(session.create_tmp()) / "tiny-gpt2"
     session.run("python", "-c", NUMPY_TINY_MODEL, str(model), str(pkgs / "sneppx-generate" / "tests"))

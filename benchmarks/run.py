@@ -56,11 +56,12 @@ def machine() -> str:
     try:
         import torch
 
-        tv = torch.__version__
+        tv = f"{torch.__version__} ({torch.backends.cpu.get_cpu_capability()} kernels)"
     except ImportError:
         tv = "not installed"
     return (f"{cpu}, {os.cpu_count()} logical cores, Python {platform.python_version()}, "
-            f"sneppx-core {sneppx_core.__version__}, torch {tv}; both libraries at {THREADS} threads")
+            f"sneppx-core {sneppx_core.__version__} ({sneppx_core.backends.cpu.get_cpu_capability()} build), "
+            f"torch {tv}; both libraries at {THREADS} threads")
 
 
 # ---------------------------------------------------------------- load

@@ -78,6 +78,17 @@ struct Reducer {
     else if constexpr (op == ReduceOp::Min) return nan_min(a, b);
     else return wrap_add(a, b);
   }
+  // The lanes of `row`: integer sums and products in C's unsigned type (the wrapping of wrap_add and
+  // wrap_mul, written so that GCC 12's vectoriser compiles it right: at -march=x86-64-v4 it lost lanes of
+  // int32 -> int64 sums written with wrap_add's casts).
+  static constexpr bool kUnsignedLanes = std::is_integral_v<C> && op != ReduceOp::Max && op != ReduceOp::Min;
+  using L = typename std::conditional_t<kUnsignedLanes, std::make_unsigned<C>, std::type_identity<C>>::type;
+  static L lane_step(L a, C x) {
+    if constexpr (!kUnsignedLanes) return step(a, x);
+    else if constexpr (op == ReduceOp::Prod) return a * L(x);
+    else if constexpr (op == ReduceOp::SumSquares) return a + L(x) * L(x);
+    else return a + L(x);
+  }
   O finish(W t) const {
     if constexpr (op == ReduceOp::Mean) return O(double(t) * scale);
     else return O(t);
@@ -105,12 +116,12 @@ struct Reducer {
     for (int64_t s = 0; s < n; s += kSumBlock) {
       int64_t m = std::min(kSumBlock, n - s), i = 0;
       const T* q = p + s * stride;
-      C acc[8];
-      for (int k = 0; k < 8; ++k) acc[k] = init_c();
+      L acc[8];
+      for (int k = 0; k < 8; ++k) acc[k] = L(init_c());
       for (; i + 8 <= m; i += 8)
-        for (int k = 0; k < 8; ++k) acc[k] = step(acc[k], C(q[(i + k) * stride]));
-      for (; i < m; ++i) acc[0] = step(acc[0], C(q[i * stride]));
-      for (int k = 0; k < 8; ++k) total = merge(total, W(acc[k]));
+        for (int k = 0; k < 8; ++k) acc[k] = lane_step(acc[k], C(q[(i + k) * stride]));
+      for (; i < m; ++i) acc[0] = lane_step(acc[0], C(q[i * stride]));
+      for (int k = 0; k < 8; ++k) total = merge(total, W(C(acc[k])));
     }
     return total;
   }

@@ -168,16 +168,18 @@ auto sum_run(const T* p, int64_t n) {
   } else if constexpr (std::is_same_v<T, double>) {
     return sum_run_f64<Sq>(p, n);
   } else {
+    // Integers wrap as in PyTorch: the lanes add in the unsigned type of C. (Written with wrap_add on
+    // C, this loop is miscompiled by GCC 12's vectoriser at -march=x86-64-v4: int32 sums came out wrong.)
+    using A = typename std::conditional_t<std::is_integral_v<C>, std::make_unsigned<C>, std::type_identity<C>>::type;
     W total = W(0);
     for (int64_t s = 0; s < n; s += kSumBlock) {
       const T* q = p + s;
       int64_t m = std::min(kSumBlock, n - s), i = 0;
-      C acc[8] = {C(0), C(0), C(0), C(0), C(0), C(0), C(0), C(0)};
+      A acc[8] = {A(0), A(0), A(0), A(0), A(0), A(0), A(0), A(0)};
       for (; i + 8 <= m; i += 8)
-        for (int k = 0; k < 8; ++k) acc[k] = wrap_add(acc[k], Sq ? wrap_mul(C(q[i + k]), C(q[i + k])) : C(q[i + k]));
-      for (; i < m; ++i) acc[0] = wrap_add(acc[0], Sq ? wrap_mul(C(q[i]), C(q[i])) : C(q[i]));
-      C r = wrap_add(wrap_add(wrap_add(acc[0], acc[1]), wrap_add(acc[2], acc[3])),
-                     wrap_add(wrap_add(acc[4], acc[5]), wrap_add(acc[6], acc[7])));
+        for (int k = 0; k < 8; ++k) acc[k] += Sq ? A(C(q[i + k])) * A(C(q[i + k])) : A(C(q[i + k]));
+      for (; i < m; ++i) acc[0] += Sq ? A(C(q[i])) * A(C(q[i])) : A(C(q[i]));
+      C r = C(((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])));
       total = wrap_add(total, W(r));
     }
     return total;

@@ -19,6 +19,13 @@ from .backends import (  # noqa: F401
 )
 
 device = Device  # sneppx_core.device("cuda", 0), as torch.device
+
+
+def _reduce_device(d):
+    return Device, (str(d),)
+
+
+Device.__reduce__ = _reduce_device  # devices pickle as their name ("cuda:1"), as torch.device does
 autocast = amp.autocast
 cuda.amp = amp.cuda_amp  # torch.cuda.amp.GradScaler / autocast
 
@@ -41,4 +48,4 @@ def install(cls=Tensor):
 
 
 __all__ = ["save", "load", "device", "accelerator", "backends", "amp", "autocast", "is_autocast_enabled", "tril_indices", "triu_indices",
-           *_legacy_types.__all__, *backends.__all__[3:], *_FUNCTIONS]
+           *_legacy_types.__all__, *backends.__all__[4:], *_FUNCTIONS]

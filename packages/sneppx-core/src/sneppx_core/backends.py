@@ -8,7 +8,7 @@ flags say, so none of them changes a result; ``cuda.matmul.allow_tf32`` and
 
 from __future__ import annotations
 
-from ._backend import _C
+from ._backend import CPU, _C
 
 _state = {"precision": "highest", "deterministic": False, "warn_only": False}
 
@@ -73,6 +73,17 @@ class _Mps:
         return False
 
 
+class _Cpu:
+    """``backends.cpu``."""
+
+    @staticmethod
+    def get_cpu_capability() -> str:
+        """The vector instruction set of the loaded core build: ``"AVX512"``, ``"AVX2"`` or ``"DEFAULT"``
+        (PyTorch's names). ``SNEPPX_CPU=avx2`` selects the AVX2 build on an AVX-512 machine."""
+        return {"avx512": "AVX512", "avx2": "AVX2"}.get(CPU, "DEFAULT")
+
+
+cpu = _Cpu()
 cudnn = _Cudnn()
 cuda = _Cuda()
 mps = _Mps()
@@ -109,6 +120,7 @@ def get_float32_matmul_precision() -> str:
     return _state["precision"]
 
 
-__all__ = ["cudnn", "cuda", "mps", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+__all__ = ["cpu", "cudnn", "cuda", "mps",  # the first four are reached as backends.X only
+           "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_float32_matmul_precision",
            "get_float32_matmul_precision"]
