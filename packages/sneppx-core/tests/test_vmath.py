@@ -185,3 +185,22 @@ def test_pow_float32_within_one_ulp_and_specials_exact():
     with np.errstate(all="ignore"):
         ref_r = np.power(F32(2.0), b.astype(np.float64))
     assert ulp_error((2.0 ** sx.tensor(b)).numpy(), ref_r).max() <= 1  # a number as the base
+
+
+def test_softplus_and_logsigmoid_float32_within_ulp_limit_of_float64():
+    # log(1 + e^-|z|) with the log1p of an argument in [0, 1] (no divide); e^-|z| underflows to subnormals
+    # and to zero at the ends of the range.
+    import sneppx_core.functional as F
+
+    rng = np.random.default_rng(11)
+    z = np.concatenate([SPECIAL, rng.uniform(-110, 110, 40000).astype(F32), rng.uniform(-8, 8, 40000).astype(F32),
+                        log_uniform(rng, 1e-30, 30, 20000)])
+    z64 = z.astype(np.float64)
+    with np.errstate(all="ignore"):
+        full = np.maximum(z64, 0) + np.log1p(np.exp(-np.abs(z64)))
+    cases = (("softplus", F.softplus(sx.tensor(z)).numpy(), np.where(z64 > 20, z64, full)),  # identity above 20
+             ("logsigmoid", F.logsigmoid(sx.tensor(-z)).numpy(), -full))
+    for name, ours, ref in cases:
+        err = ulp_error(ours, ref)
+        worst = int(np.argmax(err))
+        assert err[worst] <= 2, f"{name}: {err[worst]:.2f} ulp at {z[worst]!r} ({ours[worst]!r} vs {ref[worst]!r})"

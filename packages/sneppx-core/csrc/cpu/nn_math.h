@@ -103,6 +103,21 @@ inline float vlog1p(float w) {
   return w == INFINITY ? w : r;
 }
 
+// log1p(w) for w in [0, 1] or NaN (softplus's log(1 + e^-|z|)): u = 1 + w lies in [1, 2], so the
+// special values of vlog and its divide are not needed. log(1 + w) = log(u) + log(1 + c / u) with
+// c = w - (u - 1) the rounding of 1 + w (|c| <= 2^-24), taken as c / u with 1 / u from a linear guess
+// and one Newton step (relative error below (u - 1)^2 / 4, and c / u matters only where u is near 1).
+inline float vlog1p_unit(float w) {
+  float u = 1.0f + w;
+  float c = w - (u - 1.0f);
+  float r = 1.5f - 0.5f * u;
+  r = r * (2.0f - u * r);
+  LogParts p = log_parts(u);
+  float l = p.f + (p.y - 2.12194440e-4f * p.e) + 0.693359375f * p.e;
+  l += c * r;
+  return w != w ? w : l;
+}
+
 // erf by Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7), the same formula PyTorch vectorises. exp(-x^2)
 // is clamped at e^-87.3 (where it stops mattering next to 1) and needs no overflow handling; the sign
 // is copied from x, and NaN propagates through every step. Written with fabs/max/copysign so that

@@ -84,6 +84,9 @@ template <typename T> SX_HD inline T sigmoid(T x) { return T(1) / (T(1) + sexp<T
 // log(1 + exp(z)) without overflow.
 template <typename T> SX_HD inline T softplus(T z) {
   T a = z < T(0) ? -z : z;
+#ifndef __CUDACC__
+  if constexpr (std::is_same_v<T, float>) return (z > 0.0f ? z : 0.0f) + cpu::vlog1p_unit(cpu::vexp(-a));
+#endif
   return (z > T(0) ? z : T(0)) + slog1p<T>(sexp<T>(-a));
 }
 
