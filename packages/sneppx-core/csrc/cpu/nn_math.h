@@ -72,12 +72,11 @@ inline float log_special(float x, float r) {
   return x != x ? x : r;
 }
 
+// log(2^e (1 + f)) = f + y + e ln 2, ln 2 split in two (for finite x > 0).
+inline float log_of(const LogParts& p) { return p.f + (p.y - 2.12194440e-4f * p.e) + 0.693359375f * p.e; }
+
 // Natural log; ~1 ulp.
-inline float vlog(float x) {
-  LogParts p = log_parts(x);
-  float r = p.f + (p.y - 2.12194440e-4f * p.e) + 0.693359375f * p.e;
-  return log_special(x, r);
-}
+inline float vlog(float x) { return log_special(x, log_of(log_parts(x))); }
 // log2(x) = e + (f + y) log2(e), with log2(e) = 1 + 0.44269504 so that f + y enters exactly.
 inline float vlog2(float x) {
   LogParts p = log_parts(x);
@@ -112,9 +111,7 @@ inline float vlog1p_unit(float w) {
   float c = w - (u - 1.0f);
   float r = 1.5f - 0.5f * u;
   r = r * (2.0f - u * r);
-  LogParts p = log_parts(u);
-  float l = p.f + (p.y - 2.12194440e-4f * p.e) + 0.693359375f * p.e;
-  l += c * r;
+  float l = log_of(log_parts(u)) + c * r;
   return w != w ? w : l;
 }
 

@@ -78,11 +78,9 @@ struct Reducer {
     else if constexpr (op == ReduceOp::Min) return nan_min(a, b);
     else return wrap_add(a, b);
   }
-  // The lanes of `row`: integer sums and products in C's unsigned type (the wrapping of wrap_add and
-  // wrap_mul, written so that GCC 12's vectoriser compiles it right: at -march=x86-64-v4 it lost lanes of
-  // int32 -> int64 sums written with wrap_add's casts).
+  // The lanes of `row`: integer sums and products in wrap_lane_t (see there), max and min in C.
   static constexpr bool kUnsignedLanes = std::is_integral_v<C> && op != ReduceOp::Max && op != ReduceOp::Min;
-  using L = typename std::conditional_t<kUnsignedLanes, std::make_unsigned<C>, std::type_identity<C>>::type;
+  using L = std::conditional_t<kUnsignedLanes, wrap_lane_t<C>, C>;
   static L lane_step(L a, C x) {
     if constexpr (!kUnsignedLanes) return step(a, x);
     else if constexpr (op == ReduceOp::Prod) return a * L(x);

@@ -23,6 +23,22 @@ template <typename C> inline C wrap_mul(C a, C b) {
   else return a * b;
 }
 
+// The type in which vectorised lanes of integer sums and products accumulate: C's unsigned type (the
+// same wrapping as wrap_add and wrap_mul, converted back to C once at the end), else C. Lanes written
+// with wrap_add's casts instead were miscompiled by GCC 12's vectoriser at -march=x86-64-v4 (int32 ->
+// int64 sums lost lanes).
+template <typename C>
+using wrap_lane_t = typename std::conditional_t<std::is_integral_v<C>, std::make_unsigned<C>, std::type_identity<C>>::type;
+
+// A vector of eight floats widened into two vectors of four doubles and added to them (lanes 0-3 to lo,
+// 4-7 to hi).
+typedef float f32x8 __attribute__((vector_size(32)));
+typedef double f64x4 __attribute__((vector_size(32)));
+inline void add_widened(f64x4& lo, f64x4& hi, f32x8 a) {
+  lo += __builtin_convertvector(__builtin_shufflevector(a, a, 0, 1, 2, 3), f64x4);
+  hi += __builtin_convertvector(__builtin_shufflevector(a, a, 4, 5, 6, 7), f64x4);
+}
+
 // A float32 run of fewer than 256 elements (a short row, or a long one's remainder): 32 float lanes
 // (four AVX vectors), none of which adds more than 8 elements, then into double.
 template <bool Sq>
@@ -54,26 +70,21 @@ double sum_short_f32(const float* p, int64_t n) {
 // copies of e summed to 271,796 instead of 271,831). Sq adds squares (the 2-norm).
 template <bool Sq>
 double sum_run_f32(const float* p, int64_t n) {
-  typedef float vec __attribute__((vector_size(32)));
-  typedef double dvec __attribute__((vector_size(32)));
   constexpr int64_t kLanes = 32, kBlock = 8 * kLanes;
   if (n < kBlock) return sum_short_f32<Sq>(p, n);
-  dvec t[kLanes / 4] = {};  // lane 4 q + m of the 32 is element m of t[q]
+  f64x4 t[kLanes / 4] = {};  // lane 4 q + m of the 32 is element m of t[q]
   int64_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
-    vec a[4] = {};
+    f32x8 a[4] = {};
     for (int64_t j = 0; j < kBlock; j += kLanes)
       for (int k = 0; k < 4; ++k) {
-        vec v;
-        std::memcpy(&v, p + i + j + 8 * k, sizeof(vec));
+        f32x8 v;
+        std::memcpy(&v, p + i + j + 8 * k, sizeof(v));
         a[k] += Sq ? v * v : v;
       }
     // Widened in registers: through a float array in memory, the compiler's wider loads of the four
     // stored vectors could not be forwarded from the stores (a stall per block at -march=x86-64-v4).
-    for (int k = 0; k < 4; ++k) {
-      t[2 * k] += __builtin_convertvector(__builtin_shufflevector(a[k], a[k], 0, 1, 2, 3), dvec);
-      t[2 * k + 1] += __builtin_convertvector(__builtin_shufflevector(a[k], a[k], 4, 5, 6, 7), dvec);
-    }
+    for (int k = 0; k < 4; ++k) add_widened(t[2 * k], t[2 * k + 1], a[k]);
   }
   double tot[kLanes];
   std::memcpy(tot, t, sizeof(tot));
@@ -89,7 +100,6 @@ constexpr int64_t kShortRow = 256;
 
 // The eight lanes of each of eight vectors summed, vector r's sum in lane r: three rounds of shuffles
 // (a transpose that adds as it goes).
-typedef float f32x8 __attribute__((vector_size(32)));
 inline f32x8 lane_sums8(const f32x8* a) {
   f32x8 b[4], c[2];
   for (int r = 0; r < 4; ++r)  // lanes: pair sums of vectors 2r and 2r+1, interleaved
@@ -108,7 +118,6 @@ inline f32x8 lane_sums8(const f32x8* a) {
 // in double; each row's last n % 8 elements are added in double. Sq adds squares.
 template <bool Sq>
 void sum_rows8_f32(const float* const* rows, int64_t n, double* out) {
-  typedef double f64x4 __attribute__((vector_size(32)));
   f64x4 lo = {}, hi = {};
   int64_t i = 0;
   while (i + 8 <= n) {
@@ -119,9 +128,7 @@ void sum_rows8_f32(const float* const* rows, int64_t n, double* out) {
         std::memcpy(&v, rows[r] + i, sizeof(v));
         a[r] += Sq ? v * v : v;
       }
-    f32x8 d = lane_sums8(a);
-    lo += __builtin_convertvector(__builtin_shufflevector(d, d, 0, 1, 2, 3), f64x4);
-    hi += __builtin_convertvector(__builtin_shufflevector(d, d, 4, 5, 6, 7), f64x4);
+    add_widened(lo, hi, lane_sums8(a));
   }
   for (int r = 0; r < 8; ++r) {
     double t = r < 4 ? lo[r] : hi[r - 4];
@@ -174,9 +181,7 @@ auto sum_run(const T* p, int64_t n) {
   } else if constexpr (std::is_same_v<T, double>) {
     return sum_run_f64<Sq>(p, n);
   } else {
-    // Integers wrap as in PyTorch: the lanes add in the unsigned type of C. (Written with wrap_add on
-    // C, this loop is miscompiled by GCC 12's vectoriser at -march=x86-64-v4: int32 sums came out wrong.)
-    using A = typename std::conditional_t<std::is_integral_v<C>, std::make_unsigned<C>, std::type_identity<C>>::type;
+    using A = wrap_lane_t<C>;  // integers wrap as in PyTorch
     W total = W(0);
     for (int64_t s = 0; s < n; s += kSumBlock) {
       const T* q = p + s;
@@ -204,8 +209,6 @@ template <typename T, typename W> T finish_sum(W total, double scale) {
 // so the bits agree with them).
 template <bool Sq, int K>
 void sum_columns_f32(const float* p, int64_t n, int64_t stride, float* out, double scale) {
-  typedef float f32x8 __attribute__((vector_size(32)));
-  typedef double f64x4 __attribute__((vector_size(32)));
   f32x8 a[K] = {};
   f64x4 t[2 * K] = {};
   for (int64_t i = 0; i < n; ++i) {
@@ -217,8 +220,7 @@ void sum_columns_f32(const float* p, int64_t n, int64_t stride, float* out, doub
     }
     if ((i + 1) % 16 == 0 || i + 1 == n) {
       for (int k = 0; k < K; ++k) {
-        t[2 * k] += __builtin_convertvector(__builtin_shufflevector(a[k], a[k], 0, 1, 2, 3), f64x4);
-        t[2 * k + 1] += __builtin_convertvector(__builtin_shufflevector(a[k], a[k], 4, 5, 6, 7), f64x4);
+        add_widened(t[2 * k], t[2 * k + 1], a[k]);
         a[k] = f32x8{};
       }
     }

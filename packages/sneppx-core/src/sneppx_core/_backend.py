@@ -55,10 +55,11 @@ def _load_compiled():
     if want not in ("auto", "avx2", "avx512"):
         raise ImportError(f"SNEPPX_CPU must be 'auto', 'avx2' or 'avx512', got {want!r}")
     path = _avx512_build() if want != "avx2" else None
-    if want == "avx512" and (path is None or not _cpu_has_avx512()):
+    usable = path is not None and _cpu_has_avx512()
+    if want == "avx512" and not usable:
         raise ImportError("SNEPPX_CPU=avx512: " + ("this install has no AVX-512 build of sneppx-core" if path is None
                                                    else "this CPU does not run AVX-512 (x86-64-v4) code"))
-    if path is None or not _cpu_has_avx512():
+    if not usable:
         from . import _SNEPPX_c
 
         return _SNEPPX_c, "avx2" if platform.machine().lower() in ("x86_64", "amd64") else "default"
