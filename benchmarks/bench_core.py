@@ -72,6 +72,35 @@ def bench_reduce(torch):
     return rows
 
 
+def bench_inplace(torch):
+    """In-place methods that optimizers and training loops call on whole tensors, on (1024, 1024)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    arrays = {k: rng.standard_normal((1024, 1024)).astype(np.float32) for k in "xyz"}
+    idx = rng.integers(0, 1024, (1024, 512))
+    src = rng.standard_normal((1024, 512)).astype(np.float32)
+
+    def operands(lib):
+        t = (lambda a: torch.from_numpy(a.copy())) if lib == "torch" else sx.from_numpy
+        return {**{k: t(v) for k, v in arrays.items()}, "i": t(idx), "s": t(src), "z": t(np.abs(arrays["z"]) + 0.5)}
+
+    cases = {
+        "zero_()": lambda o: o["x"].zero_(),
+        "clamp_(-0.5, 0.5)": lambda o: o["x"].clamp_(-0.5, 0.5),
+        "lerp_(y, 0.1)": lambda o: o["x"].lerp_(o["y"], 0.1),
+        "addcmul_(y, y, value=0.01)": lambda o: o["x"].addcmul_(o["y"], o["y"], value=0.01),
+        "addcdiv_(y, z, value=-1e-3)": lambda o: o["x"].addcdiv_(o["y"], o["z"], value=-1e-3),
+        "scatter_add_(1, index (1024, 512), src)": lambda o: o["x"].scatter_add_(1, o["i"], o["s"]),
+    }
+    ops, tops = operands("sx"), operands("torch") if torch else None
+    rows = []
+    for name, f in cases.items():
+        rows.append(compare(f"x.{name}, x (1024, 1024)", lambda: f(ops), (lambda: f(tops)) if torch else None,
+                            unit="us"))
+    return rows
+
+
 def run(quick: bool = False) -> list[dict]:
     """Runs the core benchmarks; returns rows (see common.row)."""
     set_threads()
@@ -81,6 +110,7 @@ def run(quick: bool = False) -> list[dict]:
     rows += bench_elementwise(torch, [1_000_000] if quick else [1_000_000, 10_000_000])
     rows += bench_overhead(torch)
     rows += bench_reduce(torch)
+    rows += bench_inplace(torch)
     return rows
 
 

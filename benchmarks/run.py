@@ -42,6 +42,23 @@ CHARTS = {"speed": "assets/benchmarks-speed.png", "width": "assets/benchmarks-gp
 LOAD_LIMIT, LOAD_WAIT_S, FOREIGN_LIMIT = 1.5, 60.0, 0.5
 
 
+def openblas_core() -> str:
+    """The kernel set OpenBLAS (scipy-openblas32, sneppx-core's BLAS) picked for this CPU (or was told to by
+    ``OPENBLAS_CORETYPE``)."""
+    import ctypes
+
+    import scipy_openblas32 as ob
+
+    try:
+        lib = ctypes.CDLL(os.path.join(ob.get_lib_dir(), ob.get_library(True)))
+        lib.scipy_openblas_get_corename.restype = ctypes.c_char_p
+        name = lib.scipy_openblas_get_corename().decode()
+    except (OSError, AttributeError):
+        return "unknown"
+    forced = os.environ.get("OPENBLAS_CORETYPE")
+    return f"{name} kernels as OPENBLAS_CORETYPE={forced} asks" if forced else f"{name} kernels"
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -60,7 +77,8 @@ def machine() -> str:
     except ImportError:
         tv = "not installed"
     return (f"{cpu}, {os.cpu_count()} logical cores, Python {platform.python_version()}, "
-            f"sneppx-core {sneppx_core.__version__} ({sneppx_core.backends.cpu.get_cpu_capability()} build), "
+            f"sneppx-core {sneppx_core.__version__} ({sneppx_core.backends.cpu.get_cpu_capability()} build, "
+            f"OpenBLAS {openblas_core()}), "
             f"torch {tv}; both libraries at {THREADS} threads")
 
 

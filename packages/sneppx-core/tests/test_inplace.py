@@ -205,3 +205,96 @@ def test_binary_inplace_with_an_overlapping_operand():
     y = sx.tensor(np.arange(8.0))
     y[1:].mul_(y[:-1])
     np.testing.assert_array_equal(to_np(y), np.concatenate([[0.0], np.arange(1.0, 8.0) * np.arange(7.0)]))
+
+
+# In-place methods that write straight into the tensor (clamp_, lerp_, addcmul_, tril_, scatter_, ...):
+# the same object, a version bump, and the bits of the out-of-place op, on every layout, at sizes that
+# split across threads; operands that overlap the tensor or need autograd take the general path.
+def _fused_cases(m, a, b, c, idx, idx_rows):
+    n = a.shape[1]
+    return [
+        ("clamp_", lambda x: x.clamp_(-0.5, 0.25), lambda x: x.clamp(-0.5, 0.25)),
+        ("clip_", lambda x: x.clip_(max=0.25), lambda x: x.clip(max=0.25)),
+        ("clamp_min_", lambda x: x.clamp_min_(0.1), lambda x: x.clamp(min=0.1)),
+        ("clamp_max_", lambda x: x.clamp_max_(-0.1), lambda x: x.clamp(max=-0.1)),
+        ("lerp_", lambda x: x.lerp_(m(b), 0.3), lambda x: x.lerp(m(b), 0.3)),
+        ("lerp_tensor", lambda x: x.lerp_(m(b), m(c[:1])), lambda x: x.lerp(m(b), m(c[:1]))),
+        ("addcmul_", lambda x: x.addcmul_(m(b), m(c), value=-0.7), lambda x: x + m(b) * m(c) * -0.7),
+        ("addcdiv_", lambda x: x.addcdiv_(m(b), m(c[:, :1]), value=0.3), lambda x: x + m(b) / m(c[:, :1]) * 0.3),
+        ("tril_", lambda x: x.tril_(3), lambda x: x.tril(3)),
+        ("triu_", lambda x: x.triu_(-2), lambda x: x.triu(-2)),
+        ("scatter_", lambda x: x.scatter_(1, idx, m(b[:, : n // 2])), lambda x: x.scatter(1, idx, m(b[:, : n // 2]))),
+        ("scatter_value", lambda x: x.scatter_(1, idx, 2.5), lambda x: x.scatter(1, idx, 2.5)),
+        ("scatter_add_", lambda x: x.scatter_add_(1, idx, m(b[:, : n // 2])),
+         lambda x: x.scatter_add(1, idx, m(b[:, : n // 2]))),
+        ("index_add_", lambda x: x.index_add_(0, idx_rows, m(b[:90]), alpha=2.0),
+         lambda x: x.index_add(0, idx_rows, m(b[:90]), alpha=2.0)),
+    ]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_inplace_methods_written_into_the_tensor(threads, dtype, layout):
+    rng = rng_for("into", dtype, layout)
+    a, b, c = rng.uniform(-2, 2, (130, 257)), rng.uniform(-2, 2, (130, 257)), rng.uniform(0.5, 2, (130, 257))
+    idx = sx.tensor(rng.integers(-257, 257, (130, 128)))
+    idx_rows = sx.tensor(rng.integers(-130, 130, 90))
+    m = lambda v: sx.tensor(v).to(getattr(sx, dtype))  # noqa: E731
+    for name, call, ref in _fused_cases(m, a, b, c, idx, idx_rows):
+        x = make_input(a, dtype, layout)
+        want = to_np(ref(x))
+        before = x._version
+        assert call(x) is x, name
+        assert x._version > before, name
+        np.testing.assert_array_equal(to_np(x), want, err_msg=name)
+
+
+def test_inplace_methods_written_into_the_tensor_match_numpy():
+    rng = rng_for("into_numpy")
+    a, b, c = rng.uniform(-2, 2, (6, 9)), rng.uniform(-2, 2, (6, 9)), rng.uniform(0.5, 2, (6, 9))
+    idx = rng.integers(0, 9, (6, 4))
+    x = sx.tensor(a)
+    x.addcmul_(sx.tensor(b), sx.tensor(c), value=0.5).addcdiv_(sx.tensor(b), sx.tensor(c), value=-2)
+    np.testing.assert_allclose(to_np(x), a + 0.5 * b * c - 2 * b / c, rtol=1e-12)
+    x = sx.tensor(a)
+    x.lerp_(sx.tensor(b), 0.25).clamp_(-1, 1).tril_(1)
+    np.testing.assert_allclose(to_np(x), np.tril(np.clip(a + 0.25 * (b - a), -1, 1), 1), rtol=1e-12)
+    x = sx.tensor(a)
+    x.scatter_add_(1, sx.tensor(idx), sx.tensor(b[:, :4]))
+    want = a.copy()
+    for r in range(6):
+        for k in range(4):
+            want[r, idx[r, k]] += b[r, k]
+    np.testing.assert_allclose(to_np(x), want, rtol=1e-12)
+    x = sx.tensor(np.zeros((3, 4), np.float32))
+    x.index_add_(0, sx.tensor([2, 0, 2]), sx.ones(3, 4), alpha=3)
+    np.testing.assert_array_equal(to_np(x), [[3] * 4, [0] * 4, [6] * 4])
+
+
+def test_inplace_methods_with_overlapping_operands_and_autograd():
+    a = np.arange(16.0).reshape(4, 4) / 7
+    x = sx.tensor(a)
+    x.addcmul_(x, x.T, value=2.0)  # operands that are (views of) x itself: read before any write
+    np.testing.assert_allclose(to_np(x), a + 2 * a * a.T, rtol=1e-12)
+    x = sx.tensor(a)
+    x.lerp_(x.T, 0.5)
+    np.testing.assert_allclose(to_np(x), (a + a.T) / 2, rtol=1e-12)
+    w = sx.tensor(a, requires_grad=True)
+    h = w * 3
+    h.clamp_(0.5, 1.5).addcmul_(w, w, value=0.5)  # a tracked tensor: recorded, gradients flow
+    h.sum().backward()
+    inside = ((3 * a >= 0.5) & (3 * a <= 1.5)).astype(float)
+    np.testing.assert_allclose(to_np(w.grad), 3 * inside + a, rtol=1e-12)
+    i = sx.tensor(np.arange(12).reshape(3, 4) * 3 - 10)
+    assert i.clamp_(-2, 5) is i and to_np(i).tolist() == np.clip(np.arange(12).reshape(3, 4) * 3 - 10, -2, 5).tolist()
+
+
+def test_failed_inplace_index_ops_leave_the_tensor_alone():
+    a = np.arange(12.0).reshape(3, 4)
+    for call in (lambda x: x.scatter_add_(1, sx.tensor([[0, 4]] * 3), sx.ones(3, 2)),
+                 lambda x: x.scatter_(1, sx.tensor([[0, -5]] * 3), 1.0),
+                 lambda x: x.index_add_(0, sx.tensor([0, 3]), sx.ones(2, 4))):
+        x = sx.tensor(a)
+        with pytest.raises(IndexError, match=r"is out of bounds for dimension"):
+            call(x)
+        np.testing.assert_array_equal(to_np(x), a)

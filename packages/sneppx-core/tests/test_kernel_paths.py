@@ -519,6 +519,15 @@ def test_where_in_every_operand_layout(threads, dtype):
         np.testing.assert_array_equal(got.numpy(), np.where(c, x, y))
 
 
+def test_where_takes_any_nonzero_mask_byte_as_true():
+    # a bool array viewed from bytes other than 0 and 1 (NumPy treats them as True)
+    raw = np.array([0, 1, 2, 255, 128, 0, 7, 64] * 9, np.uint8)
+    cond = raw.view(np.bool_)
+    a, b = np.arange(72, dtype=np.float32), -np.ones(72, np.float32)
+    got = sx.where(sx.from_numpy(cond), sx.from_numpy(a), sx.from_numpy(b))
+    np.testing.assert_array_equal(got.numpy(), np.where(raw != 0, a, b))
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 def test_integer_powers_wrap_and_take_negative_exponents(threads, dtype):
     # blocks whose largest exponent differs (0 only, small, past the bit width), products that wrap

@@ -440,7 +440,9 @@ void fill(const Tensor& t, const Scalar& v) {
   SX_DISPATCH_ALL(t->dtype, "fill", [&] {
     scalar_t val = scalar_t(v.to<acc_t<scalar_t>>());
     for_each<1>(t->shape, {t.get()}, [&](char** p, const int64_t* s, int64_t n) {
-      for (int64_t i = 0; i < n; ++i) *reinterpret_cast<scalar_t*>(p[0] + i * s[0]) = val;
+      if (s[0] == int64_t(sizeof(scalar_t))) std::fill_n(reinterpret_cast<scalar_t*>(p[0]), n, val);  // vector stores
+      else
+        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<scalar_t*>(p[0] + i * s[0]) = val;
     });
   });
 }
@@ -453,14 +455,32 @@ void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor&
     using T = scalar_t;
     constexpr int64_t es = sizeof(T);
     for_each<4>(out->shape, {out.get(), cond.get(), a.get(), b.get()}, [&](char** p, const int64_t* s, int64_t n) {
-      const bool* c = reinterpret_cast<const bool*>(p[1]);
+      const uint8_t* c = reinterpret_cast<const uint8_t*>(p[1]);
       auto run = [&](auto ia, auto ib) {  // element steps of x and y: 1 or 0
-        // On the bits, with a mask: GCC turns `c[i] ? u : v` back into a branch.
+        // On the bits, with a mask: GCC turns `c[i] ? u : v` back into a branch, and does not vectorise
+        // the scalar form of the mask, so the loop is written on 32-byte vectors (any nonzero byte is true).
         using U = std::conditional_t<es == 1, uint8_t, std::conditional_t<es == 2, uint16_t,
                   std::conditional_t<es == 4, uint32_t, uint64_t>>>;
         static_assert(sizeof(U) == es);
-        for (int64_t i = 0; i < n; ++i) {
-          U u, v, m = U(0) - U(c[i]), r;
+        constexpr int W = 32 / es;
+        typedef U VU __attribute__((vector_size(32)));
+        typedef uint8_t VC __attribute__((vector_size(W)));
+        U u0, v0;
+        std::memcpy(&u0, p[2], es);
+        std::memcpy(&v0, p[3], es);
+        const VU us = u0 - VU{}, vs = v0 - VU{};  // the repeated value of a scalar operand
+        int64_t i = 0;
+        for (; i + W <= n; i += W) {
+          VC cv;
+          std::memcpy(&cv, c + i, W);
+          VU m = __builtin_convertvector(cv != 0, VU), u = us, v = vs, r;  // all ones where set
+          if (ia) std::memcpy(&u, p[2] + i * es, 32);
+          if (ib) std::memcpy(&v, p[3] + i * es, 32);
+          r = (u & m) | (v & ~m);
+          std::memcpy(p[0] + i * es, &r, 32);
+        }
+        for (; i < n; ++i) {
+          U u, v, m = U(0) - U(c[i] != 0), r;
           std::memcpy(&u, p[2] + i * ia * es, es);
           std::memcpy(&v, p[3] + i * ib * es, es);
           r = (u & m) | (v & U(~m));
@@ -589,12 +609,13 @@ void tri(const Tensor& out, const Tensor& x, int64_t k, bool lower) {
       int64_t c = std::clamp<int64_t>(lower ? i + k + 1 : i + k, 0, m);  // first column of the second part
       char* orow = o + size_t(r * m) * es;
       const char* srow = src + size_t(r * m) * es;
+      const bool copy = orow != srow;  // in place (x.tril_()), only the zeros are written
       if (lower) {
-        std::memcpy(orow, srow, size_t(c) * es);
+        if (copy) std::memcpy(orow, srow, size_t(c) * es);
         std::memset(orow + size_t(c) * es, 0, size_t(m - c) * es);
       } else {
         std::memset(orow, 0, size_t(c) * es);
-        std::memcpy(orow + size_t(c) * es, srow + size_t(c) * es, size_t(m - c) * es);
+        if (copy) std::memcpy(orow + size_t(c) * es, srow + size_t(c) * es, size_t(m - c) * es);
       }
     }
   });

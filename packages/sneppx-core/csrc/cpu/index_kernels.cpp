@@ -116,20 +116,24 @@ bool each_index(const int64_t* ix, int64_t is, int64_t cnt, int64_t size, F&& f)
   return true;
 }
 
-// y[m] = x[ix[m]] for m < cnt, negative indices wrapped; false when an index lies outside [-size, size)
-// (y then holds other values). Branch-free, so that the loads of consecutive elements overlap.
+// y[m] = x[ix[m]] for m < cnt, negative indices wrapped; false at the first index outside [-size, size)
+// (y then holds part of the line). Four indices at a time share one well-predicted test, and their four
+// loads come before the stores, so that the loads overlap; a group holding a negative index (or a bad
+// one) takes each_index's way.
 template <typename T>
 bool gather_line(T* y, const T* x, const int64_t* ix, int64_t cnt, int64_t size) {
-  if (size == 0) return cnt == 0;
-  bool ok = true;
-  for (int64_t m = 0; m < cnt; ++m) {
-    int64_t i = ix[m];
-    i += i < 0 ? size : 0;
-    bool in = uint64_t(i) < uint64_t(size);
-    ok &= in;
-    y[m] = x[in ? i : 0];
+  const uint64_t n = uint64_t(size);
+  int64_t m = 0;
+  for (; m + 4 <= cnt; m += 4) {
+    const uint64_t a = uint64_t(ix[m]), b = uint64_t(ix[m + 1]), c = uint64_t(ix[m + 2]), d = uint64_t(ix[m + 3]);
+    if (__builtin_expect((a >= n) | (b >= n) | (c >= n) | (d >= n), 0)) {
+      if (!each_index(ix + m, 1, 4, size, [&](int64_t k, int64_t i) { y[m + k] = x[i]; })) return false;
+      continue;
+    }
+    const T va = x[a], vb = x[b], vc = x[c], vd = x[d];
+    y[m] = va, y[m + 1] = vb, y[m + 2] = vc, y[m + 3] = vd;
   }
-  return ok;
+  return each_index(ix + m, 1, cnt - m, size, [&](int64_t k, int64_t i) { y[m + k] = x[i]; });
 }
 
 // y[m * ys] = x[i(m) * step + m * xs] for m < cnt, i(m) = ix[m * is]; false when an index is out of
@@ -140,6 +144,19 @@ bool gather_run(T* y, const T* x, const int64_t* ix, int64_t cnt, int64_t size, 
                 int64_t xs, int64_t is) {
   if constexpr (Unit) return gather_line(y, x, ix, cnt, size);
   return each_index(ix, is, cnt, size, [&](int64_t m, int64_t i) { y[m * ys] = x[i * step + m * xs]; });
+}
+
+// i + size < 2 size, unsigned, for i in [-size, size): one compare per entry, in vector registers.
+bool index_in_range_cpu(const Tensor& idx, int64_t size) {
+  const uint64_t* p = reinterpret_cast<const uint64_t*>(idx->data<int64_t>());
+  const uint64_t n = uint64_t(size), n2 = 2 * n;
+  std::atomic<bool> bad{false};
+  parallel_for(idx->numel(), 1 << 16, [&](int64_t b, int64_t e) {
+    uint64_t out = 0;
+    for (int64_t i = b; i < e; ++i) out |= uint64_t(p[i] + n >= n2);
+    if (out) bad.store(true, std::memory_order_relaxed);
+  });
+  return !bad.load();
 }
 
 // Gather has no write conflicts: it splits the index, in row-major order, into runs along rows
@@ -571,6 +588,7 @@ bool one_hot_cpu(const Tensor& out, const Tensor& idx) {
 
 }  // namespace
 
+SX_REGISTER_KERNEL(kern::index_in_range, CPU, &index_in_range_cpu);
 SX_REGISTER_KERNEL(kern::one_hot, CPU, &one_hot_cpu);
 SX_REGISTER_KERNEL(kern::gather, CPU, &gather_cpu);
 SX_REGISTER_KERNEL(kern::scatter, CPU, &scatter_cpu);

@@ -24,6 +24,7 @@ SX_DEFINE_KERNEL(copy);
 SX_DEFINE_KERNEL(cat);
 SX_DEFINE_KERNEL(fill);
 SX_DEFINE_KERNEL(add_scaled);
+SX_DEFINE_KERNEL(addcmul);
 SX_DEFINE_KERNEL(transfer);
 }  // namespace kern
 
@@ -182,6 +183,44 @@ bool binary_into(BinaryOp op, const Tensor& x, const Tensor& b) {
   if (broadcast_shapes(x->shape, b->shape, binary_name(op)) != x->shape || !elements_distinct(x)) return false;
   x->check_writable(binary_name(op));
   kern::binary(x->device())(op, x, x, expand_view(cast_nograd(b, x->dtype), x->shape));
+  x->bump_version();
+  return true;
+}
+
+bool writes_into(const Tensor& x, std::initializer_list<const Tensor*> operands) {
+  if (needs_grad({&x})) return false;
+  for (const Tensor* t : operands)
+    if (needs_grad({t}) || (*t)->storage == x->storage || (*t)->device() != x->device()) return false;
+  return elements_distinct(x);
+}
+
+bool clamp_into(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  if (!(lo || hi) || !writes_into(x, {})) return false;
+  x->check_writable("clamp_");
+  kern::clamp(x->device())(x, x, lo ? lo->to<double>() : 0, hi ? hi->to<double>() : 0, bool(lo), bool(hi));
+  x->bump_version();
+  return true;
+}
+
+bool lerp_into(const Tensor& x, const Tensor& end, const Tensor& w) {
+  if (!kern::lerp.has(x->device().type) || !is_floating(x->dtype) || end->dtype != x->dtype || w->dtype != x->dtype ||
+      !writes_into(x, {&end, &w}))
+    return false;
+  if (broadcast_shapes(broadcast_shapes(x->shape, end->shape, "lerp_"), w->shape, "lerp_") != x->shape) return false;
+  x->check_writable("lerp_");
+  kern::lerp(x->device())(x, x, expand_view(end, x->shape), expand_view(w, x->shape));
+  x->bump_version();
+  return true;
+}
+
+bool addcmul_into(const Tensor& x, const Tensor& t1, const Tensor& t2, const Scalar& value, bool divide) {
+  const char* op = divide ? "addcdiv_" : "addcmul_";
+  if (!kern::addcmul.has(x->device().type) || !is_floating(x->dtype) || t1->dtype != x->dtype ||
+      t2->dtype != x->dtype || scalar_result_type(t1, value) != x->dtype || !writes_into(x, {&t1, &t2}))
+    return false;
+  if (broadcast_shapes(broadcast_shapes(x->shape, t1->shape, op), t2->shape, op) != x->shape) return false;
+  x->check_writable(op);
+  kern::addcmul(x->device())(x, x, expand_view(t1, x->shape), expand_view(t2, x->shape), value, divide);
   x->bump_version();
   return true;
 }

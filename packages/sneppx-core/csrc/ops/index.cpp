@@ -10,6 +10,7 @@
 
 namespace sx {
 
+SX_DEFINE_KERNEL(kern::index_in_range);
 SX_DEFINE_KERNEL(kern::gather);
 SX_DEFINE_KERNEL(kern::scatter);
 SX_DEFINE_KERNEL(kern::index_front);
@@ -39,6 +40,7 @@ std::pair<int64_t, int64_t> bounds(const Tensor& idx) {
 
 void check_range(const Tensor& idx, int64_t n, const char* op, int64_t dim) {
   if (idx->numel() == 0) return;
+  if (kern::index_in_range.has(idx->device().type) && kern::index_in_range(idx->device())(idx, n)) return;
   auto [lo, hi] = bounds(idx);
   SX_CHECK(lo >= -n && hi < n, IndexError, "[", op, "] index ", hi >= n ? hi : lo, " is out of bounds for dimension ",
            dim, " with size ", n);
@@ -154,6 +156,36 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
     if (gs->shape != sv->shape) gs = pad_corner(gs, sv->shape);
     return TensorList{g, gs};
   });
+}
+
+bool scatter_into(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, bool add) {
+  const char* op = add ? "scatter_add_" : "scatter_";
+  if (x->dim() == 0 || index->device() != x->device() || !writes_into(x, {&index, &src})) return false;
+  int64_t d = wrap_dim(dim, x->dim(), op);
+  Tensor idx = as_index(index, op);
+  Tensor s = src->dim() == 0 && !add ? expand_view(src, idx->shape) : src;
+  check_scatter(x, d, idx, s, op);
+  check_range(idx, x->shape[size_t(d)], op, d);  // every index before the first write
+  x->check_writable(op);
+  run_scatter(x, idx, cast_nograd(s, x->dtype), d, add ? ScatterOp::Add : ScatterOp::Set, op);
+  x->bump_version();
+  return true;
+}
+
+bool index_add_into(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, double alpha) {
+  if (x->dim() == 0 || index->device() != x->device() || !writes_into(x, {&index, &src})) return false;
+  int64_t d = wrap_dim(dim, x->dim(), "index_add_");
+  Tensor idx = reshape(as_index(index, "index_add_"), {-1});
+  Shape want = x->shape;
+  want[size_t(d)] = idx->numel();
+  SX_CHECK(src->shape == want, ValueError, "[index_add_] source of shape ", shape_str(src->shape), " must have shape ",
+           shape_str(want), " for input ", describe(x), " and ", idx->numel(), " indices along dim ", d);
+  check_range(idx, x->shape[size_t(d)], "index_add_", d);
+  x->check_writable("index_add_");
+  if (idx->numel() && x->numel())
+    kern::index_add(x->device())(x, idx, contiguous(cast_nograd(src, x->dtype)), d, Scalar(alpha));
+  x->bump_version();
+  return true;
 }
 
 // The device checks of a scatter_reduce, and whether x is 0-d (then index and src must be 0-d too and

@@ -26,14 +26,18 @@ SX_KERNEL(clamp, void(const Tensor& out, const Tensor& x, double lo, double hi, 
 // dtype and broadcast to out's shape; a NaN bound gives NaN, a NaN x stays NaN.
 SX_KERNEL(clamp_tensor, void(const Tensor& out, const Tensor& x, const Tensor& lo, const Tensor& hi, bool has_lo,
                              bool has_hi));
-// out = tril(x, k) (lower) or triu(x, k), both contiguous of one shape and dtype; |k| is at most the
-// matrix's size plus one.
+// out = tril(x, k) (lower) or triu(x, k), both contiguous of one shape and dtype (out may be x itself);
+// |k| is at most the matrix's size plus one.
 SX_KERNEL(tri, void(const Tensor& out, const Tensor& x, int64_t k, bool lower));
 // dst = src for any pair of dtypes; src broadcast to dst's shape; dst may be any strided view.
 // out = a + w * (b - a) (b - (b - a) * (1 - w) where |w| >= 0.5), all of out's floating dtype and
 // broadcast to out's shape.
 SX_KERNEL(lerp, void(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& w));
 SX_KERNEL(copy, void(const Tensor& dst, const Tensor& src));
+// out = x + value * (t1 * t2) (t1 / t2 when `divide`), each step rounded to the dtype as the separate
+// ops would; all of out's floating dtype and broadcast to out's shape (out may be x itself).
+SX_KERNEL(addcmul, void(const Tensor& out, const Tensor& x, const Tensor& t1, const Tensor& t2, const Scalar& value,
+                        bool divide));
 // out = xs concatenated along dim d, for small outputs: out contiguous, each input contiguous, on out's
 // device, of out's dtype and shape except along d (inputs without elements are skipped). Returns
 // false, having written nothing, for a case it does not take (the op then copies input by input).
@@ -73,6 +77,8 @@ SX_KERNEL(dot, void(const Tensor& out, const Tensor& a, const Tensor& b));
 // (kernels wrap negative ones): gather and scatter check that themselves while they work and return
 // false, having written an unspecified part of out, when one does not; every other kernel receives
 // indices already checked. `out` is contiguous unless noted.
+// Whether every entry of idx lies in [-size, size), in one pass (the op then finds the bad one).
+SX_KERNEL(index_in_range, bool(const Tensor& idx, int64_t size));
 // out[c] = x[c with c[dim] = idx[c]] over the positions c of idx (out has idx's shape).
 SX_KERNEL(gather, bool(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t dim));
 // out[c with c[dim] = idx[c]] = src[c] (or +=, or the larger / smaller of the two, NaN winning)

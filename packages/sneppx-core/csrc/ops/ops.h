@@ -88,6 +88,20 @@ Tensor unary(UnaryOp op, const Tensor& x);
 // Return false, having done nothing, otherwise.
 bool binary_into(BinaryOp op, const Tensor& x, const Tensor& b);
 bool unary_into(UnaryOp op, const Tensor& x, double p0, double p1);
+// The same for x.clamp_(lo, hi), x.lerp_(end, w), x.tril_(k) / x.triu_(k), x.addcmul_(t1, t2, value=v)
+// (x.addcdiv_ when `divide`), x.scatter_(d, i, src) / x.scatter_add_ and x.index_add_(d, i, src): the
+// other operands must share no memory with x; scatter_ and index_add_ check every index before they
+// write, so a bad one leaves x as it was.
+bool clamp_into(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi);
+bool lerp_into(const Tensor& x, const Tensor& end, const Tensor& w);
+bool tri_into(const Tensor& x, int64_t k, bool lower);
+bool addcmul_into(const Tensor& x, const Tensor& t1, const Tensor& t2, const Scalar& value, bool divide);
+bool scatter_into(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, bool add);
+bool index_add_into(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, double alpha);
+// Whether an in-place op may run its kernel with x as the output: autograd records nothing for x or
+// the operands, no two elements of x share memory, and no operand shares memory with x or lives on
+// another device.
+bool writes_into(const Tensor& x, std::initializer_list<const Tensor*> operands);
 // True when no two elements of t share memory (a transpose or a slice; not an expand).
 bool elements_distinct(const Tensor& t);
 Tensor add(const Tensor& a, const Tensor& b);

@@ -360,6 +360,17 @@ static Tensor tri(const Tensor& x, int64_t k, bool lower) {
   return record(lower ? "TrilBackward" : "TriuBackward", {x}, out,
                 [k, lower](const Tensor& g) { return TensorList{lower ? tril(g, k) : triu(g, k)}; });
 }
+bool tri_into(const Tensor& x, int64_t k, bool lower) {
+  SX_CHECK(x->dim() >= 2, ValueError, "[", lower ? "tril_" : "triu_", "] expected at least 2 dims, got ",
+           shape_str(x->shape));
+  if (!kern::tri.has(x->device().type) || !x->is_contiguous() || !writes_into(x, {})) return false;
+  x->check_writable(lower ? "tril_" : "triu_");
+  int64_t n = x->shape[x->dim() - 2], m = x->shape[x->dim() - 1];
+  kern::tri(x->device())(x, x, std::clamp<int64_t>(k, -n - 1, m + 1), lower);
+  x->bump_version();
+  return true;
+}
+
 Tensor tril(const Tensor& x, int64_t k) { return tri(x, k, true); }
 Tensor triu(const Tensor& x, int64_t k) { return tri(x, k, false); }
 

@@ -156,6 +156,37 @@ void bind_ops(py::module_& m, Cls& cls) {
   both(m, cls, "clip", clamp_fn, py::arg("input"), py::arg("min") = none, py::arg("max") = none);
   both(m, cls, "lerp", [](const Tensor& s, const Tensor& e, py::handle w) { return lerp(s, e, operand(w, s, "lerp")); },
        py::arg("input"), py::arg("end"), py::arg("weight"));
+  // In-place forms: written straight into x where that is safe (see clamp_into), else computed out of
+  // place and copied back.
+  auto clamp_inplace = [clamp_fn](const Tensor& x, py::handle lo, py::handle hi) {
+    if (!is_tensor(lo) && !is_tensor(hi) && clamp_into(x, opt_scalar(lo, "clamp_"), opt_scalar(hi, "clamp_"))) return x;
+    return inplace_with(x, [&](const Tensor& src) { return clamp_fn(src, lo, hi); });
+  };
+  cls.def("clamp_", clamp_inplace, py::arg("min") = none, py::arg("max") = none, "In-place form of ``clamp``.");
+  cls.def("clip_", clamp_inplace, py::arg("min") = none, py::arg("max") = none, "In-place form of ``clip``.");
+  cls.def("clamp_min_", [clamp_inplace](const Tensor& x, py::handle lo) { return clamp_inplace(x, lo, py::none()); },
+          py::arg("min"), "In-place form of ``clamp_min``.");
+  cls.def("clamp_max_", [clamp_inplace](const Tensor& x, py::handle hi) { return clamp_inplace(x, py::none(), hi); },
+          py::arg("max"), "In-place form of ``clamp_max``.");
+  cls.def("lerp_", [](const Tensor& x, const Tensor& e, py::handle w) {
+    Tensor wt = operand(w, x, "lerp_");
+    if (lerp_into(x, e, wt)) return x;
+    return inplace_with(x, [&](const Tensor& src) { return lerp(src, e, wt); });
+  }, py::arg("end"), py::arg("weight"), "In-place form of ``lerp``.");
+  auto addc_inplace = [](bool divide) {
+    return [divide](const Tensor& x, const Tensor& t1, const Tensor& t2, py::handle value) {
+      const char* op = divide ? "addcdiv_" : "addcmul_";
+      if (is_scalar(value) && addcmul_into(x, t1, t2, to_scalar(value, op), divide)) return x;
+      return inplace_with(x, [&](const Tensor& src) {
+        Tensor p = binary(divide ? BinaryOp::Div : BinaryOp::Mul, t1, t2);
+        return binary(BinaryOp::Add, src, binary(BinaryOp::Mul, p, operand(value, p, op)));
+      });
+    };
+  };
+  cls.def("addcmul_", addc_inplace(false), py::arg("tensor1"), py::arg("tensor2"), py::kw_only(),
+          py::arg("value") = 1, "In-place form of ``addcmul``: ``self += value * tensor1 * tensor2``.");
+  cls.def("addcdiv_", addc_inplace(true), py::arg("tensor1"), py::arg("tensor2"), py::kw_only(),
+          py::arg("value") = 1, "In-place form of ``addcdiv``: ``self += value * tensor1 / tensor2``.");
 
   // ---- reductions
   both(m, cls, "sum", [](const Tensor& x, py::handle dim, bool keepdim, py::handle dtype) {
@@ -294,6 +325,12 @@ void bind_ops(py::module_& m, Cls& cls) {
   }, py::arg("input"), py::arg("dim") = 0);
   both(m, cls, "tril", &tril, py::arg("input"), py::arg("diagonal") = 0);
   both(m, cls, "triu", &triu, py::arg("input"), py::arg("diagonal") = 0);
+  cls.def("tril_", [](const Tensor& x, int64_t k) {
+    return tri_into(x, k, true) ? x : inplace_with(x, [&](const Tensor& src) { return tril(src, k); });
+  }, py::arg("diagonal") = 0, "In-place form of ``tril``.");
+  cls.def("triu_", [](const Tensor& x, int64_t k) {
+    return tri_into(x, k, false) ? x : inplace_with(x, [&](const Tensor& src) { return triu(src, k); });
+  }, py::arg("diagonal") = 0, "In-place form of ``triu``.");
   both(m, cls, "flip", [](const Tensor& x, py::handle d) { return flip(x, int_list(d, "flip")); }, py::arg("input"), py::arg("dims"));
   both(m, cls, "roll", [](const Tensor& x, py::handle s, py::handle d) {
     return roll(x, int_list(s, "roll"), d.is_none() ? IntList{} : int_list(d, "roll"));
@@ -313,6 +350,15 @@ void bind_ops(py::module_& m, Cls& cls) {
     return scatter(x, dim, idx, operand(src, x, "scatter"));
   }, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src"));
   both(m, cls, "scatter_add", &scatter_add, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src"));
+  cls.def("scatter_", [](const Tensor& x, int64_t dim, const Tensor& idx, py::handle src) {
+    Tensor s = operand(src, x, "scatter_");
+    if (scatter_into(x, dim, idx, s, false)) return x;
+    return inplace_with(x, [&](const Tensor& in) { return scatter(in, dim, idx, s); });
+  }, py::arg("dim"), py::arg("index"), py::arg("src"), "In-place form of ``scatter``.");
+  cls.def("scatter_add_", [](const Tensor& x, int64_t dim, const Tensor& idx, const Tensor& src) {
+    if (scatter_into(x, dim, idx, src, true)) return x;
+    return inplace_with(x, [&](const Tensor& in) { return scatter_add(in, dim, idx, src); });
+  }, py::arg("dim"), py::arg("index"), py::arg("src"), "In-place form of ``scatter_add``.");
   m.def("scatter_reduce_extreme", &scatter_reduce_extreme, py::arg("input"), py::arg("dim"), py::arg("index"),
         py::arg("src"), py::arg("is_max"), py::arg("include_self"));
   m.def("scatter_reduce_prod", &scatter_reduce_prod, py::arg("input"), py::arg("dim"), py::arg("index"),
@@ -320,6 +366,11 @@ void bind_ops(py::module_& m, Cls& cls) {
   both(m, cls, "index_select", &index_select, py::arg("input"), py::arg("dim"), py::arg("index"));
   both(m, cls, "index_add", &index_add, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("source"),
        py::kw_only(), py::arg("alpha") = 1.0);
+  cls.def("index_add_", [](const Tensor& x, int64_t dim, const Tensor& idx, const Tensor& src, double alpha) {
+    if (index_add_into(x, dim, idx, src, alpha)) return x;
+    return inplace_with(x, [&](const Tensor& in) { return index_add(in, dim, idx, src, alpha); });
+  }, py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(), py::arg("alpha") = 1.0,
+          "In-place form of ``index_add``.");
   m.def("one_hot", &one_hot, py::arg("tensor"), py::arg("num_classes") = -1);
   m.def("_topk", &topk);
   m.def("_sort", &sort);

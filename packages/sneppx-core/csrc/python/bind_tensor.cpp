@@ -18,19 +18,6 @@ Tensor binop(BinaryOp op, const Tensor& a, py::handle b, bool reverse) {
   return reverse ? binary(op, bt, a) : binary(op, a, bt);
 }
 
-// x op= y: computes `compute(x)` out of place, checks the cast, writes back into x (unless the
-// result already is x: add_ and sub_ with alpha may write into x directly).
-template <typename F>
-Tensor inplace_with(const Tensor& x, F compute) {
-  // x.mul_(w) under autograd computes from a clone: w's gradient needs the old x.
-  Tensor r = compute(inplace_source(x));
-  if (r == x) return x;
-  SX_CHECK(r->dtype == x->dtype || is_floating(x->dtype) || !is_floating(r->dtype), TypeError, "[inplace] result type ",
-           dtype_name(r->dtype), " can't be cast to the output type ", dtype_name(x->dtype));
-  assign_inplace(x, r, "inplace");
-  return x;
-}
-
 Tensor inplace(BinaryOp op, const Tensor& x, py::handle y) {
   if (op == BinaryOp::Pow && !is_tensor(y)) {  // x ** number: the fused formula of pow, as out of place
     Scalar c = to_scalar(y, "pow");

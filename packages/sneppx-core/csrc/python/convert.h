@@ -75,6 +75,18 @@ Tensor operand(py::handle h, const Tensor& other, const char* op);
 // The tensor an in-place op on x computes from: a clone when autograd tracks x (the op may save its
 // input for backward, and the write would invalidate it), else x itself.
 Tensor inplace_source(const Tensor& x);
+// x op= y: computes `compute(x)` out of place, checks the cast, writes back into x (unless the
+// result already is x: add_ and sub_ with alpha may write into x directly).
+template <typename F>
+Tensor inplace_with(const Tensor& x, F compute) {
+  // x.mul_(w) under autograd computes from a clone: w's gradient needs the old x.
+  Tensor r = compute(inplace_source(x));
+  if (r == x) return x;
+  SX_CHECK(r->dtype == x->dtype || is_floating(x->dtype) || !is_floating(r->dtype), TypeError, "[inplace] result type ",
+           dtype_name(r->dtype), " can't be cast to the output type ", dtype_name(x->dtype));
+  assign_inplace(x, r, "inplace");
+  return x;
+}
 // x + alpha * y (x - alpha * y when `subtract`) for add and sub's alpha: a number takes add_scaled's
 // one pass (written into x when `into_x` and add_scaled finds it safe), another alpha (a tensor)
 // multiplies y as an operand first.

@@ -97,9 +97,12 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
             Dtype.FLOAT16: np.finfo(np.float16).max, Dtype.BFLOAT16: 3.3895313892515355e38}[input.dtype]
     posinf = builtins.float(fmax) if posinf is None else posinf
     neginf = -builtins.float(fmax) if neginf is None else neginf
-    out = _C.where(_C.isnan(input), builtins.float(nan), input)
-    out = _C.where(input == builtins.float("inf"), builtins.float(posinf), out)
-    return _C.where(input == -builtins.float("inf"), builtins.float(neginf), out)
+    if posinf >= fmax and neginf <= -fmax:  # the defaults: a clamp moves only the infinities (a NaN stays)
+        out = _C.clamp(input, builtins.float(neginf), builtins.float(posinf))
+    else:
+        out = _C.where(input == builtins.float("inf"), builtins.float(posinf), input)
+        out = _C.where(input == -builtins.float("inf"), builtins.float(neginf), out)
+    return _C.where(_C.isnan(input), builtins.float(nan), out)
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):

@@ -242,8 +242,9 @@ def install(cls=Tensor):
     from . import _factories
 
     methods = dict(_METHODS)
-    for name in _INPLACE:
-        methods[name + "_"] = _inplace(name)
+    for name in _INPLACE:  # the compiled backend binds some of these itself (written into the tensor's memory)
+        if not hasattr(cls, name + "_"):
+            methods[name + "_"] = _inplace(name)
     for name in _UNARY:  # the compiled backend binds these itself (written into the tensor's memory)
         if not hasattr(cls, name + "_"):
             methods[name + "_"] = _inplace(name)
