@@ -85,6 +85,13 @@ def _cases(sx, F, torch, TF, quick):
                     _fwd_bwd(lambda t_in=t_in: TF.scaled_dot_product_attention(*t_in, is_causal=True), t_in, gt),
                     3 if quick else 5))
     out.append(("adamw step 10M params / 100 tensors", *_adamw(sx, F, torch, rng), reps))
+    for eq, shapes in (("ij,kj->ik", ((256, 1024), (256, 1024))), ("bhid,bhjd->bhij", ((8, 8, 128, 64),) * 2),
+                       ("bn,anm,bm->ba", ((64, 128), (32, 128, 128), (64, 128)))):
+        pairs = [_both(sh, sx, torch, rng, False) for sh in shapes]
+        s_in, t_in = [p[0] for p in pairs], [p[1] for p in pairs]
+        out.append((f"einsum {eq} {' '.join(str(sh) for sh in shapes)}",
+                    lambda eq=eq, s_in=s_in: sx.einsum(eq, *s_in), lambda eq=eq, t_in=t_in: torch.einsum(eq, *t_in),
+                    reps))
     return out
 
 

@@ -566,3 +566,24 @@ def test_column_sums_in_register_blocks(threads, shape, dim, op):
     t = sx.tensor(np.ascontiguousarray(np.swapaxes(a, 0, -1))).transpose(0, -1)
     got_t = (t * t).sum(dim=dim) if op == "sumsq" else getattr(t, op)(dim=dim)
     np.testing.assert_allclose(got_t.numpy(), want, rtol=0, atol=float(np.max(scale)) * 2e-7)
+
+
+def test_normal_draws_follow_the_standard_normal(threads):
+    # Box-Muller's vector loop (its own log and cosine): the empirical CDF of 2^20 draws against
+    # Phi (Kolmogorov-Smirnov distance well under the 1e-3 level's 1.63 / sqrt(n)), moments, tails
+    # beyond 4.5 sigma, and float32 draws that are the float64 ones rounded.
+    import math
+
+    g = sx.Generator().manual_seed(1234)
+    z = sx.randn(1 << 20, dtype=sx.float64, generator=g).numpy()
+    n = z.size
+    s = np.sort(z)
+    phi = 0.5 * (1 + np.vectorize(math.erf)(s / math.sqrt(2)))
+    ks = max(np.max(np.arange(1, n + 1) / n - phi), np.max(phi - np.arange(n) / n))
+    assert ks < 1.63 / math.sqrt(n), ks
+    assert abs(z.mean()) < 5 / math.sqrt(n) and abs(z.std() - 1) < 5 / math.sqrt(2 * n)
+    assert 0 < np.sum(np.abs(z) > 4.5) < 21  # 7.1 expected per 2^20 draws: the tails are there
+    g32 = sx.Generator().manual_seed(1234)
+    np.testing.assert_array_equal(sx.randn(1 << 20, generator=g32).numpy(), z.astype(np.float32))
+    t = sx.empty(4096, dtype=sx.float64).normal_(3.0, 0.5, generator=sx.Generator().manual_seed(1234))
+    np.testing.assert_allclose(t.numpy(), 3.0 + 0.5 * z[:4096], rtol=1e-15, atol=1e-15)

@@ -1,6 +1,7 @@
 // CPU kernels of the factories and random draws (slots in ops/kernels.h). Draw i uses Philox
 // counter base + i, so every element is the same whatever the thread count.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numeric>
 #include <type_traits>
@@ -23,9 +24,60 @@ void arange_cpu(const Tensor& out, double start, double step, double end, bool f
   });
 }
 
-double normal_from(const std::array<uint32_t, 4>& r) {  // Box-Muller on 53-bit uniforms
-  double u1 = 1.0 - u01d(r[0], r[1]), u2 = u01d(r[2], r[3]);  // u1 in (0, 1]
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+// ln x for a normal double x in (0, 1]: x = 2^k (1 + f) with 1 + f in [sqrt(2)/2, sqrt(2)), then
+// fdlibm's log(1 + f) = f - f^2/2 + s (f^2/2 + R(s^2)), s = f / (2 + f); within 1 ulp. Branch-free, and k
+// becomes a double through the exponent bits (AVX2 has no int64 -> double vector conversion), so that
+// loops over it vectorise.
+inline double log_unit(double x) {
+  const uint64_t ix = std::bit_cast<uint64_t>(x) + (0x3ff0000000000000ull - 0x3fe6a09e00000000ull);
+  const double k = std::bit_cast<double>(0x4330000000000000ull | (ix >> 52)) - (4503599627370496.0 + 1023.0);
+  const double f = std::bit_cast<double>((ix & 0x000fffffffffffffull) + 0x3fe6a09e00000000ull) - 1.0;
+  const double hfsq = 0.5 * f * f, s = f / (2.0 + f), z = s * s, w = z * z;
+  const double t1 = w * (3.999999999940941908e-01 + w * (2.222219843214978396e-01 + w * 1.531383769920937332e-01));
+  const double t2 = z * (6.666666666666735130e-01 +
+                         w * (2.857142874366239149e-01 + w * (1.818357216161805012e-01 + w * 1.479819860511658591e-01)));
+  return s * (hfsq + t2 + t1) + k * 1.90821492927058770002e-10 - hfsq + f + k * 6.93147180369123816490e-01;
+}
+
+// cos(2 pi u) for u in [0, 1): the quadrant q = round(4u) and t = u - q/4 come exactly from u itself, then
+// fdlibm's sine and cosine polynomials on x = 2 pi t, |x| <= pi/4 (absolute error about 1e-16: closer
+// than cos of the rounded product 2 pi u). Branch-free, for the same reason as log_unit.
+inline double cos_2pi(double u) {
+  const double big = 4.0 * u + 6755399441055744.0;  // 1.5 * 2^52: 4u rounded to an integer in the low bits
+  const double q = big - 6755399441055744.0;
+  const double x = (u - 0.25 * q) * 6.28318530717958647692, z = x * x;
+  const double sr = 8.33333333332248946124e-03 +
+                    z * (-1.98412698298579493134e-04 +
+                         z * (2.75573137070700676789e-06 + z * (-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10)));
+  const double sn = x + z * x * (-1.66666666666666324348e-01 + z * sr);
+  const double cr = z * (4.16666666666666019037e-02 +
+                         z * (-1.38888888888741095749e-03 +
+                              z * (2.48015872894767294178e-05 +
+                                   z * (-2.75573143513906633035e-07 +
+                                        z * (2.08757232129817482790e-09 + z * -1.13596475577881948265e-11)))));
+  const double hz = 0.5 * z, w = 1.0 - hz;
+  const double cs = w + (((1.0 - w) - hz) + z * cr);
+  // cos(q pi/2 + x): quadrants 1 and 3 take the sine, 1 and 2 flip the sign; on the bits
+  const uint64_t qi = std::bit_cast<uint64_t>(big) & 3, odd = 0 - (qi & 1), neg = ((qi + 1) & 2) << 62;
+  return std::bit_cast<double>(((std::bit_cast<uint64_t>(sn) & odd) | (std::bit_cast<uint64_t>(cs) & ~odd)) ^ neg);
+}
+
+// Draws [lo, hi): uniforms from Philox (scalar) into a block, then Box-Muller on 53-bit uniforms,
+// sqrt(-2 ln u1) cos(2 pi u2) with u1 in (0, 1], as one vector loop over the block.
+template <typename T>
+void normal_block(T* p, int64_t lo, int64_t hi, uint64_t seed, uint64_t base, double a, double b) {
+  constexpr int64_t kBlock = 64;
+  double u1[kBlock], u2[kBlock];
+  for (int64_t i0 = lo; i0 < hi; i0 += kBlock) {
+    const int64_t m = std::min(kBlock, hi - i0);
+    for (int64_t j = 0; j < m; ++j) {
+      auto r = philox(seed, base + uint64_t(i0 + j));
+      u1[j] = 1.0 - u01d(r[0], r[1]);
+      u2[j] = u01d(r[2], r[3]);
+    }
+    for (int64_t j = 0; j < m; ++j)
+      p[i0 + j] = T(acc_t<T>(a + b * (std::sqrt(-2.0 * log_unit(u1[j])) * cos_2pi(u2[j]))));
+  }
 }
 
 void random_cpu(Distribution dist, const Tensor& out, uint64_t seed, uint64_t base, double a, double b) {
@@ -34,12 +86,9 @@ void random_cpu(Distribution dist, const Tensor& out, uint64_t seed, uint64_t ba
     using T = scalar_t;
     T* p = out->data<T>();
     parallel_for(n, kRandomGrain, [&](int64_t lo, int64_t hi) {
+      if (dist == Distribution::Normal) return normal_block(p, lo, hi, seed, base, a, b);
       for (int64_t i = lo; i < hi; ++i) {
         auto r = philox(seed, base + uint64_t(i));
-        if (dist == Distribution::Normal) {
-          p[i] = T(acc_t<T>(a + b * normal_from(r)));
-          continue;
-        }
         T v = T(acc_t<T>(a + (b - a) * u01d(r[0], r[1])));
         if constexpr (std::is_floating_point_v<T>) {  // rounding must not reach the open end b
           if (b > a && double(v) >= b) v = std::nextafter(T(b), T(a));

@@ -164,7 +164,8 @@ def einsum(equation, *operands):
         if k == len(terms):
             break
         nxt, nlab = _sum_out(*terms[k], later | set(lab))
-        cur, lab = _contract(cur, lab, nxt, nlab, later, sizes)
+        after = set(out).union(*[set(lb) for _, lb in terms[k + 1:]])  # needed once this pair is contracted
+        cur, lab = _contract(cur, lab, nxt, nlab, after, sizes)
     if not out:
         return cur.reshape(())
     cur = cur.permute(*[lab.index(c) for c in out]) if lab != out else cur
