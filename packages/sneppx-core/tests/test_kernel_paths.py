@@ -587,3 +587,25 @@ def test_normal_draws_follow_the_standard_normal(threads):
     np.testing.assert_array_equal(sx.randn(1 << 20, generator=g32).numpy(), z.astype(np.float32))
     t = sx.empty(4096, dtype=sx.float64).normal_(3.0, 0.5, generator=sx.Generator().manual_seed(1234))
     np.testing.assert_allclose(t.numpy(), 3.0 + 0.5 * z[:4096], rtol=1e-15, atol=1e-15)
+
+
+def test_float16_conversions_match_numpy_bit_for_bit(threads):
+    # every half bit pattern to float32 and back, and float32 values around every half rounding
+    # boundary (ties to even, subnormals, overflow to inf), contiguous (the vector loop and its
+    # tail) and strided; NaNs stay NaN
+    halves = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    f32 = sx.from_numpy(halves).float().numpy()
+    nan = np.isnan(halves)
+    np.testing.assert_array_equal(f32[~nan], halves[~nan].astype(np.float32))
+    assert np.isnan(f32[nan]).all()
+    fin = halves[np.isfinite(halves)].astype(np.float32)
+    mids = np.concatenate([fin, (fin[:-1] + fin[1:]) / 2, np.nextafter(fin, np.float32(np.inf)),
+                           np.nextafter(fin, -np.float32(np.inf)), [65520.0, -65520.0, 65519.996, 1e-8, -3e-8],
+                           [np.inf, -np.inf, np.nan]]).astype(np.float32)
+    for t, x in ((sx.from_numpy(mids), mids), (sx.from_numpy(mids)[::3], mids[::3])):
+        got = t.half().numpy()
+        with np.errstate(over="ignore"):
+            want = x.astype(np.float16)
+        bad = np.isnan(want)
+        np.testing.assert_array_equal(got[~bad].view(np.uint16), want[~bad].view(np.uint16))
+        assert np.isnan(got[bad]).all()
