@@ -112,7 +112,7 @@ def test_conv2d_batch_gradients_against_numpy(n, hw, xs, ws, stride, padding, di
     """Gradients of a batch (more images than the kernel's tasks, split unevenly) against the direct
     definition, in float64 and float32, and the same bits at 1 and 2 threads. Images of 20 x 19 have 64
     or more output positions, which the CPU convolves image by image; the small ones go through the
-    whole-batch patch matrix."""
+    whole-batch patch matrix. (These have too few channels for the direct float32 kernel, tested below.)"""
     x = RNG.standard_normal((n, xs[1]) + (hw or xs[2:]))
     w = RNG.standard_normal((ws[0], xs[1] // groups, ws[1], ws[2]))
     b = RNG.standard_normal(ws[0]) if bias else None
@@ -138,6 +138,66 @@ def test_conv2d_batch_gradients_against_numpy(n, hw, xs, ws, stride, padding, di
                 np.testing.assert_allclose(grads[-1][2], gy.sum(axis=(0, 2, 3)), rtol=tol, atol=tol * 10 * n)
         for a, c in zip(*grads):
             np.testing.assert_array_equal(a, c)
+
+
+DIRECT_CASES = [  # float32, groups 1, C kh kw >= 64 and C_out >= 16: the CPU's direct kernel
+    # (N, C, H, W), (C_out, kh, kw), stride, padding, dilation
+    ((3, 16, 4, 4), (40, 3, 3), (1, 1), (1, 1), (1, 1)),    # tiles across images, a part-filled group
+    ((2, 20, 2, 2), (70, 3, 3), (1, 1), (1, 1), (1, 1)),    # planes of four positions
+    ((2, 16, 18, 17), (33, 3, 3), (2, 2), (1, 1), (1, 1)),  # stride 2, one channel past a vector
+    ((1, 3, 23, 21), (16, 7, 7), (2, 2), (3, 3), (1, 1)),   # a 7x7 stem
+    ((2, 17, 12, 13), (20, 3, 2), (1, 1), (0, 1), (2, 1)),  # rectangular and dilated
+    ((2, 12, 11, 13), (18, 3, 2), (1, 2), (1, 0), (1, 1)),  # stride along one dim
+    ((2, 16, 9, 9), (24, 3, 3), (1, 1), (3, 0), (1, 1)),    # padding past the window: gradient by patches
+    ((1, 16, 1, 30), (17, 1, 5), (1, 1), (0, 2), (1, 3)),   # conv1d shape
+]
+
+
+@pytest.mark.parametrize("xs,ws,stride,padding,dilation", DIRECT_CASES)
+def test_conv2d_direct_float32_against_numpy(xs, ws, stride, padding, dilation):
+    """The direct float32 kernel (forward, and at stride 1 the input gradient): output channel counts
+    that do not fill a vector or a group of them, output tiles that run over rows and images, strides,
+    dilations and padding, forward and gradients against the float64 definition, and the same bits at 1
+    and 2 threads."""
+    x = RNG.standard_normal(xs)
+    w = RNG.standard_normal((ws[0], xs[1], ws[1], ws[2]))
+    b = RNG.standard_normal(ws[0])
+    ref = np_conv2d(x, w, b, stride, padding, dilation, 1)
+    gy = RNG.standard_normal(ref.shape)
+    gx_ref, gw_ref = np_conv2d_grads(x, w, gy, stride, padding, dilation, 1)
+    runs = []
+    for threads in (1, 2):
+        old = sx.get_num_threads()
+        sx.set_num_threads(threads)
+        try:
+            xt, wt, bt = (sx.tensor(a.astype(np.float32), requires_grad=True) for a in (x, w, b))
+            y = F.conv2d(xt, wt, bt, stride, padding, dilation)
+            assert "Convolution" in str(y.grad_fn), y.grad_fn  # the kernel path, at every plane size
+            y.backward(sx.tensor(gy.astype(np.float32)))
+        finally:
+            sx.set_num_threads(old)
+        runs.append([y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()])
+        scale = np.sqrt(xs[1] * ws[1] * ws[2])  # float32 rounding grows with the terms of each sum
+        np.testing.assert_allclose(runs[-1][0], ref, rtol=1e-5, atol=1e-5 * scale)
+        np.testing.assert_allclose(runs[-1][1], gx_ref, rtol=1e-5, atol=1e-5 * np.sqrt(ws[0]) * ws[1] * ws[2])
+        np.testing.assert_allclose(runs[-1][2], gw_ref, rtol=1e-5, atol=1e-5 * np.sqrt(gy[:, 0].size) * 4)
+        np.testing.assert_allclose(runs[-1][3], gy.sum(axis=(0, 2, 3)), rtol=1e-5, atol=1e-4)
+    for a, c in zip(*runs):
+        np.testing.assert_array_equal(a, c)
+
+
+def test_conv2d_direct_float32_with_create_graph():
+    """Second-order gradients through a directly convolved layer use the differentiable path."""
+    x, w = RNG.standard_normal((2, 3, 5, 5)), RNG.standard_normal((4, 3, 3, 3))
+    xt = sx.tensor(x.astype(np.float32), requires_grad=True)
+    wt = sx.tensor(w.astype(np.float32), requires_grad=True)
+    (gx,) = sx.autograd.grad(F.conv2d(xt, wt, padding=1).square().sum(), [xt], create_graph=True)
+    (gw,) = sx.autograd.grad(gx.sum(), [wt])
+    x64, w64 = t64(x), t64(w)
+    (gx64,) = sx.autograd.grad(F.conv2d(x64, w64, padding=1).square().sum(), [x64], create_graph=True)
+    (gw64,) = sx.autograd.grad(gx64.sum(), [w64])
+    np.testing.assert_allclose(gx.detach().numpy(), gx64.detach().numpy(), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(gw.numpy(), gw64.numpy(), rtol=1e-4, atol=1e-3)
 
 
 def test_conv1d_and_transpose_gradients():

@@ -10,6 +10,7 @@ namespace sx {
 SX_DEFINE_KERNEL(kern::im2col);
 SX_DEFINE_KERNEL(kern::col2im);
 SX_DEFINE_KERNEL(kern::conv_fwd);
+SX_DEFINE_KERNEL(kern::conv_direct_fwd);
 SX_DEFINE_KERNEL(kern::conv_bwd);
 SX_DEFINE_KERNEL(kern::max_pool_fwd);
 SX_DEFINE_KERNEL(kern::max_pool_bwd);
@@ -119,27 +120,65 @@ TensorList conv_grads_public(const Tensor& gy, const Tensor& x4, const Tensor& w
   return {gx, gw, gb};
 }
 
-// Convolution through the device's conv_fwd / conv_bwd kernels; create_graph gradients use public ops.
-Tensor conv_kernels(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeom& g, int64_t G, size_t nsp) {
+// Image by image where one image's product has enough output positions to be an efficient GEMM; the deep
+// layers of a CNN (many channels, few positions) read their weight once for the whole batch instead.
+constexpr int64_t kMinPositions = 64;
+
+// Whether a direct convolution (float32, groups 1) with C input and Cout output channels pays over
+// patches + GEMM: a window larger than 1x1 (a 1x1 one is a GEMM already), at least 64 multiply-adds
+// per output element and at least 16 output channels (a vector of them).
+bool direct_pays(int64_t C, int64_t Cout, const ConvGeom& g) {
+  return g.kh * g.kw > 1 && C * g.kh * g.kw >= 64 && Cout >= 16;
+}
+
+// The input gradient of a stride-1 convolution (groups 1) through conv_direct_fwd: gy padded by
+// d (k - 1) - p correlated with the weight flipped in space and with its channel dims swapped.
+Tensor input_grad_direct(const Tensor& gy, const Tensor& w, const ConvGeom& g) {
+  ConvGeom t = g;
+  t.C = w->shape[0], t.H = g.oh, t.W = g.ow, t.oh = g.H, t.ow = g.W;
+  t.ph = g.dh * (g.kh - 1) - g.ph, t.pw = g.dw * (g.kw - 1) - g.pw;
+  Tensor gx = empty({g.N, g.C, g.H, g.W}, gy->dtype, gy->device());
+  kern::conv_direct_fwd(gy->device())(gy, w, Tensor(), gx, t, true);
+  return gx;
+}
+
+// Convolution through the device's kernels: conv_direct_fwd (`direct`) or conv_fwd forward, conv_bwd
+// backward for images of at least kMinPositions outputs; create_graph gradients and those of smaller
+// images use public ops (patches of the whole batch).
+Tensor conv_kernels(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeom& g, int64_t G, size_t nsp,
+                    bool direct) {
   Device dev = x->device();
   int64_t Cout = w->shape[0];
   Tensor xc = contig(as4d(x, nsp)), wc = contig(w), bc = b ? contig(b) : b;
   Tensor y = empty(out_shape(g, Cout, nsp), x->dtype, dev);
-  kern::conv_fwd(dev)(xc, wc, bc, y, g, G);
+  if (direct) kern::conv_direct_fwd(dev)(xc, wc, bc, y, g, false);
+  else kern::conv_fwd(dev)(xc, wc, bc, y, g, G);
   if (!needs_grad({&x, &w, &b})) return y;
   Saved sx_(xc), sw(wc);
   bool nx = x->requires_grad, nw = w->requires_grad, nb = b && b->requires_grad;
   Shape xshape = x->shape;
-  return record("ConvolutionBackward", {x, w, b}, y, [sx_, sw, g, G, nx, nw, nb, xshape](const Tensor& gy) {
+  return record("ConvolutionBackward", {x, w, b}, y, [sx_, sw, g, G, nx, nw, nb, xshape, direct](const Tensor& gy) {
     const Tensor& xs = sx_.get();
     const Tensor& ws = sw.get();
     if (grad_mode::enabled()) return conv_grads_public(gy, xs, ws, g, G, nx, nw, nb, xshape);
     Device d = xs->device();
     Tensor gyc = contig(gy, xs->dtype);
-    Tensor gx = nx ? empty(xs->shape, xs->dtype, d) : Tensor(), gw = nw ? empty(ws->shape, ws->dtype, d) : Tensor(),
-           gb = nb ? empty({ws->shape[0]}, ws->dtype, d) : Tensor();
-    kern::conv_bwd(d)(gyc, xs, ws, gx, gw, gb, g, G);
-    return TensorList{nx ? reshape(gx, xshape) : gx, gw, gb};
+    // With stride 1 the input gradient is itself a direct convolution (see input_grad_direct).
+    const bool gx_direct = nx && direct && g.sh == 1 && g.sw == 1 && g.ph <= g.dh * (g.kh - 1) &&
+                           g.pw <= g.dw * (g.kw - 1) && direct_pays(ws->shape[0], g.C, g);
+    Tensor gx = gx_direct ? reshape(input_grad_direct(gyc, ws, g), xshape) : Tensor();
+    const bool nx_rest = nx && !gx_direct;
+    if (!nx_rest && !nw && !nb) return TensorList{gx, Tensor(), Tensor()};
+    if (g.oh * g.ow < kMinPositions || !kern::conv_bwd.has(d.type)) {
+      TensorList r = conv_grads_public(gy, xs, ws, g, G, nx_rest, nw, nb, xshape);
+      if (gx_direct) r[0] = gx;
+      return r;
+    }
+    Tensor gw = nw ? empty(ws->shape, ws->dtype, d) : Tensor();
+    Tensor gb = nb ? empty({ws->shape[0]}, ws->dtype, d) : Tensor();
+    if (nx_rest) gx = empty(xs->shape, xs->dtype, d);
+    kern::conv_bwd(d)(gyc, xs, ws, nx_rest ? gx : Tensor(), gw, gb, g, G);
+    return TensorList{nx_rest ? reshape(gx, xshape) : gx, gw, gb};
   });
 }
 
@@ -166,12 +205,12 @@ Tensor conv(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& st
   IntList k(w->shape.begin() + 2, w->shape.end());
   window_geom(g, nsp, k, stride, padding, dilation, false, op, x->shape);
   int64_t L = g.oh * g.ow, CgK = C / G * g.kh * g.kw;
-  // Image by image where one image's product has enough output positions to be an efficient GEMM; the deep
-  // layers of a CNN (many channels, few positions) read their weight once for the whole batch instead.
-  constexpr int64_t kMinPositions = 64;
-  if (kern::conv_fwd.has(x->device().type) && kern::conv_bwd.has(x->device().type) && x->numel() && w->numel() &&
-      L >= kMinPositions)
-    return conv_kernels(x, w, b, g, G, nsp);
+  DeviceType dt = x->device().type;
+  if (x->numel() && w->numel() && G == 1 && x->dtype == DType::Float32 && direct_pays(C, Cout, g) &&
+      kern::conv_direct_fwd.has(dt))
+    return conv_kernels(x, w, b, g, G, nsp, true);
+  if (kern::conv_fwd.has(dt) && kern::conv_bwd.has(dt) && x->numel() && w->numel() && L >= kMinPositions)
+    return conv_kernels(x, w, b, g, G, nsp, false);
   Tensor cols = reshape(im2col_op(as4d(x, nsp), g), {G, CgK, N * L});
   Tensor y = matmul(reshape(w, {G, Cout / G, CgK}), cols);           // (G, Cout / G, N * L)
   y = permute(reshape(y, {Cout, N, L}), {1, 0, 2});                  // (N, Cout, L), strided

@@ -1,7 +1,9 @@
 // Convolution, pooling and batch-statistics normalisation (sx::nn), and the kernel slots they call.
 //
-// Convolutions are im2col + GEMM. A device with the `conv_fwd` / `conv_bwd` kernels (the CPU) runs them
-// image by image when an image has at least 64 output positions, each image's patch matrix built where
+// Convolutions are im2col + GEMM, or direct where the device has `conv_direct_fwd` (on the CPU: float32,
+// groups 1, windows larger than 1x1 with enough channels; see direct_pays in ops/conv.cpp). A device with
+// the `conv_fwd` / `conv_bwd` kernels (the CPU) runs the others image by image when an image has at least
+// 64 output positions, each image's patch matrix built where
 // the GEMMs find it in cache. Otherwise, and for gradients that must themselves be differentiable
 // (create_graph), the kernel `im2col` lays the patches of the whole batch out as a
 // (C * kh * kw, N * oh * ow) matrix and one GEMM per group (through the public `matmul`) covers every
@@ -51,6 +53,11 @@ SX_KERNEL(col2im, void(const Tensor& cols, const Tensor& x, const ConvGeom& g));
 // null (not wanted). A backend without these slots gets convolutions from im2col, GEMM and col2im.
 SX_KERNEL(conv_fwd, void(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const ConvGeom& g,
                          int64_t groups));
+// Direct float32 convolution with groups 1 (no patch matrix), the same contract as conv_fwd otherwise.
+// `flipped`: w is (C, Cout, kh, kw) and the window is w flipped in space with its channel dims swapped
+// (the input gradient of a stride-1 convolution with weight w).
+SX_KERNEL(conv_direct_fwd, void(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const ConvGeom& g,
+                                bool flipped));
 SX_KERNEL(conv_bwd, void(const Tensor& gy, const Tensor& x, const Tensor& w, const Tensor& gx, const Tensor& gw,
                          const Tensor& gb, const ConvGeom& g, int64_t groups));
 // y (N, C, oh, ow) = window maxima (NaN wins); idx (int64) = argmax as a flat offset in the H * W plane.

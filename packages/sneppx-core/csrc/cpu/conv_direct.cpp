@@ -1,0 +1,218 @@
+// Direct float32 convolution on the CPU (slot kern::conv_direct_fwd, ops/conv.h): no patch matrix.
+//
+// Output channels go in groups of kGroup vectors (V lanes each); output positions go in tiles of up to
+// kMaxTile positions of the batch (a tile may run over several output rows and images, which keeps the
+// tiles full on the small planes of a network's deep layers). For each input channel and tap, the
+// tile's (up to kAcc) accumulators take one multiply-add of a broadcast input value with a weight vector:
+// every weight vector loaded serves T positions and every input value kGroup V channels, which keeps
+// the FMA units busy where one image's GEMM (M = out channels, N = positions) is too thin for BLAS's
+// kernels. Padding is a zero border in a copy of the input, so the inner loop has no tests. Each output
+// element is a float32 sum over (channel, tap) in that order, one FMA per term, whatever the thread
+// count.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/parallel.h"
+#include "ops/conv.h"
+
+namespace sx::cpu {
+
+namespace {
+
+#if defined(__AVX512F__)
+// 24 accumulators, the weight vectors and a broadcast of the 32 vector registers.
+constexpr int V = 16, kGroup = 4, kAcc = 24;
+#else
+// 12 accumulators, the weight vectors and a broadcast of the 16.
+constexpr int V = 8, kGroup = 2, kAcc = 12;
+#endif
+constexpr int kMaxTile = 12;  // positions of a tile: kAcc / (blocks in use), at most this many
+typedef float vf __attribute__((vector_size(V * sizeof(float))));
+
+struct Direct {
+  const float* xp;   // input with its zero border, (N, C, Hp, Wp)
+  const float* w;    // (Cout, C, kh, kw), or (C, Cout, kh, kw) flipped in space (`flipped`)
+  bool flipped;
+  const float* b;    // bias or null
+  float* y;          // (N, Cout, oh, ow)
+  int64_t C, Cout, Hp, Wp, L;
+  ConvGeom g;
+};
+
+inline vf load(const float* p) {
+  vf v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// One tile: T output positions from flat position P0 of the batch's N * L (a tile may span rows and
+// images), output channels of group q, whose first B blocks hold channels below Cout, summed over input
+// channels [c0, c1) with the weights wq of those channels packed as (c1 - c0, kh, kw, kGroup V). The
+// partial sums of a tile that does not end at C wait in `part` ((B, T, V) floats, exact: the next
+// channels continue the same float sums), so that the weights of a few channels stay in L1 while every
+// tile of a task goes over them.
+template <int T, int B>
+void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const float* wq, float* part) {
+  const ConvGeom& g = d.g;
+  const int64_t plane = d.Hp * d.Wp;
+  int64_t in[T];  // each position's window corner in the input
+  for (int t = 0; t < T; ++t) {
+    int64_t n = (P0 + t) / d.L, p = (P0 + t) % d.L, oy = p / g.ow, ox = p % g.ow;
+    in[t] = n * d.C * plane + oy * g.sh * d.Wp + ox * g.sw;
+  }
+  vf acc[B][T];
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < T; ++t) acc[b][t] = c0 ? load(part + (b * T + t) * V) : vf{};
+  for (int64_t c = c0; c < c1; ++c) {
+    const float* xc = d.xp + c * plane;
+    for (int64_t ki = 0; ki < g.kh; ++ki) {
+      const float* row = xc + ki * g.dh * d.Wp;
+      for (int64_t kj = 0; kj < g.kw; ++kj, wq += kGroup * V) {
+        const float* r = row + kj * g.dw;
+        vf wv[B];
+        for (int b = 0; b < B; ++b) wv[b] = load(wq + b * V);
+#pragma GCC unroll 16
+        for (int t = 0; t < T; ++t) {
+          float xv = r[in[t]];
+#pragma GCC unroll 4
+          for (int b = 0; b < B; ++b) acc[b][t] += xv * wv[b];
+        }
+      }
+    }
+  }
+  if (c1 < d.C) {
+    for (int b = 0; b < B; ++b)
+      for (int t = 0; t < T; ++t) std::memcpy(part + (b * T + t) * V, &acc[b][t], sizeof(vf));
+    return;
+  }
+  int64_t out[T];  // each position's element in the output
+  for (int t = 0; t < T; ++t) out[t] = (P0 + t) / d.L * d.Cout * d.L + (P0 + t) % d.L;
+  // Lanes are channels: transpose into the (Cout, L) rows of the output.
+  for (int b = 0; b < B; ++b) {
+    int64_t co0 = (kGroup * q + b) * V, lanes = std::min<int64_t>(V, d.Cout - co0);
+    for (int64_t l = 0; l < lanes; ++l) {
+      float bias = d.b ? d.b[co0 + l] : 0.0f;
+      float* y = d.y + (co0 + l) * d.L;
+      for (int t = 0; t < T; ++t) y[out[t]] = acc[b][t][l] + bias;
+    }
+  }
+}
+
+template <int B>
+void tile_any(const Direct& d, int64_t q, int64_t P0, int T, int64_t c0, int64_t c1, const float* wq, float* part) {
+  switch (T) {
+#define SX_TILE_CASE(t) \
+  case t:               \
+    if constexpr (t * B <= kAcc) return tile<t, B>(d, q, P0, c0, c1, wq, part);
+    SX_TILE_CASE(1) SX_TILE_CASE(2) SX_TILE_CASE(3) SX_TILE_CASE(4) SX_TILE_CASE(5) SX_TILE_CASE(6)
+    SX_TILE_CASE(7) SX_TILE_CASE(8) SX_TILE_CASE(9) SX_TILE_CASE(10) SX_TILE_CASE(11) SX_TILE_CASE(12)
+#undef SX_TILE_CASE
+    default: break;
+  }
+}
+
+// The tile for the blocks of group q that hold channels.
+void tile_of_group(const Direct& d, int64_t q, int64_t P0, int T, int64_t c0, int64_t c1, const float* wq,
+                   float* part) {
+  int64_t blocks = std::min<int64_t>(kGroup, (d.Cout - kGroup * q * V + V - 1) / V);
+  if constexpr (kGroup >= 4) {
+    if (blocks == 3) return tile_any<3>(d, q, P0, T, c0, c1, wq, part);
+    if (blocks == 4) return tile_any<4>(d, q, P0, T, c0, c1, wq, part);
+  }
+  if (blocks == 1) return tile_any<1>(d, q, P0, T, c0, c1, wq, part);
+  tile_any<2>(d, q, P0, T, c0, c1, wq, part);
+}
+
+// The weights of group q and input channels [c0, c1) as (c1 - c0, kh, kw, kGroup V), zero past Cout: each
+// output channel's run of (c1 - c0) kh kw weights is read in order and spread over its lane (flipped: the
+// taps of each (input, output) channel pair in reverse order).
+void pack_weights(const Direct& d, int64_t q, int64_t c0, int64_t c1, float* dst) {
+  constexpr int64_t G = kGroup * V;
+  const int64_t K = d.g.kh * d.g.kw, n = (c1 - c0) * K;
+  for (int64_t l = 0; l < G; ++l) {
+    int64_t co = q * G + l;
+    if (co >= d.Cout) {
+      for (int64_t i = 0; i < n; ++i) dst[i * G + l] = 0.0f;
+    } else if (!d.flipped) {
+      const float* src = d.w + (co * d.C + c0) * K;
+      for (int64_t i = 0; i < n; ++i) dst[i * G + l] = src[i];
+    } else {
+      for (int64_t c = c0; c < c1; ++c) {
+        const float* src = d.w + (c * d.Cout + co) * K + K - 1;
+        float* o = dst + (c - c0) * K * G + l;
+        for (int64_t k = 0; k < K; ++k) o[k * G] = src[-k];
+      }
+    }
+  }
+}
+
+void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const ConvGeom& g,
+                     bool flipped) {
+  Direct d;
+  d.g = g;
+  d.flipped = flipped;
+  d.C = g.C, d.Cout = w->shape[flipped ? 1 : 0], d.Hp = g.H + 2 * g.ph, d.Wp = g.W + 2 * g.pw, d.L = g.oh * g.ow;
+  const int64_t K = g.kh * g.kw, groups = (d.Cout + kGroup * V - 1) / (kGroup * V), plane = d.Hp * d.Wp;
+  const bool padded = g.ph || g.pw;
+  // Scratch before the pool runs: the input with its zero border, when there is padding.
+  Tensor xpad = padded ? empty({g.N * g.C * plane}, DType::Float32) : Tensor();
+  const float* xs = x->data<float>();
+  const float* ws = w->data<float>();
+  if (padded) {
+    float* xp = xpad->data<float>();
+    parallel_for(g.N * g.C, std::max<int64_t>(1, 16384 / plane), [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        float* dst = xp + p * plane;
+        const float* src = xs + p * g.H * g.W;
+        std::fill(dst, dst + g.ph * d.Wp, 0.0f);
+        for (int64_t i = 0; i < g.H; ++i) {
+          float* row = dst + (g.ph + i) * d.Wp;
+          std::fill(row, row + g.pw, 0.0f);
+          std::copy(src + i * g.W, src + (i + 1) * g.W, row + g.pw);
+          std::fill(row + g.pw + g.W, row + d.Wp, 0.0f);
+        }
+        std::fill(dst + (g.ph + g.H) * d.Wp, dst + plane, 0.0f);
+      }
+    });
+  }
+  d.xp = padded ? xpad->data<float>() : xs;
+  d.w = ws;
+  d.b = b ? b->data<float>() : nullptr;
+  d.y = y->data<float>();
+  // Tiles of equal size (within one) over the batch's positions. A task is a run of tiles of one channel
+  // group (as few runs as keep every thread busy, of at most kMaxRun tiles), which goes over the input
+  // channels a chunk at a time: the task packs the chunk's weights (about kChunkBytes, read once from the
+  // weight tensor) and each of its tiles reads them from L1. Tasks of one group are in a row.
+  constexpr int64_t kChunkBytes = 32768, kMaxRun = 64;  // tiles of a run: their partial sums take up to 96 KiB
+  // Tiles as long as the first group's blocks leave accumulators for (a last group with fewer blocks
+  // runs the same tiles).
+  const int64_t blocks0 = std::min<int64_t>(kGroup, (d.Cout + V - 1) / V);
+  const int64_t tile_len = std::min<int64_t>(kMaxTile, kAcc / blocks0);
+  const int64_t P = g.N * d.L, tiles = (P + tile_len - 1) / tile_len;
+  const int64_t runs = std::clamp<int64_t>(std::max((4 * get_num_threads() + groups - 1) / groups,
+                                                    (tiles + kMaxRun - 1) / kMaxRun), 1, tiles);
+  const int64_t per_run = (tiles + runs - 1) / runs;
+  const int64_t cc = std::max<int64_t>(1, kChunkBytes / (K * kGroup * V * int64_t(sizeof(float))));
+  parallel_for(groups * runs, 1, [&](int64_t t0, int64_t t1) {
+    thread_local std::vector<float> wbuf, part;
+    wbuf.resize(size_t(cc * K * kGroup * V));
+    part.resize(size_t(per_run * kAcc * V));
+    for (int64_t t = t0; t < t1; ++t) {
+      int64_t q = t / runs, j0 = t % runs * per_run, j1 = std::min(tiles, j0 + per_run);
+      for (int64_t c0 = 0; c0 < d.C; c0 += cc) {
+        int64_t c1 = std::min(d.C, c0 + cc);
+        pack_weights(d, q, c0, c1, wbuf.data());
+        for (int64_t j = j0; j < j1; ++j)
+          tile_of_group(d, q, P * j / tiles, int(P * (j + 1) / tiles - P * j / tiles), c0, c1, wbuf.data(),
+                        part.data() + (j - j0) * kAcc * V);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+SX_REGISTER_KERNEL(kern::conv_direct_fwd, CPU, &conv_direct_fwd);
+
+}  // namespace sx::cpu
