@@ -140,16 +140,16 @@ def test_conv2d_batch_gradients_against_numpy(n, hw, xs, ws, stride, padding, di
             np.testing.assert_array_equal(a, c)
 
 
-DIRECT_CASES = [  # float32, groups 1, C kh kw >= 64 and C_out >= 16: the CPU's direct kernel
+DIRECT_CASES = [  # float32, groups 1, C kh kw >= 64, C_out >= 16, >= 64 outputs a map: the CPU's direct kernel
     # (N, C, H, W), (C_out, kh, kw), stride, padding, dilation
-    ((3, 16, 4, 4), (40, 3, 3), (1, 1), (1, 1), (1, 1)),    # tiles across images, a part-filled group
-    ((2, 20, 2, 2), (70, 3, 3), (1, 1), (1, 1), (1, 1)),    # planes of four positions
+    ((3, 16, 9, 9), (40, 3, 3), (1, 1), (1, 1), (1, 1)),    # tiles across rows and images, a part-filled group
+    ((2, 20, 8, 8), (70, 3, 3), (1, 1), (1, 1), (1, 1)),    # maps of 64 positions
     ((2, 16, 18, 17), (33, 3, 3), (2, 2), (1, 1), (1, 1)),  # stride 2, one channel past a vector
     ((1, 3, 23, 21), (16, 7, 7), (2, 2), (3, 3), (1, 1)),   # a 7x7 stem
     ((2, 17, 12, 13), (20, 3, 2), (1, 1), (0, 1), (2, 1)),  # rectangular and dilated
     ((2, 12, 11, 13), (18, 3, 2), (1, 2), (1, 0), (1, 1)),  # stride along one dim
     ((2, 16, 9, 9), (24, 3, 3), (1, 1), (3, 0), (1, 1)),    # padding past the window: gradient by patches
-    ((1, 16, 1, 30), (17, 1, 5), (1, 1), (0, 2), (1, 3)),   # conv1d shape
+    ((1, 16, 1, 80), (17, 1, 5), (1, 1), (0, 2), (1, 3)),   # conv1d shape
 ]
 
 
@@ -188,7 +188,7 @@ def test_conv2d_direct_float32_against_numpy(xs, ws, stride, padding, dilation):
 
 def test_conv2d_direct_float32_with_create_graph():
     """Second-order gradients through a directly convolved layer use the differentiable path."""
-    x, w = RNG.standard_normal((2, 3, 5, 5)), RNG.standard_normal((4, 3, 3, 3))
+    x, w = RNG.standard_normal((2, 8, 9, 9)), RNG.standard_normal((16, 8, 3, 3))
     xt = sx.tensor(x.astype(np.float32), requires_grad=True)
     wt = sx.tensor(w.astype(np.float32), requires_grad=True)
     (gx,) = sx.autograd.grad(F.conv2d(xt, wt, padding=1).square().sum(), [xt], create_graph=True)

@@ -126,9 +126,10 @@ constexpr int64_t kMinPositions = 64;
 
 // Whether a direct convolution (float32, groups 1) with C input and Cout output channels pays over
 // patches + GEMM: a window larger than 1x1 (a 1x1 one is a GEMM already), at least 64 multiply-adds
-// per output element and at least 16 output channels (a vector of them).
+// per output element, at least 16 output channels (a vector of them) and images of at least
+// kMinPositions outputs (on smaller ones, one GEMM over the whole batch reads the weight better).
 bool direct_pays(int64_t C, int64_t Cout, const ConvGeom& g) {
-  return g.kh * g.kw > 1 && C * g.kh * g.kw >= 64 && Cout >= 16;
+  return g.kh * g.kw > 1 && C * g.kh * g.kw >= 64 && Cout >= 16 && g.oh * g.ow >= kMinPositions;
 }
 
 // The input gradient of a stride-1 convolution (groups 1) through conv_direct_fwd: gy padded by
@@ -143,8 +144,7 @@ Tensor input_grad_direct(const Tensor& gy, const Tensor& w, const ConvGeom& g) {
 }
 
 // Convolution through the device's kernels: conv_direct_fwd (`direct`) or conv_fwd forward, conv_bwd
-// backward for images of at least kMinPositions outputs; create_graph gradients and those of smaller
-// images use public ops (patches of the whole batch).
+// backward (where the device has it); create_graph gradients use public ops.
 Tensor conv_kernels(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeom& g, int64_t G, size_t nsp,
                     bool direct) {
   Device dev = x->device();
@@ -169,7 +169,7 @@ Tensor conv_kernels(const Tensor& x, const Tensor& w, const Tensor& b, const Con
     Tensor gx = gx_direct ? reshape(input_grad_direct(gyc, ws, g), xshape) : Tensor();
     const bool nx_rest = nx && !gx_direct;
     if (!nx_rest && !nw && !nb) return TensorList{gx, Tensor(), Tensor()};
-    if (g.oh * g.ow < kMinPositions || !kern::conv_bwd.has(d.type)) {
+    if (!kern::conv_bwd.has(d.type)) {
       TensorList r = conv_grads_public(gy, xs, ws, g, G, nx_rest, nw, nb, xshape);
       if (gx_direct) r[0] = gx;
       return r;

@@ -1,7 +1,7 @@
 // Convolution, pooling and batch-statistics normalisation (sx::nn), and the kernel slots they call.
 //
 // Convolutions are im2col + GEMM, or direct where the device has `conv_direct_fwd` (on the CPU: float32,
-// groups 1, windows larger than 1x1 with enough channels; see direct_pays in ops/conv.cpp). A device with
+// groups 1, windows larger than 1x1 with enough channels and positions; see direct_pays in ops/conv.cpp). A device with
 // the `conv_fwd` / `conv_bwd` kernels (the CPU) runs the others image by image when an image has at least
 // 64 output positions, each image's patch matrix built where
 // the GEMMs find it in cache. Otherwise, and for gradients that must themselves be differentiable
