@@ -1,8 +1,8 @@
 // Direct float32 convolution on the CPU (slot kern::conv_direct_fwd, ops/conv.h): no patch matrix.
 //
 // Output channels go in groups of kGroup vectors (V lanes each); output positions go in tiles of up to
-// kMaxTile positions of the batch (a tile may run over several output rows and images, which keeps the
-// tiles full on the small planes of a network's deep layers). For each input channel and tap, the
+// kMaxTile positions of the batch (a tile may run over several output rows and images, so maps of any
+// width fill the tiles). For each input channel and tap, the
 // tile's (up to kAcc) accumulators take one multiply-add of a broadcast input value with a weight vector:
 // every weight vector loaded serves T positions and every input value kGroup V channels, which keeps
 // the FMA units busy where one image's GEMM (M = out channels, N = positions) is too thin for BLAS's
