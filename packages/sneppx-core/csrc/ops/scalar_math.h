@@ -69,6 +69,25 @@ SX_STD_MATH(slog2, log2)
 SX_STD_MATH(slog10, log10)
 #undef SX_STD_MATH
 
+// exp where every argument's result is taken as a normal float; exp_out_of_range marks the others,
+// which the CPU kernels compute with <cmath> in double (CUDA: expf, every argument).
+template <typename T> SX_HD inline T sexp_normal(T x) {
+#ifdef __CUDACC__
+  return std::exp(x);
+#else
+  if constexpr (std::is_same_v<T, float>) return cpu::vexp_normal(x);
+  else return std::exp(x);
+#endif
+}
+template <typename T> SX_HD inline bool exp_out_of_range(T x) {
+#ifdef __CUDACC__
+  return false;
+#else
+  if constexpr (std::is_same_v<T, float>) return cpu::exp_out_of_range(x);
+  else return false;
+#endif
+}
+
 // float arguments where the trig polynomials are out of range (|x| >= 2^24, inf, NaN); the CPU
 // kernels compute these elements with <cmath> in double.
 template <typename T> SX_HD inline bool trig_out_of_range(T x) {

@@ -16,7 +16,7 @@
 //   vjp(g, x, y, a, b)    written with public ops (differentiable to any order), or
 //   df(x, a, b)           f'(x), run by a fused kernel as g * f'(x), and optionally
 //   d2f(x, a, b)          f''(x), which makes the fused backward itself differentiable once.
-// A float formula valid on part of the line only (the trig polynomials) also declares
+// A float formula valid on part of the line only (the trig polynomials, exp) also declares
 //   out_of_range(x)       true where `f` on float is not accurate; the CPU kernels compute those
 //                         elements with the double formula instead.
 // Predicates (rule Bool) have no gradient.
@@ -116,7 +116,8 @@ struct IsFinite : Base { SX_PREDICATE("isfinite", is_int<C> || x - x == C(0)) };
 // ---- exponentials and logarithms (integers compute in float32)
 struct Exp : Base {
   static constexpr const char* name = "exp";
-  template <typename C> SX_HD static C f(C x, C, C) { return sm::sexp(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::sexp_normal(x); }
+  template <typename C> SX_HD static bool out_of_range(C x) { return sm::exp_out_of_range(x); }
   static Tensor vjp(const Tensor& g, const Tensor&, const Tensor& y, double, double) { return mul(g, y); }
 };
 struct Exp2 : Base {
