@@ -112,6 +112,25 @@ def test_signed_zero_and_specials(name):
         np.testing.assert_array_equal(np.signbit(ours[:2]), [False, True])
 
 
+def test_exp_range_ends_on_every_path():
+    """float32 exp takes arguments with a normal result through one formula and the others (NaN,
+    infinities, subnormal and overflowing results) through a second pass in double: both kinds mixed in
+    one tensor, through the contiguous, in-place and strided paths, within 1 ulp of float64."""
+    edges = np.array([-86.0, -86.00001, 88.0, 88.00001, 88.72, 88.73, -103.97, -104.0, -150.0], dtype=F32)
+    x = np.concatenate([RNG.uniform(-110, 95, 20000).astype(F32), SPECIAL, edges])
+    RNG.shuffle(x)
+    full = sx.exp(sx.tensor(x)).numpy()
+    with np.errstate(over="ignore"):
+        ref = np.exp(x.astype(np.float64))
+    assert ulp_error(full, ref).max() <= 1.0
+    outside = (x < -86) | (x > 88) | np.isnan(x)
+    assert outside.sum() > 1000 and (~outside).sum() > 1000
+    t = sx.tensor(x)
+    t.exp_()
+    np.testing.assert_array_equal(t.numpy(), full)
+    np.testing.assert_array_equal(sx.exp(sx.tensor(np.repeat(x, 2))[::2]).numpy(), full)
+
+
 @pytest.mark.parametrize("name", ["sin", "cos", "tan", "sinh", "expm1", "log2"])
 def test_contiguous_inplace_and_strided_paths_agree(name):
     x = trig_inputs()[:30000] if name in ("sin", "cos", "tan") else RNG.uniform(0.1, 80, 30000).astype(F32)
