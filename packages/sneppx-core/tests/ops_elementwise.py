@@ -120,6 +120,23 @@ op("lt_operator", lambda m, a, b: a < b, np.less, bcast("small", "small"), dtype
 op("eq_operator", lambda m, a, b: a == b, np.equal, bcast("small", "small"), dtypes=ALL, out=boolean)
 for _n, _r in [("logical_and", np.logical_and), ("logical_or", np.logical_or), ("logical_xor", np.logical_xor)]:
     op(_n, (lambda n: lambda m, a, b: getattr(m, n)(a, b))(_n), _r, bcast("small", "small"), dtypes=ALL, out=boolean)
+# bitwise ops: integers and bool (shifts: integers), through the functions and the operators
+_BITS = INTS + ("bool",)
+for _n, _r in [("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or), ("bitwise_xor", np.bitwise_xor)]:
+    op(_n, (lambda n: lambda m, a, b: getattr(m, n)(a, b))(_n), _r, bcast("normal", "normal"), dtypes=_BITS,
+       grad=False)
+op("and_operator", lambda m, a, b: a & b, np.bitwise_and, bcast("normal", "normal"), dtypes=_BITS, grad=False)
+op("or_operator", lambda m, a, b: a | b, np.bitwise_or, bcast("normal", "normal"), dtypes=_BITS, grad=False)
+op("xor_operator", lambda m, a, b: a ^ b, np.bitwise_xor, bcast("normal", "normal"), dtypes=_BITS, grad=False)
+op("invert_operator", lambda m, a: ~a, np.invert, unary_cases("normal"), dtypes=_BITS, grad=False)
+op("bitwise_not", lambda m, a: m.bitwise_not(a), np.invert, unary_cases("normal"), dtypes=_BITS, grad=False)
+op("and_scalar", lambda m, a: a & 6, lambda a: np.bitwise_and(a, 6), unary_cases("normal"), dtypes=INTS, grad=False)
+op("ror_scalar", lambda m, a: 9 | a, lambda a: np.bitwise_or(9, a), unary_cases("normal"), dtypes=INTS, grad=False)
+op("lshift", lambda m, a, b: a << b, np.left_shift, bcast("normal", "exponent"), dtypes=INTS, grad=False)
+op("rshift", lambda m, a, b: m.bitwise_right_shift(a, b), np.right_shift, bcast("normal", "exponent"), dtypes=INTS,
+   grad=False)
+op("rshift_scalar", lambda m, a: a >> 1, lambda a: np.right_shift(a, 1), unary_cases("normal"), dtypes=INTS,
+   grad=False)
 
 # scalar operands and reversed operators (Python numbers keep PyTorch's "weak" type)
 op("add_scalar", lambda m, a: a + 2, lambda a: a + 2, unary_cases("normal"), dtypes=NUMERIC)

@@ -115,6 +115,15 @@ CASES = [
     (lambda: ones(3).softmax(5), IndexError, r"dim 5"),
     (lambda: sx.autograd.grad(ones(2, requires_grad=True) * 2, ones(1, requires_grad=True)), RuntimeError,
      r"\[grad\]"),
+    (lambda: ones(3) & 1, TypeError, r"\[bitwise_and\].*integer and bool.*float32 \(3,\)"),
+    (lambda: ~ones(2), TypeError, r"\[bitwise_not\].*float32 \(2,\)"),
+    (lambda: T([True]) << T([True]), TypeError, r"\[bitwise_left_shift\].*integer tensors.*bool \(1,\)"),
+    (lambda: T([1, 2]).__ior__(ones(2)), TypeError, r"\[bitwise_or\].*float32"),
+    # in-place results must cast to the tensor's dtype as in PyTorch (no float into int, no int into bool)
+    (lambda: T([4, 9]).sqrt_(), TypeError, r"\[sqrt_\] result type float32.*output type int64"),
+    (lambda: T([4, 9]).mul_(1.5), TypeError, r"result type float32.*output type int64"),
+    (lambda: T([True]).add_(1), TypeError, r"result type int64.*output type bool"),
+    (lambda: T([1, 2]).lerp_(ones(2), 0.5), TypeError, r"result type float32.*output type int64"),
 ]
 
 
@@ -136,6 +145,29 @@ def test_huge_sizes_raise_memory_error_quickly(call):
     with pytest.raises(MemoryError):
         call()
     assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("dtype,bits", [("int64", 64), ("int32", 32), ("uint8", 8)])
+def test_shift_counts_outside_the_width(dtype, bits):
+    """Shifts by a count below 0 or at least the width give 0 (left) or the sign fill (right), as in
+    PyTorch; in range they are the storage type's own shifts (reference: Python ints, wrapped)."""
+    signed = dtype != "uint8"
+    xs = [1, 5, -7, -(2 ** (bits - 1))] if signed else [1, 5, 200, 255]
+    counts = [0, 1, 3, bits - 1, bits, bits + 3, 70] + ([-1, -3] if signed else [])
+
+    def wrap(v):
+        v &= (1 << bits) - 1
+        return v - (1 << bits) if signed and v >> (bits - 1) else v
+
+    x = sx.tensor([[v] for v in xs], dtype=dtype)
+    c = sx.tensor([counts], dtype=dtype)
+    left = [[0 if k < 0 or k >= bits else wrap(v << k) for k in counts] for v in xs]
+    right = [[(-1 if v < 0 else 0) if k < 0 or k >= bits else v >> k for k in counts] for v in xs]
+    assert (x << c).tolist() == left
+    assert (x >> c).tolist() == right
+    y = sx.tensor([[v] * len(counts) for v in xs], dtype=dtype)
+    y <<= c  # in place, into y's memory
+    assert y.tolist() == left
 
 
 @pytest.mark.parametrize("dtype", ["int64", "int32"])

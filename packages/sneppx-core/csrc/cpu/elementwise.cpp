@@ -154,6 +154,18 @@ void run1(const Tensor& out, const Tensor& a, F f) {
 }
 
 template <typename T>
+void bitwise_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
+  using C = acc_t<T>;
+  switch (op) {
+    case BinaryOp::BitAnd: return run2<T, T>(out, a, b, [](C x, C y) { return x & y; });
+    case BinaryOp::BitOr: return run2<T, T>(out, a, b, [](C x, C y) { return x | y; });
+    case BinaryOp::BitXor: return run2<T, T>(out, a, b, [](C x, C y) { return x ^ y; });
+    case BinaryOp::Shl: return run2<T, T>(out, a, b, [](C x, C y) { return shl(x, y); });
+    default: return run2<T, T>(out, a, b, [](C x, C y) { return shr(x, y); });
+  }
+}
+
+template <typename T>
 void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
   using C = acc_t<T>;
   if constexpr (std::is_same_v<T, float>) {
@@ -183,6 +195,13 @@ void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) 
     case BinaryOp::Max: return run2<T, T>(out, a, b, [](C x, C y) { return vmax(x, y); });
     case BinaryOp::Min: return run2<T, T>(out, a, b, [](C x, C y) { return vmin(x, y); });
     case BinaryOp::Atan2: return run2<T, T>(out, a, b, [](C x, C y) { return C(std::atan2(double(x), double(y))); });
+    case BinaryOp::BitAnd:
+    case BinaryOp::BitOr:
+    case BinaryOp::BitXor:
+    case BinaryOp::Shl:
+    case BinaryOp::Shr:
+      if constexpr (std::is_integral_v<C>) return bitwise_t<T>(op, out, a, b);
+      throw TypeError(msg("[", binary_name(op), "] has no float kernel"));  // binary() rejects floats first
     case BinaryOp::Eq: return run2<bool, T>(out, a, b, [](C x, C y) { return x == y; });
     case BinaryOp::Ne: return run2<bool, T>(out, a, b, [](C x, C y) { return x != y; });
     case BinaryOp::Lt: return run2<bool, T>(out, a, b, [](C x, C y) { return x < y; });

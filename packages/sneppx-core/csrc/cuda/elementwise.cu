@@ -39,6 +39,11 @@ SX_BINARY_FN(PowF, bm::ipow(x, y))
 SX_BINARY_FN(MaxF, bm::vmax(x, y))
 SX_BINARY_FN(MinF, bm::vmin(x, y))
 SX_BINARY_FN(Atan2F, C(::atan2(double(x), double(y))))
+SX_BINARY_FN(BitAndF, x & y)
+SX_BINARY_FN(BitOrF, x | y)
+SX_BINARY_FN(BitXorF, x ^ y)
+SX_BINARY_FN(ShlF, bm::shl(x, y))
+SX_BINARY_FN(ShrF, bm::shr(x, y))
 SX_BINARY_FN(EqF, x == y)
 SX_BINARY_FN(NeF, x != y)
 SX_BINARY_FN(LtF, x < y)
@@ -64,6 +69,19 @@ void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) 
     case BinaryOp::Max: return map2<T, T>(name, out, a, b, MaxF{});
     case BinaryOp::Min: return map2<T, T>(name, out, a, b, MinF{});
     case BinaryOp::Atan2: return map2<T, T>(name, out, a, b, Atan2F{});
+    case BinaryOp::BitAnd:
+    case BinaryOp::BitOr:
+    case BinaryOp::BitXor:
+    case BinaryOp::Shl:
+    case BinaryOp::Shr:
+      if constexpr (std::is_integral_v<acc_t<T>>) {
+        if (op == BinaryOp::BitAnd) return map2<T, T>(name, out, a, b, BitAndF{});
+        if (op == BinaryOp::BitOr) return map2<T, T>(name, out, a, b, BitOrF{});
+        if (op == BinaryOp::BitXor) return map2<T, T>(name, out, a, b, BitXorF{});
+        if (op == BinaryOp::Shl) return map2<T, T>(name, out, a, b, ShlF{});
+        return map2<T, T>(name, out, a, b, ShrF{});
+      }
+      throw TypeError(msg("[", name, "] has no float kernel"));  // binary() rejects floats first
     case BinaryOp::Eq: return map2<bool, T>(name, out, a, b, EqF{});
     case BinaryOp::Ne: return map2<bool, T>(name, out, a, b, NeF{});
     case BinaryOp::Lt: return map2<bool, T>(name, out, a, b, LtF{});

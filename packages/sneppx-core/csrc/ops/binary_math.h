@@ -69,5 +69,17 @@ template <typename C> SX_HD C wmul(C x, C y) {
   else return x * y;
 }
 
+// Shifts as in PyTorch: a count below 0 or at least the width gives 0 (left) or the sign fill
+// (right). Integer storage types compute in int64 (acc_t), whose result truncated to the storage
+// type is the storage type's own shift, so one formula serves every width.
+template <typename C> SX_HD C shl(C x, C y) {
+  if (y < 0 || y >= C(8 * sizeof(C))) return C(0);
+  return C(std::make_unsigned_t<C>(x) << y);
+}
+template <typename C> SX_HD C shr(C x, C y) {
+  if (y < 0 || y >= C(8 * sizeof(C))) return x < C(0) ? C(-1) : C(0);
+  return C(x >> y);
+}
+
 }  // SX_SHEET_NS
 }  // namespace sx::bm

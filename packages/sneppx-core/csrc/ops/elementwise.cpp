@@ -11,6 +11,12 @@ namespace {
 int category(DType d) { return d == DType::Bool ? 0 : (is_floating(d) ? 2 : 1); }
 
 bool is_compare(BinaryOp op) { return op >= BinaryOp::Eq; }
+bool is_shift(BinaryOp op) { return op == BinaryOp::Shl || op == BinaryOp::Shr; }
+// The bitwise ops have no float form, the shifts no bool form either.
+bool bitwise_rejects(BinaryOp op, DType ct) {
+  bool bitwise = op >= BinaryOp::BitAnd && op <= BinaryOp::Shr;
+  return bitwise && (is_floating(ct) || (is_shift(op) && ct == DType::Bool));
+}
 }  // namespace
 
 namespace kern {
@@ -131,6 +137,9 @@ Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
   if (op == BinaryOp::Sub && ct == DType::Bool)
     throw TypeError(msg("[sub] subtracting bool tensors is not supported (", describe(a), " and ", describe(b),
                         "); use logical_xor"));
+  if (bitwise_rejects(op, ct))
+    throw TypeError(msg("[", name, "] is only defined for integer", is_shift(op) ? "" : " and bool",
+                        " tensors, got ", describe(a), " and ", describe(b)));
   Shape shape = broadcast_shapes(a->shape, b->shape, name);
   Tensor ac = cast_nograd(a, ct), bc = cast_nograd(b, ct);
   if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem) && !is_floating(ct)) {
@@ -178,6 +187,7 @@ bool binary_into(BinaryOp op, const Tensor& x, const Tensor& b) {
   if (x->device() != b->device() || result_type(x, b) != x->dtype || needs_grad({&x, &b})) return false;
   if ((op == BinaryOp::Div || op == BinaryOp::FloorDiv) && !is_floating(x->dtype)) return false;
   if (op == BinaryOp::Sub && x->dtype == DType::Bool) return false;
+  if (bitwise_rejects(op, x->dtype)) return false;  // binary() raises
   bool same_view = b->offset == x->offset && b->shape == x->shape && b->strides == x->strides;
   if (b->storage == x->storage && !same_view) return false;  // b overlaps x in another layout
   if (broadcast_shapes(x->shape, b->shape, binary_name(op)) != x->shape || !elements_distinct(x)) return false;
@@ -223,6 +233,13 @@ bool addcmul_into(const Tensor& x, const Tensor& t1, const Tensor& t2, const Sca
   kern::addcmul(x->device())(x, x, expand_view(t1, x->shape), expand_view(t2, x->shape), value, divide);
   x->bump_version();
   return true;
+}
+
+Tensor bitwise_not(const Tensor& x) {
+  SX_CHECK(!is_floating(x->dtype), TypeError, "[bitwise_not] is only defined for integer and bool tensors, got ",
+           describe(x));
+  if (x->dtype == DType::Bool) return unary(UnaryOp::Not, x);
+  return binary(BinaryOp::BitXor, x, scalar_tensor(Scalar(int64_t(-1)), x->dtype, x->device()));  // all bits set
 }
 
 Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Add, a, b); }

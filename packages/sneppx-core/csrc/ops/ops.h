@@ -64,12 +64,16 @@ Tensor detach(const Tensor& x);
 Tensor to_device(const Tensor& x, Device d);
 
 // ---- elementwise (elementwise.cpp)
-// Binary ops: (enum entry, name, backward node name). Names come from this list, never from positions.
+// Binary ops: (enum entry, name, backward node name). Names come from this list, never from positions;
+// the comparisons and logical ops (results of dtype bool) stay last, from Eq on. The bitwise ops
+// take integer and bool operands (the shifts integers only).
 #define SX_BINARY_OPS(X)                                                                                    \
   X(Add, "add", "AddBackward") X(Sub, "sub", "SubBackward") X(Mul, "mul", "MulBackward")                    \
   X(Div, "div", "DivBackward") X(FloorDiv, "floor_divide", "FloorDivBackward")                              \
   X(Rem, "remainder", "RemainderBackward") X(Pow, "pow", "PowBackward") X(Max, "maximum", "MaximumBackward") \
   X(Min, "minimum", "MinimumBackward") X(Atan2, "atan2", "Atan2Backward")                                   \
+  X(BitAnd, "bitwise_and", "") X(BitOr, "bitwise_or", "") X(BitXor, "bitwise_xor", "")                      \
+  X(Shl, "bitwise_left_shift", "") X(Shr, "bitwise_right_shift", "")                                        \
   X(Eq, "eq", "") X(Ne, "ne", "") X(Lt, "lt", "") X(Le, "le", "") X(Gt, "gt", "") X(Ge, "ge", "")           \
   X(And, "logical_and", "") X(Or, "logical_or", "") X(Xor, "logical_xor", "")
 enum class BinaryOp : uint8_t {
@@ -104,6 +108,8 @@ bool index_add_into(const Tensor& x, int64_t dim, const Tensor& index, const Ten
 bool writes_into(const Tensor& x, std::initializer_list<const Tensor*> operands);
 // True when no two elements of t share memory (a transpose or a slice; not an expand).
 bool elements_distinct(const Tensor& t);
+// ~x: logical not of a bool tensor, bitwise complement of an integer one (floats raise).
+Tensor bitwise_not(const Tensor& x);
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);

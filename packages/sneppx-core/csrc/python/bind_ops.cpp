@@ -31,7 +31,9 @@ std::optional<int64_t> opt_int(py::handle h) {
 // inplace_source) and copied back with copy_'s checks.
 Tensor unary_inplace(UnaryOp op, const Tensor& x, double p0, double p1) {
   if (unary_into(op, x, p0, p1)) return x;
-  assign_inplace(x, unary(op, inplace_source(x), p0, p1), "copy_");
+  Tensor r = unary(op, inplace_source(x), p0, p1);
+  check_inplace_cast((std::string(unary_info(op).name) + "_").c_str(), r->dtype, x->dtype);
+  assign_inplace(x, r, "copy_");
   return x;
 }
 
@@ -110,6 +112,9 @@ void bind_ops(py::module_& m, Cls& cls) {
   SX_BINARY("maximum", Max); SX_BINARY("minimum", Min); SX_BINARY("atan2", Atan2);
   SX_BINARY("eq", Eq); SX_BINARY("ne", Ne); SX_BINARY("lt", Lt); SX_BINARY("le", Le); SX_BINARY("gt", Gt);
   SX_BINARY("ge", Ge); SX_BINARY("logical_and", And); SX_BINARY("logical_or", Or); SX_BINARY("logical_xor", Xor);
+  SX_BINARY("bitwise_and", BitAnd); SX_BINARY("bitwise_or", BitOr); SX_BINARY("bitwise_xor", BitXor);
+  SX_BINARY("bitwise_left_shift", Shl); SX_BINARY("bitwise_right_shift", Shr);
+  both(m, cls, "bitwise_not", [](const Tensor& x) { return bitwise_not(x); }, py::arg("input"));
 #undef SX_BINARY
   both(m, cls, "add", [](const Tensor& x, py::handle y, py::handle alpha) {
     Tensor o = operand(y, x, "add");

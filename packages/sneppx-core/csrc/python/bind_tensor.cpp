@@ -229,13 +229,16 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
   SX_BINOP("__eq__", Eq, false); SX_BINOP("__ne__", Ne, false);
   SX_BINOP("__lt__", Lt, false); SX_BINOP("__le__", Le, false);
   SX_BINOP("__gt__", Gt, false); SX_BINOP("__ge__", Ge, false);
-  SX_BINOP("__and__", And, false); SX_BINOP("__or__", Or, false); SX_BINOP("__xor__", Xor, false);
-  SX_BINOP("__rand__", And, true); SX_BINOP("__ror__", Or, true); SX_BINOP("__rxor__", Xor, true);
+  SX_BINOP("__and__", BitAnd, false); SX_BINOP("__or__", BitOr, false); SX_BINOP("__xor__", BitXor, false);
+  SX_BINOP("__rand__", BitAnd, true); SX_BINOP("__ror__", BitOr, true); SX_BINOP("__rxor__", BitXor, true);
+  SX_BINOP("__lshift__", Shl, false); SX_BINOP("__rshift__", Shr, false);
+  SX_BINOP("__rlshift__", Shl, true); SX_BINOP("__rrshift__", Shr, true);
 #undef SX_BINOP
 #define SX_IOP(PY, OP) cls.def(PY, [](const Tensor& a, py::handle b) { return inplace(BinaryOp::OP, a, b); }, py::is_operator())
   SX_IOP("__iadd__", Add); SX_IOP("__isub__", Sub); SX_IOP("__imul__", Mul); SX_IOP("__itruediv__", Div);
   SX_IOP("__ifloordiv__", FloorDiv); SX_IOP("__imod__", Rem); SX_IOP("__ipow__", Pow);
-  SX_IOP("__iand__", And); SX_IOP("__ior__", Or);
+  SX_IOP("__iand__", BitAnd); SX_IOP("__ior__", BitOr); SX_IOP("__ixor__", BitXor);
+  SX_IOP("__ilshift__", Shl); SX_IOP("__irshift__", Shr);
 #undef SX_IOP
   cls.def("__pow__", [](const Tensor& a, py::handle b) {
        if (is_tensor(b)) return pow(a, b.cast<Tensor>());
@@ -250,10 +253,7 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
       .def("__neg__", [](const Tensor& a) { return neg(a); })
       .def("__pos__", [](const Tensor& a) { return a; })
       .def("__abs__", [](const Tensor& a) { return unary(UnaryOp::Abs, a); })
-      .def("__invert__", [](const Tensor& a) {
-        SX_CHECK(a->dtype == DType::Bool, TypeError, "[invert] ~ is only supported for bool tensors here, got ", describe(a));
-        return unary(UnaryOp::Not, a);
-      });
+      .def("__invert__", [](const Tensor& a) { return bitwise_not(a); });
   // In-place named forms.
   cls.def("add_", [](const Tensor& a, py::handle b, py::handle alpha) { return inplace_alpha(a, b, alpha, false); },
           py::arg("other"), py::arg("alpha") = py::none())
@@ -262,6 +262,12 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
       .def("mul_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Mul, a, b); })
       .def("div_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Div, a, b); })
       .def("pow_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Pow, a, b); })
+      .def("bitwise_and_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::BitAnd, a, b); })
+      .def("bitwise_or_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::BitOr, a, b); })
+      .def("bitwise_xor_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::BitXor, a, b); })
+      .def("bitwise_left_shift_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Shl, a, b); })
+      .def("bitwise_right_shift_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Shr, a, b); })
+      .def("bitwise_not_", [](const Tensor& a) { return inplace_with(a, [](const Tensor& src) { return bitwise_not(src); }); })
       .def("copy_", [](const Tensor& a, const Tensor& b) { copy_(a, b); return a; },
            py::call_guard<py::gil_scoped_release>())
       .def("fill_", [](const Tensor& a, py::handle v) { fill_(a, to_scalar(v, "fill_")); return a; })

@@ -108,6 +108,12 @@ Tensor operand(py::handle h, const Tensor& other, const char* op) {
                       " for a tensor of ", describe(other)));
 }
 
+void check_inplace_cast(const char* op, DType result, DType out) {
+  bool ok = result == out || ((is_floating(out) || !is_floating(result)) && (out != DType::Bool || result == DType::Bool));
+  SX_CHECK(ok, TypeError, "[", op, "] result type ", dtype_name(result), " can't be cast to the output type ",
+           dtype_name(out), " of an in-place op");
+}
+
 Tensor inplace_source(const Tensor& x) {
   return grad_mode::enabled() && x->requires_grad && !x->is_leaf() ? clone(x) : x;
 }

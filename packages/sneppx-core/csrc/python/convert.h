@@ -75,6 +75,9 @@ Tensor operand(py::handle h, const Tensor& other, const char* op);
 // The tensor an in-place op on x computes from: a clone when autograd tracks x (the op may save its
 // input for backward, and the write would invalidate it), else x itself.
 Tensor inplace_source(const Tensor& x);
+// In-place ops write their result into x only where PyTorch's can_cast allows it: not a float
+// result into an integer or bool tensor, nor an integer result into a bool one.
+void check_inplace_cast(const char* op, DType result, DType out);
 // x op= y: computes `compute(x)` out of place, checks the cast, writes back into x (unless the
 // result already is x: add_ and sub_ with alpha may write into x directly).
 template <typename F>
@@ -82,8 +85,7 @@ Tensor inplace_with(const Tensor& x, F compute) {
   // x.mul_(w) under autograd computes from a clone: w's gradient needs the old x.
   Tensor r = compute(inplace_source(x));
   if (r == x) return x;
-  SX_CHECK(r->dtype == x->dtype || is_floating(x->dtype) || !is_floating(r->dtype), TypeError, "[inplace] result type ",
-           dtype_name(r->dtype), " can't be cast to the output type ", dtype_name(x->dtype));
+  check_inplace_cast("inplace", r->dtype, x->dtype);
   assign_inplace(x, r, "inplace");
   return x;
 }

@@ -19,7 +19,8 @@ UNARY_OPS = [name for name, *_ in _C._unary_ops()]
 _NAMES = UNARY_OPS + [
     "gelu", "add", "sub", "mul", "div", "floor_divide", "remainder",
     "pow", "maximum", "minimum", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-    "logical_xor", "where", "masked_fill", "clamp", "clip", "lerp", "sum",
+    "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+    "bitwise_right_shift", "where", "masked_fill", "clamp", "clip", "lerp", "sum",
     "mean", "prod", "amax", "amin", "argmax", "argmin", "var", "std", "logsumexp", "norm", "all", "any",
     "cumsum", "matmul", "mm", "bmm", "outer", "dot", "reshape", "transpose", "swapaxes", "permute", "squeeze",
     "unsqueeze", "broadcast_to", "flatten", "unflatten", "narrow", "select", "contiguous", "clone", "detach",

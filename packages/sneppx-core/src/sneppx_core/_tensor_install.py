@@ -6,18 +6,31 @@ from __future__ import annotations
 import functools
 
 from ._backend import _C
-from ._C_face import Tensor
+from ._C_face import Tensor, bool_
 from ._tensor_extra import (
     addcdiv, addcmul, addmm, baddbmm, clamp_max, clamp_min, cumprod, index_copy, index_fill, masked_scatter,
     nan_to_num, nelement, scatter_reduce, t, unfold,
 )
 
 
+def _castable(result, out):
+    """PyTorch's can_cast rule for in-place results: no float into integers, no number into bool."""
+    if result == out:
+        return True
+    if result.is_floating_point and not out.is_floating_point:
+        return False
+    return out != bool_ or result == bool_
+
+
 def _inplace(fn, name):
     def method(self, *args, **kwargs):
         # A tracked non-leaf self is read through a clone, since fn may save it for backward.
         src = self.clone() if self.requires_grad and not self.is_leaf and _C.is_grad_enabled() else self
-        return self.copy_(fn(src, *args, **kwargs))
+        result = fn(src, *args, **kwargs)
+        if not _castable(result.dtype, self.dtype):
+            raise TypeError(f"[{name}] result type {result.dtype} can't be cast to the output type {self.dtype} "
+                            "of an in-place op")
+        return self.copy_(result)
 
     method.__name__ = name
     method.__doc__ = f"In-place form of ``{name[:-1]}``."

@@ -149,17 +149,10 @@ def _rop(fn):
     return method
 
 
-def _invert(self):
-    if self._dt.name == "bool":
-        return logical_not(self)  # noqa: F405
-    if self._dt.is_floating_point:
-        raise TypeError(f"[invert] ~ expects a bool or integer tensor, got {self._dt.name}")
-    return wrap(np.invert(self._a), self._dt)
-
-
 _METHOD_NAMES = list(UNARY_FUNCS) + [
     "add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum", "minimum", "atan2", "eq", "ne", "lt",
-    "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "masked_fill", "clamp", "clip", "lerp", "gelu",
+    "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "masked_fill", "clamp", "clip", "lerp", "gelu",
     "sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "var", "std", "logsumexp", "norm", "all", "any",
     "cumsum", "matmul", "mm", "bmm", "dot", "outer", "transpose", "swapaxes", "squeeze", "unsqueeze",
     "broadcast_to", "flatten", "unflatten", "narrow", "select", "contiguous", "clone", "split", "chunk", "unbind",
@@ -190,12 +183,10 @@ Tensor.uniform_ = _factory.uniform_
 for _name, _fn in {"add_": add, "sub_": sub, "mul_": mul, "div_": div, "pow_": pow}.items():  # noqa: F405
     setattr(Tensor, _name, _inplace(_fn))
 
-_bit_and = _math.bitwise("and", np.bitwise_and)
-_bit_or = _math.bitwise("or", np.bitwise_or)
-_bit_xor = _math.bitwise("xor", np.bitwise_xor)
 _OPERATORS = {
     "add": add, "sub": sub, "mul": mul, "truediv": div, "floordiv": floor_divide, "mod": remainder,  # noqa: F405
-    "pow": pow, "matmul": matmul, "and": _bit_and, "or": _bit_or, "xor": _bit_xor,  # noqa: F405
+    "pow": pow, "matmul": matmul, "and": bitwise_and, "or": bitwise_or, "xor": bitwise_xor,  # noqa: F405
+    "lshift": bitwise_left_shift, "rshift": bitwise_right_shift,  # noqa: F405
 }
 for _name, _fn in _OPERATORS.items():
     setattr(Tensor, f"__{_name}__", (lambda f: lambda self, other: f(self, other))(_fn))
@@ -208,6 +199,6 @@ Tensor.__hash__ = lambda self: id(self)
 Tensor.__neg__ = lambda self: neg(self)  # noqa: F405
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: abs(self)  # noqa: F405
-Tensor.__invert__ = _invert
+Tensor.__invert__ = lambda self: bitwise_not(self)  # noqa: F405
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self)  # noqa: F405
 

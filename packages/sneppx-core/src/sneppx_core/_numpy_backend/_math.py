@@ -301,15 +301,49 @@ logical_or = _logical("logical_or", np.logical_or)
 logical_xor = _logical("logical_xor", np.logical_xor)
 
 
-def bitwise(name, fn):
-    """An operator of bool/integer tensors (``&``, ``|``, ``^``)."""
+def bitwise(name, fn, shift=False):
+    """An op of bool/integer tensors (``&``, ``|``, ``^``; the shifts of integers only)."""
     def op(input, other):
         dt = result_dtype(input, other)
-        if dt.is_floating_point:
-            raise TypeError(f"[{name}] expected bool or integer operands, got {dt.name}")
+        if dt.is_floating_point or (shift and dt is BOOL):
+            kinds = "integer" if shift else "integer and bool"
+            raise TypeError(f"[{name}] is only defined for {kinds} tensors, got {dt.name}")
         return _binary(name, input, other, fn)
 
+    op.__name__ = name
+    op.__doc__ = f"Elementwise {name} (integer and bool tensors)."
     return op
+
+
+def _shift_count(a, c):
+    """Counts outside [0, width) of a's dtype, and the counts clipped into it."""
+    bits = 8 * a.dtype.itemsize
+    return (c < 0) | (c >= bits), np.clip(c, 0, bits - 1).astype(a.dtype)
+
+
+def _shl(a, c):
+    outside, c = _shift_count(a, c)
+    return np.where(outside, 0, np.left_shift(a, c)).astype(a.dtype)
+
+
+def _shr(a, c):
+    outside, c = _shift_count(a, c)
+    return np.where(outside, np.where(a < 0, -1, 0), np.right_shift(a, c)).astype(a.dtype)
+
+
+bitwise_and = bitwise("bitwise_and", np.bitwise_and)
+bitwise_or = bitwise("bitwise_or", np.bitwise_or)
+bitwise_xor = bitwise("bitwise_xor", np.bitwise_xor)
+bitwise_left_shift = bitwise("bitwise_left_shift", _shl, shift=True)
+bitwise_right_shift = bitwise("bitwise_right_shift", _shr, shift=True)
+
+
+def bitwise_not(input):
+    """~input: logical not of a bool tensor, the bitwise complement of an integer one."""
+    need_tensor(input, "bitwise_not")
+    if input._dt.is_floating_point:
+        raise TypeError(f"[bitwise_not] is only defined for integer and bool tensors, got {describe(input)}")
+    return wrap(np.invert(input._a), input._dt)
 
 
 # ---------------------------------------------------------------- selection
@@ -404,6 +438,7 @@ def float_dtype(dt):
 
 
 __all__ = ["add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum", "minimum", "atan2", "eq", "ne",
-           "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "where", "masked_fill", "clamp", "clip",
+           "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+           "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "where", "masked_fill", "clamp", "clip",
            "lerp", "gelu", "_unary_ops"]
 UNARY_FUNCS = {name: _make_unary(name) for name in UNARY}
