@@ -131,6 +131,30 @@ def test_exp_range_ends_on_every_path():
     np.testing.assert_array_equal(sx.exp(sx.tensor(np.repeat(x, 2))[::2]).numpy(), full)
 
 
+@pytest.mark.parametrize("name", ["log", "log2", "log10"])
+def test_log_range_ends_on_every_path(name):
+    """float32 logs take normal arguments through one formula and the others (zeros, subnormals,
+    negatives, infinities, NaN) through a second pass in double: both kinds mixed in one tensor,
+    through the contiguous, in-place and strided paths; the second kind as float64 rounded to float32."""
+    tiny = np.float32(1.1754944e-38)
+    edges = np.array([tiny, np.nextafter(tiny, F32(0)), np.finfo(F32).max, 1.0, -1.0, -tiny], dtype=F32)
+    subnormal = log_uniform(RNG, 1e-45, 1.1e-38, 3000, signed=False)
+    x = np.concatenate([np.abs(WIDE), subnormal, -np.abs(WIDE[:3000]), SPECIAL, edges])
+    RNG.shuffle(x)
+    fn = getattr(np, name)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ref = fn(x.astype(np.float64))
+    full = getattr(sx, name)(sx.tensor(x)).numpy()
+    assert ulp_error(full, ref).max() <= 2.0
+    outside = ~((x >= tiny) & (x <= np.finfo(F32).max))
+    assert outside.sum() > 5000 and (~outside).sum() > 10000
+    np.testing.assert_array_equal(full[outside], ref[outside].astype(F32))
+    t = sx.tensor(x)
+    getattr(t, name + "_")()
+    np.testing.assert_array_equal(t.numpy(), full)
+    np.testing.assert_array_equal(getattr(sx, name)(sx.tensor(np.repeat(x, 2))[::2]).numpy(), full)
+
+
 @pytest.mark.parametrize("name", ["sin", "cos", "tan", "sinh", "expm1", "log2"])
 def test_contiguous_inplace_and_strided_paths_agree(name):
     x = trig_inputs()[:30000] if name in ("sin", "cos", "tan") else RNG.uniform(0.1, 80, 30000).astype(F32)

@@ -38,10 +38,27 @@ template <typename T> inline T sexp_neg(T x) { return std::exp(x); }
 template <> inline float sexp_neg<float>(float x) { return vexp_neg(x); }
 
 // x = 2^e (1 + f) with f in [sqrt(1/2) - 1, sqrt(2) - 1) and log(1 + f) = f + y (Cephes logf
-// polynomial; y includes the -f^2/2 term). Subnormal x are lifted by 2^23 first.
+// polynomial; y includes the -f^2/2 term).
 struct LogParts {
   float e, f, y;
 };
+// Every step is a single rounding or an explicit fma, so that the result does not depend on where the
+// compiler would otherwise contract a multiply and an add (it did so differently per caller).
+inline LogParts log_poly(float e, float m) {
+  float f = m - 1.0f, z = f * f;
+  float y = 7.0376836292e-2f;
+  y = std::fma(y, f, -1.1514610310e-1f);
+  y = std::fma(y, f, 1.1676998740e-1f);
+  y = std::fma(y, f, -1.2420140846e-1f);
+  y = std::fma(y, f, 1.4249322787e-1f);
+  y = std::fma(y, f, -1.6668057665e-1f);
+  y = std::fma(y, f, 2.0000714765e-1f);
+  y = std::fma(y, f, -2.4999993993e-1f);
+  y = std::fma(y, f, 3.3333331174e-1f);
+  y = std::fma(y * f, z, -0.5f * z);
+  return {e, f, y};
+}
+// Any x > 0: subnormal x are lifted by 2^23 first; a mantissa above sqrt(2) is halved.
 inline LogParts log_parts(float x) {
   bool sub = x < FLT_MIN;
   float xs = sub ? x * 8388608.0f : x;
@@ -51,18 +68,15 @@ inline LogParts log_parts(float x) {
   bool big = m > 1.41421356f;
   m = big ? m * 0.5f : m;
   e = big ? e + 1 : e;
-  float f = m - 1.0f, z = f * f;
-  float y = 7.0376836292e-2f;
-  y = y * f - 1.1514610310e-1f;
-  y = y * f + 1.1676998740e-1f;
-  y = y * f - 1.2420140846e-1f;
-  y = y * f + 1.4249322787e-1f;
-  y = y * f - 1.6668057665e-1f;
-  y = y * f + 2.0000714765e-1f;
-  y = y * f - 2.4999993993e-1f;
-  y = y * f + 3.3333331174e-1f;
-  y = y * f * z - 0.5f * z;
-  return {float(e), f, y};
+  return log_poly(float(e), m);
+}
+// The same parts of a normal x > 0 by integer steps alone: adding 1 - m0 to the bits carries into
+// the exponent exactly when the mantissa is above sqrt(2) (m0 = 0x3f3504f4, the float after
+// sqrt(2) / 2), and the low bits plus m0 give the mantissa, halved where there was a carry.
+inline LogParts log_parts_normal(float x) {
+  int32_t ix = std::bit_cast<int32_t>(x) + (0x3f800000 - 0x3f3504f4);
+  float m = std::bit_cast<float>((ix & 0x007fffff) + 0x3f3504f4);
+  return log_poly(float((ix >> 23) - 127), m);
 }
 // The special values shared by the logs: log(0) = -inf, log(x < 0) = NaN, log(inf) = inf, NaN stays.
 inline float log_special(float x, float r) {
@@ -73,25 +87,35 @@ inline float log_special(float x, float r) {
 }
 
 // log(2^e (1 + f)) = f + y + e ln 2, ln 2 split in two (for finite x > 0).
-inline float log_of(const LogParts& p) { return p.f + (p.y - 2.12194440e-4f * p.e) + 0.693359375f * p.e; }
-
-// Natural log; ~1 ulp.
-inline float vlog(float x) { return log_special(x, log_of(log_parts(x))); }
+inline float log_of(const LogParts& p) {
+  return std::fma(0.693359375f, p.e, p.f + std::fma(-2.12194440e-4f, p.e, p.y));
+}
 // log2(x) = e + (f + y) log2(e), with log2(e) = 1 + 0.44269504 so that f + y enters exactly.
-inline float vlog2(float x) {
-  LogParts p = log_parts(x);
+inline float log2_of(const LogParts& p) {
   const float l2ea = 0.44269504088896340736f;
-  float r = p.y * l2ea + p.f * l2ea + p.y + p.f + p.e;
-  return log_special(x, r);
+  return std::fma(p.f, l2ea, std::fma(p.y, l2ea, p.y)) + p.f + p.e;
 }
 // log10(x) = (f + y) log10(e) + e log10(2), each constant split in two.
-inline float vlog10(float x) {
-  LogParts p = log_parts(x);
+inline float log10_of(const LogParts& p) {
   const float l10ea = 4.3359375e-1f, l10eb = 7.00731903251827651129e-4f;
   const float l102a = 3.0078125e-1f, l102b = 2.48745663981195213739e-4f;
-  float r = p.y * l10eb + p.f * l10eb + p.e * l102b + p.y * l10ea + p.f * l10ea + p.e * l102a;
-  return log_special(x, r);
+  float t = std::fma(p.e, l102b, std::fma(p.f, l10eb, p.y * l10eb));
+  return std::fma(p.e, l102a, std::fma(p.f, l10ea, std::fma(p.y, l10ea, t)));
 }
+
+// Natural log, log2 and log10; ~1 ulp.
+inline float vlog(float x) { return log_special(x, log_of(log_parts(x))); }
+inline float vlog2(float x) { return log_special(x, log2_of(log_parts(x))); }
+inline float vlog10(float x) { return log_special(x, log10_of(log_parts(x))); }
+
+// The same logs of a normal float (FLT_MIN <= x <= FLT_MAX), bit for bit, without the subnormal
+// lift and the special values: the op kernels compute the other arguments (zero, subnormal,
+// negative, inf, NaN) in double (log_out_of_range).
+// (One unsigned compare: the bits of a normal x > 0 lie in [0x00800000, 0x7f7fffff].)
+inline bool log_out_of_range(float x) { return std::bit_cast<uint32_t>(x) - 0x00800000u >= 0x7f000000u; }
+inline float vlog_normal(float x) { return log_of(log_parts_normal(x)); }
+inline float vlog2_normal(float x) { return log2_of(log_parts_normal(x)); }
+inline float vlog10_normal(float x) { return log10_of(log_parts_normal(x)); }
 
 // log1p(w) for w > -1: log(1 + w) corrected for the rounding of 1 + w.
 inline float vlog1p(float w) {

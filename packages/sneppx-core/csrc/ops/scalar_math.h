@@ -69,35 +69,36 @@ SX_STD_MATH(slog2, log2)
 SX_STD_MATH(slog10, log10)
 #undef SX_STD_MATH
 
-// exp where every argument's result is taken as a normal float; exp_out_of_range marks the others,
-// which the CPU kernels compute with <cmath> in double (CUDA: expf, every argument).
-template <typename T> SX_HD inline T sexp_normal(T x) {
+// Formulas valid on part of the line and the test for the rest (see out_of_range in ops/unary_defs.h).
+// On the host, float takes cpu::v<FN>_normal (exp: arguments with a normal result; the logs: normal
+// arguments; the trig polynomials: |x| < 2^24), and the CPU kernels compute the elements the test
+// marks with <cmath> in double; other types, and CUDA, take <cmath> everywhere.
 #ifdef __CUDACC__
-  return std::exp(x);
+#define SX_PARTIAL_MATH(NAME, FN) \
+  template <typename T> SX_HD inline T NAME(T x) { return std::FN(x); }
+#define SX_RANGE_TEST(NAME) \
+  template <typename T> SX_HD inline bool NAME(T) { return false; }
 #else
-  if constexpr (std::is_same_v<T, float>) return cpu::vexp_normal(x);
-  else return std::exp(x);
+#define SX_PARTIAL_MATH(NAME, FN)                                          \
+  template <typename T> inline T NAME(T x) {                               \
+    if constexpr (std::is_same_v<T, float>) return cpu::v##FN##_normal(x); \
+    else return std::FN(x);                                                \
+  }
+#define SX_RANGE_TEST(NAME)                                         \
+  template <typename T> inline bool NAME(T x) {                     \
+    if constexpr (std::is_same_v<T, float>) return cpu::NAME(x);    \
+    else return false;                                              \
+  }
 #endif
-}
-template <typename T> SX_HD inline bool exp_out_of_range(T x) {
-#ifdef __CUDACC__
-  return false;
-#else
-  if constexpr (std::is_same_v<T, float>) return cpu::exp_out_of_range(x);
-  else return false;
-#endif
-}
-
-// float arguments where the trig polynomials are out of range (|x| >= 2^24, inf, NaN); the CPU
-// kernels compute these elements with <cmath> in double.
-template <typename T> SX_HD inline bool trig_out_of_range(T x) {
-#ifdef __CUDACC__
-  return false;
-#else
-  if constexpr (std::is_same_v<T, float>) return cpu::trig_out_of_range(x);
-  else return false;
-#endif
-}
+SX_PARTIAL_MATH(sexp_normal, exp)
+SX_PARTIAL_MATH(slog_normal, log)
+SX_PARTIAL_MATH(slog2_normal, log2)
+SX_PARTIAL_MATH(slog10_normal, log10)
+SX_RANGE_TEST(exp_out_of_range)
+SX_RANGE_TEST(log_out_of_range)
+SX_RANGE_TEST(trig_out_of_range)
+#undef SX_PARTIAL_MATH
+#undef SX_RANGE_TEST
 
 template <typename T> SX_HD inline T sigmoid(T x) { return T(1) / (T(1) + sexp<T>(-x)); }
 // log(1 + exp(z)) without overflow.

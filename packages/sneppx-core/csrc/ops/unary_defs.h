@@ -136,19 +136,22 @@ struct Expm1 : Base {
 };
 struct Log : Base {
   static constexpr const char* name = "log";
-  template <typename C> SX_HD static C f(C x, C, C) { return sm::slog(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::slog_normal(x); }
+  template <typename C> SX_HD static bool out_of_range(C x) { return sm::log_out_of_range(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) { return div(g, x); }
 };
 struct Log2 : Base {
   static constexpr const char* name = "log2";
-  template <typename C> SX_HD static C f(C x, C, C) { return sm::slog2(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::slog2_normal(x); }
+  template <typename C> SX_HD static bool out_of_range(C x) { return sm::log_out_of_range(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return div(g, mul(x, Scalar(sm::kLn2)));
   }
 };
 struct Log10 : Base {
   static constexpr const char* name = "log10";
-  template <typename C> SX_HD static C f(C x, C, C) { return sm::slog10(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::slog10_normal(x); }
+  template <typename C> SX_HD static bool out_of_range(C x) { return sm::log_out_of_range(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return div(g, mul(x, Scalar(sm::kLn10)));
   }
