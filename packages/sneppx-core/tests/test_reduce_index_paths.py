@@ -170,6 +170,23 @@ def test_long_rows_of_products_and_extremes(threads, dtype):
     assert float(sx.from_numpy(z).prod()) == 0
 
 
+@pytest.mark.parametrize("n", [1, 5, 31, 32, 33, 47, 64, 157, 296])
+def test_float32_row_products_through_the_subnormal_range(threads, n):
+    """Rows whose products fall below the float normals (the lanes combine in double, rounded once):
+    against float64, within the lanes' float rounding and one subnormal step; integer and extreme rows
+    of the same ragged lengths exactly."""
+    rows = 24
+    scale = np.exp(np.linspace(-110, -60, rows))[:, None] ** (1 / n)  # row products e^-110 .. e^-60
+    a = (scale * RNG.uniform(0.8, 1.25, (rows, n)) * RNG.choice([-1, 1], (rows, n))).astype(np.float32)
+    ref = np.prod(a.astype(np.float64), axis=1)
+    ours = sx.tensor(a).prod(dim=1).numpy().astype(np.float64)
+    np.testing.assert_allclose(ours, ref, rtol=(n + 2) * 6e-8, atol=1.5e-45)
+    assert (ours[np.abs(ref) > 2e-45] != 0).all()  # no row flushed to zero early
+    i = RNG.integers(-3, 4, (rows, n))
+    assert sx.tensor(i).prod(dim=1).tolist() == [int(v) for v in np.prod(i, axis=1)]  # wraps alike
+    assert sx.tensor(i.astype(np.int32)).amax(dim=1).tolist() == i.max(axis=1).tolist()
+
+
 def test_strided_sum_gradient():
     x = sx.from_numpy(RNG.standard_normal((4, 5, 6)).astype(np.float32)).requires_grad_()
     (x.transpose(0, 2).sum(dim=(0, 2)) * sx.arange(5)).sum().backward()

@@ -21,19 +21,23 @@ namespace {
 constexpr int64_t kSumSegment = 65536;
 
 // One contiguous row in lanes of C: four 32-byte registers' worth, so that four independent chains of
-// vector multiplies (or maxima) hide each one's latency.
-template <typename T, typename C, typename Init, typename Step>
-C reduce_row(const T* p, int64_t n, Init init, Step step) {
+// vector multiplies (or maxima) hide each one's latency. The ragged end goes into the first lanes and
+// the lanes combine as a tree in W (C, or double for float products): short rows are not one long
+// chain of dependent steps.
+template <typename T, typename C, typename W, typename Init, typename Step>
+W reduce_row(const T* p, int64_t n, Init init, Step step) {
   constexpr int L = 4 * std::max<int>(1, int(32 / sizeof(C)));
   C acc[L];
   for (int k = 0; k < L; ++k) acc[k] = init();
   int64_t i = 0;
   for (; i + L <= n; i += L)
     for (int k = 0; k < L; ++k) acc[k] = step(acc[k], C(p[i + k]));
-  for (; i < n; ++i) acc[0] = step(acc[0], C(p[i]));
-  C r = acc[0];
-  for (int k = 1; k < L; ++k) r = step(r, acc[k]);
-  return r;
+  for (int k = 0; i + k < n; ++k) acc[k] = step(acc[k], C(p[i + k]));
+  W w[L];
+  for (int k = 0; k < L; ++k) w[k] = W(acc[k]);
+  for (int h = L / 2; h >= 1; h /= 2)
+    for (int k = 0; k < h; ++k) w[k] = step(w[k], w[k + h]);
+  return w[0];
 }
 
 // A few long rows: fixed segments reduced in parallel, then combined in order.
@@ -54,16 +58,17 @@ void segmented_rows(const T* in, T* out, int64_t outer, int64_t n, Seg seg, C in
   }
 }
 
-template <typename T, typename C, typename Init, typename Step, typename Fin>
+// Rows reduce in lanes of C and combine in W (see reduce_row); `step` and `fin` take either type.
+template <typename T, typename C, typename W = C, typename Init, typename Step, typename Fin>
 void reduce_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, Init init, Step step, Fin fin) {
   if (inner == 1 && n > 2 * kSumSegment && outer < 16) {
-    auto seg = [&](const T* p, int64_t m) { return reduce_row<T, C>(p, m, init, step); };
-    segmented_rows<T, C>(in, out, outer, n, seg, init(), step, [&](C r) { return T(fin(r)); });
+    auto seg = [&](const T* p, int64_t m) { return reduce_row<T, C, W>(p, m, init, step); };
+    segmented_rows<T, W>(in, out, outer, n, seg, W(init()), step, [&](W r) { return T(fin(r)); });
     return;
   }
   parallel_for(outer * inner, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
     if (inner == 1) {
-      for (int64_t o = b; o < e; ++o) out[o] = T(fin(reduce_row<T, C>(in + o * n, n, init, step)));
+      for (int64_t o = b; o < e; ++o) out[o] = T(fin(reduce_row<T, C, W>(in + o * n, n, init, step)));
     } else {
       std::vector<C> acc;
       for (int64_t idx = b; idx < e;) {
@@ -233,9 +238,16 @@ void reduce(ReduceOp op, const Tensor& in, const Tensor& out, int64_t outer, int
       case ReduceOp::SumSquares:
         sum_loop<T, C, true>(p, o, outer, n, inner);
         break;
-      case ReduceOp::Prod:
-        reduce_loop<T, C>(p, o, outer, n, inner, [] { return C(1); }, [](C a, C b) { return wrap_mul(a, b); }, [](C a) { return a; });
+      case ReduceOp::Prod: {
+        // float32 rows combine their lanes in double: the lanes' products stay moderate on short
+        // rows, but the running product of an underflowing row passes through float subnormals,
+        // and each multiply into one costs a microcode assist of ~100 cycles on x86 (a row of 300
+        // normal draws took 3x as long as one of values near 1).
+        using W = std::conditional_t<std::is_same_v<T, float>, double, C>;
+        reduce_loop<T, C, W>(p, o, outer, n, inner, [] { return C(1); }, [](auto a, auto b) { return wrap_mul(a, b); },
+                             [](auto a) { return a; });
         break;
+      }
       case ReduceOp::Max:
         reduce_loop<T, C>(p, o, outer, n, inner, [] { return std::numeric_limits<C>::lowest(); },
                           [](C a, C b) { return nan_max(a, b); }, [](C a) { return a; });
