@@ -187,6 +187,34 @@ def test_float32_row_products_through_the_subnormal_range(threads, n):
     assert sx.tensor(i.astype(np.int32)).amax(dim=1).tolist() == i.max(axis=1).tolist()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_logsumexp_kernel_special_rows_and_columns(threads, dtype):
+    """The fused logsumexp along rows and down columns (and over a permuted block): rows of -inf,
+    +inf, NaN and huge values as PyTorch gives them, an empty reduction -inf, the rest against float64."""
+    inf, nan = np.inf, np.nan
+    special = np.array([[1.0, 2.0, 3.0], [-inf, -inf, -inf], [inf, 1.0, 2.0], [nan, 1.0, inf], [-inf, 0.0, 1.0],
+                        [1e30, 1e30, -1e30]])
+    want = [3.40760596444438, -inf, inf, nan, 1.31326168751822, 1e30 + np.log(2.0)]
+    a = RNG.standard_normal((40, 37)) * 30
+    a[:6, :3] = special
+    with np.errstate(all="ignore"):
+        m = np.where(np.isfinite(a.max(axis=1)), a.max(axis=1), 0)
+        ref = np.where(np.isfinite(a.max(axis=1)), np.log(np.exp(a - m[:, None]).sum(axis=1)) + m, a.max(axis=1))
+    ref[:6] = want
+    x = sx.tensor(special.astype(dtype))  # the special rows alone, then inside wider rows
+    rtol = 2e-6 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(sx.logsumexp(x, dim=1).numpy(), want, rtol=rtol)
+    rows = a.copy()
+    rows[:6, 3:] = -inf  # the special rows keep their results
+    for t, d in [(sx.tensor(rows.astype(dtype)), 1), (sx.tensor(np.ascontiguousarray(rows.T).astype(dtype)), 0),
+                 (sx.tensor(rows.T.astype(dtype)).T, 1)]:
+        np.testing.assert_allclose(sx.logsumexp(t, dim=d).numpy(), ref, rtol=rtol)
+    assert sx.logsumexp(sx.zeros(0, 3, dtype=dtype), dim=0).tolist() == [-inf] * 3
+    big = RNG.standard_normal((3, 50, 7)).astype(dtype)
+    np.testing.assert_allclose(sx.logsumexp(sx.tensor(big), dim=(0, 2), keepdim=True).numpy(),
+                               np.log(np.exp(big.astype(np.float64)).sum(axis=(0, 2), keepdims=True)), rtol=rtol)
+
+
 def test_strided_sum_gradient():
     x = sx.from_numpy(RNG.standard_normal((4, 5, 6)).astype(np.float32)).requires_grad_()
     (x.transpose(0, 2).sum(dim=(0, 2)) * sx.arange(5)).sum().backward()

@@ -10,6 +10,7 @@
 #include "cpu/kernels.h"
 #include "cpu/loops.h"
 #include "cpu/reduce.h"
+#include "cpu/nn_math.h"
 #include "cpu/reduce_rows.h"
 
 namespace sx::cpu {
@@ -351,7 +352,65 @@ void cumsum(const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64
   });
 }
 
+namespace {
+// A non-finite maximum is the result itself (-inf: every element -inf; inf; NaN); otherwise every
+// x - max <= 0, and exp of it is softmax's exp (0 below e^-87.3, where next to the maximum's term 1
+// it no longer counts).
+template <typename C> bool finite(C m) { return m - m == C(0); }
+
+// Rows: the maximum by the vectorised scan, then the sum of exp(x - max) in 32 lanes of T (their
+// terms lie in [0, 1]), combined in double.
+template <typename T>
+T lse_row(const T* p, int64_t n) {
+  T m = n > 0 ? row_extreme<T, true>(p, n) : -std::numeric_limits<T>::infinity();
+  if (!finite(m)) return m;
+  constexpr int L = 32;
+  T acc[L] = {};
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int k = 0; k < L; ++k) acc[k] += sexp_neg<T>(p[i + k] - m);
+  for (int k = 0; i + k < n; ++k) acc[k] += sexp_neg<T>(p[i + k] - m);
+  double s = 0;
+  for (int k = 0; k < L; ++k) s += double(acc[k]);
+  return T(std::log(s) + double(m));
+}
+
+template <typename T>
+void lse_t(const T* p, T* o, int64_t outer, int64_t n, int64_t inner) {
+  if (inner == 1) {
+    parallel_for(outer, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) o[r] = lse_row(p + r * n, n);
+    });
+    return;
+  }
+  // Columns: a block of them side by side, two passes down the n rows (max, then the sum).
+  constexpr int64_t kCols = 256;
+  int64_t blocks = (inner + kCols - 1) / kCols;
+  parallel_for(outer * blocks, std::max<int64_t>(1, kGrain / std::max<int64_t>(n * kCols, 1)), [&](int64_t b, int64_t e) {
+    T m[kCols];
+    double acc[kCols];  // a column's terms add up one after another: in double
+    for (int64_t t = b; t < e; ++t) {
+      int64_t oi = t / blocks, j0 = (t % blocks) * kCols, w = std::min(kCols, inner - j0);
+      const T* q = p + oi * n * inner + j0;
+      for (int64_t j = 0; j < w; ++j) m[j] = -std::numeric_limits<T>::infinity(), acc[j] = 0;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < w; ++j) m[j] = nan_max(m[j], q[i * inner + j]);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < w; ++j) acc[j] += double(sexp_neg<T>(q[i * inner + j] - m[j]));
+      for (int64_t j = 0; j < w; ++j) o[oi * inner + j0 + j] = finite(m[j]) ? T(std::log(acc[j]) + double(m[j])) : m[j];
+    }
+  });
+}
+}  // namespace
+
+void logsumexp(const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner) {
+  if (in->dtype == DType::Float32) return lse_t(in->data<float>(), out->data<float>(), outer, n, inner);
+  if (in->dtype == DType::Float64) return lse_t(in->data<double>(), out->data<double>(), outer, n, inner);
+  throw TypeError(msg("[logsumexp] kernel called with ", dtype_name(in->dtype)));
+}
+
 SX_REGISTER_KERNEL(kern::reduce, CPU, &reduce);
+SX_REGISTER_KERNEL(kern::logsumexp, CPU, &logsumexp);
 SX_REGISTER_KERNEL(kern::arg_reduce, CPU, &arg_reduce);
 SX_REGISTER_KERNEL(kern::cumsum, CPU, &cumsum);
 

@@ -60,6 +60,9 @@ SX_KERNEL(reduce_dims, void(ReduceOp op, const Tensor& in, const Tensor& out, in
 SX_KERNEL(arg_reduce, void(bool is_max, const Tensor& in, const Tensor& values, const Tensor& indices, int64_t outer,
                            int64_t n, int64_t inner));
 SX_KERNEL(cumsum, void(const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner));
+// log(sum(exp(x))) over n of contiguous float (outer, n, inner) data, as max + log(sum(exp(x - max))),
+// or the max where it is not finite (all -inf gives -inf, an inf inf, a NaN NaN); out is (outer, inner).
+SX_KERNEL(logsumexp, void(const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner));
 // running product (float32, float64 or int64, which wraps around) or log-sum-exp (float32, float64)
 SX_KERNEL(scan, void(ScanOp op, const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner));
 // gx = the gradient of cumprod(x) given g (all of x's dtype and layout)

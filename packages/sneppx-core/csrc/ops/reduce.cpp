@@ -13,6 +13,7 @@ SX_DEFINE_KERNEL(reduce);
 SX_DEFINE_KERNEL(reduce_dims);
 SX_DEFINE_KERNEL(arg_reduce);
 SX_DEFINE_KERNEL(cumsum);
+SX_DEFINE_KERNEL(logsumexp);
 }  // namespace kern
 
 namespace {
@@ -222,6 +223,21 @@ Tensor std_(const Tensor& x, const OptDims& dims, double correction, bool keepdi
 Tensor logsumexp(const Tensor& x, const OptDims& dims, bool keepdim) {
   Tensor xf = is_floating(x->dtype) ? x : to_dtype(x, DType::Float32);
   IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "logsumexp");
+  bool fused = (xf->dtype == DType::Float32 || xf->dtype == DType::Float64) && kern::logsumexp.has(xf->device().type);
+  if (fused) {  // one kernel (an empty reduction gives -inf); the gradient softmax(x) by public ops
+    Layout L = layout_for(xf, d);
+    if (d.empty() && xf->dim() > 0) L.n = 1;
+    Tensor out = empty(keepdim ? L.keep_shape : L.out_shape, xf->dtype, xf->device());
+    kern::logsumexp(xf->device())(L.data, out, L.outer, L.n, L.inner);
+    if (!needs_grad({&xf})) return out;
+    Saved sx(xf);
+    Shape keep = L.keep_shape, xs = xf->shape;
+    return record("LogsumexpBackward", {xf}, out, [sx, d, keep, xs](const Tensor& g) {
+      const Tensor& v = sx.get();
+      Tensor lse = reshape(logsumexp(v, d, true), keep);
+      return TensorList{mul(expand_back(g, keep, xs), exp(sub(v, lse)))};
+    });
+  }
   Tensor m = detach(amax(xf, d, true));
   m = where(unary(UnaryOp::IsFinite, m), m, zeros_like(m));  // all -inf rows stay -inf, not NaN
   Tensor out = add(log(sum(exp(sub(xf, m)), d, true)), m);
