@@ -215,6 +215,38 @@ def test_logsumexp_kernel_special_rows_and_columns(threads, dtype):
                                np.log(np.exp(big.astype(np.float64)).sum(axis=(0, 2), keepdims=True)), rtol=rtol)
 
 
+@pytest.mark.parametrize("op", ["add", "set", "amax"])
+def test_scatter_lines_with_repeats_negatives_and_ragged_ends(threads, op):
+    """The last-dim scatter line takes indices four at a time: groups with a repeated or negative index
+    (and ragged ends) against NumPy, applied in order; a bad index anywhere leaves x as it was."""
+    rows, size = 9, 12
+    for cnt in (1, 3, 4, 7, 8, 13, 31):
+        idx = RNG.integers(-size, size, (rows, cnt))
+        idx[0, :4] = 5  # a group of four equal indices
+        src = RNG.standard_normal((rows, cnt)).astype(np.float32)
+        x = RNG.standard_normal((rows, size)).astype(np.float32)
+        want = x.copy()
+        for r in range(rows):
+            for m in range(cnt):
+                i = idx[r, m] % size
+                want[r, i] = want[r, i] + src[r, m] if op == "add" else (
+                    src[r, m] if op == "set" else max(want[r, i], src[r, m]))
+        t = sx.tensor(x)
+        if op == "add":
+            t.scatter_add_(1, sx.tensor(idx), sx.tensor(src))
+        elif op == "set":
+            t.scatter_(1, sx.tensor(idx), sx.tensor(src))
+        else:
+            t.scatter_reduce_(1, sx.tensor(idx), sx.tensor(src), "amax")
+        np.testing.assert_array_equal(t.numpy(), want)
+        bad = idx.copy()
+        bad[rows - 1, cnt - 1] = size
+        u = sx.tensor(x)
+        with pytest.raises(IndexError):
+            u.scatter_add_(1, sx.tensor(bad), sx.tensor(src))
+        np.testing.assert_array_equal(u.numpy(), x)
+
+
 def test_strided_sum_gradient():
     x = sx.from_numpy(RNG.standard_normal((4, 5, 6)).astype(np.float32)).requires_grad_()
     (x.transpose(0, 2).sum(dim=(0, 2)) * sx.arange(5)).sum().backward()

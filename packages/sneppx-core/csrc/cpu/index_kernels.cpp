@@ -218,13 +218,36 @@ template <typename T> T scatter_value(ScatterOp op, T a, T v) {
   return v;
 }
 
+// y[ix[m]] receives s[m] for m < cnt in order (a line along the last dim of contiguous operands).
+// Four indices at a time share one well-predicted test (all in range and distinct), and their four
+// loads come before the four stores, so that the loads overlap; a group with a negative, bad or
+// repeated index takes each_index's way, one element after the other.
+template <typename T, ScatterOp Op>
+bool scatter_line(T* y, const int64_t* ix, const T* s, int64_t cnt, int64_t size) {
+  const uint64_t n = uint64_t(size);
+  auto one = [&](const T* sm) { return [y, sm](int64_t k, int64_t i) { y[i] = scatter_value<T>(Op, y[i], sm[k]); }; };
+  int64_t m = 0;
+  for (; m + 4 <= cnt; m += 4) {
+    const uint64_t a = uint64_t(ix[m]), b = uint64_t(ix[m + 1]), c = uint64_t(ix[m + 2]), d = uint64_t(ix[m + 3]);
+    bool repeat = (a == b) | (a == c) | (a == d) | (b == c) | (b == d) | (c == d);
+    if (__builtin_expect((a >= n) | (b >= n) | (c >= n) | (d >= n) | repeat, 0)) {
+      if (!each_index(ix + m, 1, 4, size, one(s + m))) return false;
+      continue;
+    }
+    const T ya = y[a], yb = y[b], yc = y[c], yd = y[d];
+    y[a] = scatter_value<T>(Op, ya, s[m]), y[b] = scatter_value<T>(Op, yb, s[m + 1]);
+    y[c] = scatter_value<T>(Op, yc, s[m + 2]), y[d] = scatter_value<T>(Op, yd, s[m + 3]);
+  }
+  return each_index(ix + m, 1, cnt - m, size, one(s + m));
+}
+
 // y[i(m) * step + m * ys] receives s[m * ss] for m < cnt in order, i(m) = ix[m * is]; false at the
 // first index out of range (y then holds part of the run). Unit compiles the common case of a line
 // along the last dim of contiguous operands: step = is = ss = 1, ys = 0.
 template <typename T, ScatterOp Op, bool Unit>
 bool scatter_run(T* y, const int64_t* ix, const T* s, int64_t cnt, int64_t size, int64_t step, int64_t ys,
                  int64_t is, int64_t ss) {
-  if constexpr (Unit) step = is = ss = 1, ys = 0;
+  if constexpr (Unit) return scatter_line<T, Op>(y, ix, s, cnt, size);
   return each_index(ix, is, cnt, size, [&](int64_t m, int64_t i) {
     T& dst = y[i * step + m * ys];
     dst = scatter_value<T>(Op, dst, s[m * ss]);
