@@ -438,7 +438,7 @@ def float_dtype(dt):
 
 
 __all__ = ["add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum", "minimum", "atan2", "eq", "ne",
-           "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
-           "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "where", "masked_fill", "clamp", "clip",
-           "lerp", "gelu", "_unary_ops"]
+           "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+           "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "where", "masked_fill", "clamp",
+           "clip", "lerp", "gelu", "_unary_ops"]
 UNARY_FUNCS = {name: _make_unary(name) for name in UNARY}
