@@ -124,6 +124,7 @@ CASES = [
     (lambda: T([4, 9]).mul_(1.5), TypeError, r"result type float32.*output type int64"),
     (lambda: T([True]).add_(1), TypeError, r"result type int64.*output type bool"),
     (lambda: T([1, 2]).lerp_(ones(2), 0.5), TypeError, r"result type float32.*output type int64"),
+    (lambda: T([True]).cumsum_(0), TypeError, r"\[cumsum_\] result type int64 can't be cast to the output type bool"),
 ]
 
 

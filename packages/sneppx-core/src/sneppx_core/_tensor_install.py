@@ -28,8 +28,8 @@ def _inplace(fn, name):
         src = self.clone() if self.requires_grad and not self.is_leaf and _C.is_grad_enabled() else self
         result = fn(src, *args, **kwargs)
         if not _castable(result.dtype, self.dtype):
-            raise TypeError(f"[{name}] result type {result.dtype} can't be cast to the output type {self.dtype} "
-                            "of an in-place op")
+            raise TypeError(f"[{name}] result type {result.dtype.name} can't be cast to the output type "
+                            f"{self.dtype.name} of an in-place op")
         return self.copy_(result)
 
     method.__name__ = name
