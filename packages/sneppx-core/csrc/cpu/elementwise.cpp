@@ -15,10 +15,10 @@ namespace sx::cpu {
 namespace {
 using namespace bm;
 
-// Runs o = f(x, y) over three operands with fast paths for contiguous and scalar operands.
-template <typename O, typename T, typename F>
+// Runs o = f(x, y) over three operands with fast paths for contiguous and scalar operands; f sees
+// the operands as C (acc_t<T> unless given).
+template <typename O, typename T, typename C = acc_t<T>, typename F>
 void run2(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
-  using C = acc_t<T>;
   for_each<3>(out->shape, {out.get(), a.get(), b.get()}, [&](char** p, const int64_t* s, int64_t n) {
     O* o = reinterpret_cast<O*>(p[0]);
     const T* x = reinterpret_cast<const T*>(p[1]);
@@ -153,15 +153,20 @@ void run1(const Tensor& out, const Tensor& a, F f) {
   });
 }
 
+// Bitwise ops compute in the storage type (full vector width for int32 and uint8); the results are
+// the same as in int64 truncated, shifts included (counts at or past the width give 0 or the sign fill).
 template <typename T>
 void bitwise_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
-  using C = acc_t<T>;
   switch (op) {
-    case BinaryOp::BitAnd: return run2<T, T>(out, a, b, [](C x, C y) { return x & y; });
-    case BinaryOp::BitOr: return run2<T, T>(out, a, b, [](C x, C y) { return x | y; });
-    case BinaryOp::BitXor: return run2<T, T>(out, a, b, [](C x, C y) { return x ^ y; });
-    case BinaryOp::Shl: return run2<T, T>(out, a, b, [](C x, C y) { return shl(x, y); });
-    default: return run2<T, T>(out, a, b, [](C x, C y) { return shr(x, y); });
+    case BinaryOp::BitAnd: return run2<T, T, T>(out, a, b, [](T x, T y) { return T(x & y); });
+    case BinaryOp::BitOr: return run2<T, T, T>(out, a, b, [](T x, T y) { return T(x | y); });
+    case BinaryOp::BitXor: return run2<T, T, T>(out, a, b, [](T x, T y) { return T(x ^ y); });
+    default:
+      if constexpr (!std::is_same_v<T, bool>) {
+        if (op == BinaryOp::Shl) return run2<T, T, T>(out, a, b, [](T x, T y) { return shl(x, y); });
+        return run2<T, T, T>(out, a, b, [](T x, T y) { return shr(x, y); });
+      }
+      throw TypeError(msg("[", binary_name(op), "] has no bool kernel"));  // binary() rejects bool shifts first
   }
 }
 
