@@ -2,6 +2,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #if defined(__F16C__)
 #include <immintrin.h>
 #endif
@@ -489,7 +490,18 @@ bool cat(const Tensor& out, const TensorList& xs, int64_t d) {
     const int64_t n = x->shape[size_t(d)] * inner;
     const char* src = x->raw();
     char* dst = out->raw() + off;
-    for (int64_t o = 0; o < outer; ++o, src += n, dst += row) copy_run(dst, src, size_t(n));
+    auto blocks = [&](auto width) {  // blocks of a fixed size (stack along the last dim): one move each
+      for (int64_t o = 0; o < outer; ++o, src += width(), dst += row) std::memcpy(dst, src, width());
+    };
+    switch (n) {
+      case 1: blocks(std::integral_constant<size_t, 1>{}); break;
+      case 2: blocks(std::integral_constant<size_t, 2>{}); break;
+      case 4: blocks(std::integral_constant<size_t, 4>{}); break;
+      case 8: blocks(std::integral_constant<size_t, 8>{}); break;
+      case 16: blocks(std::integral_constant<size_t, 16>{}); break;
+      default:
+        for (int64_t o = 0; o < outer; ++o, src += n, dst += row) copy_run(dst, src, size_t(n));
+    }
     off += n;
   }
   return true;
