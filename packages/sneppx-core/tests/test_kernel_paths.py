@@ -344,6 +344,30 @@ def test_one_row_product_does_not_depend_on_thread_count():
         np.testing.assert_array_equal(o, outs[0])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,k,n", [(2, 1024, 4096), (3, 4099, 1025), (4, 128, 384), (5, 13, 257), (6, 300, 301),
+                                   (7, 1, 256), (8, 129, 513), (8, 7, 1000)])
+def test_few_row_products_in_register_blocks(threads, dtype, m, k, n):
+    """x (m, k) @ W^T with W stored (n, k), m = 2..8 (linear at a small decoding batch): blocks of
+    rows x columns of vector accumulators, odd last columns and K tails; with a bias (accumulated
+    into the output), with x a strided view, and the same bits at 1 and 2 threads."""
+    rng = np.random.default_rng(m * k + n)
+    x, w, b = rng.standard_normal((m, k)), rng.standard_normal((n, k)), rng.standard_normal(n)
+    want, scale = x @ w.T, np.abs(x) @ np.abs(w).T + 1
+    xs, ws = sx.from_numpy(x.astype(dtype)), sx.from_numpy(w.astype(dtype))
+    got = F.linear(xs, ws).numpy()
+    _close(got, want, scale, dtype)
+    _close(F.linear(xs, ws, sx.from_numpy(b.astype(dtype))).numpy(), want + b, scale, dtype)
+    wide = sx.from_numpy(np.concatenate([x, -x], 1).astype(dtype))[:, :k]  # rows k apart, stride 2k
+    _close((wide @ ws.t()).numpy(), want, scale, dtype)
+    n0 = sx.get_num_threads()
+    try:
+        sx.set_num_threads(1 if n0 > 1 else 2)
+        np.testing.assert_array_equal(F.linear(xs, ws).numpy(), got)
+    finally:
+        sx.set_num_threads(n0)
+
+
 COPY_DTYPES = [np.float32, np.float64, np.int8, np.int16, np.float16, np.bool_]
 
 
@@ -406,6 +430,17 @@ def test_small_cat_of_contiguous_inputs(threads, dtype, shapes, d):
     np.testing.assert_array_equal(sx.cat(with_empty, d).numpy(), want)
     t = sx.tensor(np.ascontiguousarray(np.swapaxes(arrays[-1], 0, -1))).transpose(0, -1)
     np.testing.assert_array_equal(sx.cat([*map(sx.tensor, arrays[:-1]), t], d).numpy(), want)
+
+
+@pytest.mark.parametrize("dtype", COPY_DTYPES)
+@pytest.mark.parametrize("width", [1, 2, 4])
+def test_small_cat_of_short_blocks(threads, dtype, width):
+    """Blocks of 1 to 16 bytes per input and row (stack along the last dim, cat of narrow last dims)
+    take fixed-size moves; longer ones the general run copy."""
+    arrays = [_values((5, 7, width), dtype, 20 + i) for i in range(3)]
+    np.testing.assert_array_equal(sx.cat([sx.tensor(a) for a in arrays], -1).numpy(), np.concatenate(arrays, -1))
+    flat = [a[..., 0] for a in arrays]
+    np.testing.assert_array_equal(sx.stack([sx.tensor(a) for a in flat], -1).numpy(), np.stack(flat, -1))
 
 
 def test_small_cat_promotes_and_records_gradients():

@@ -258,3 +258,40 @@ def test_sampling_from_nan_or_inf_logits_raises(bad):
     with pytest.raises(RuntimeError, match=r"row 0 of the \(2, 6\) float32 scores"):
         generate(model, [[0], [1]], max_new_tokens=3, do_sample=True, top_k=3, seed=0)
 
+
+
+class _MaskRecorder(MaskedTinyAttentionLM):
+    """Records, per call, whether an attention mask came; with ``ones`` it fills in an all-ones mask
+    when none came (the meaning of no mask), so its tokens are those of a model always given one."""
+
+    def __init__(self, ones=False):
+        super().__init__()
+        self.ones, self.masks = ones, []
+
+    def forward(self, input_ids, cache=None, attention_mask=None):
+        self.masks.append(attention_mask is not None)
+        if attention_mask is None and self.ones:
+            total = (cache.length if cache is not None else 0) + input_ids.shape[1]
+            attention_mask = sx.ones((input_ids.shape[0], total), dtype=sx.int64)
+        return super().forward(input_ids, cache=cache, attention_mask=attention_mask)
+
+
+def test_all_ones_attention_mask_is_left_out():
+    """A mask of all ones (no padding, no finished row) is not passed: the model computes the same
+    without it. Padded prompts, and rows that finished (their new keys are 0), pass it."""
+    same = [[4, 2, 7], [1, 5, 3]]
+    plain, filled = _MaskRecorder(), _MaskRecorder(ones=True)
+    assert generate(plain, same, max_new_tokens=6)["sequences"] == \
+        generate(filled, same, max_new_tokens=6)["sequences"]
+    assert plain.masks == [False] * 6
+    ragged = _MaskRecorder()
+    generate(ragged, [[4, 2, 7], [1]], max_new_tokens=4)
+    assert ragged.masks == [True] * 4
+    free = generate(_MaskRecorder(), same, max_new_tokens=6)["sequences"]
+    eos = [t for t in free[1][3:] if t not in free[0][3:]][0]  # only the second row generates it
+    step = free[1][3:].index(eos)
+    stopping, always = _MaskRecorder(), _MaskRecorder(ones=True)
+    out = generate(stopping, same, max_new_tokens=6, eos_token_id=eos)["sequences"]
+    assert out == generate(always, same, max_new_tokens=6, eos_token_id=eos)["sequences"]
+    # the EOS itself is a real token (mask 1); the positions after it are 0 from the call after next
+    assert stopping.masks == [False] * (step + 2) + [True] * (6 - step - 2)

@@ -233,6 +233,86 @@ void gemv(int64_t n, int64_t K, const T* x, int64_t incx, const T* B, int64_t sk
     gemv_cols<T>(n, K, x, incx, B, sk, sj, beta, y, incy);
 }
 
+// C = A @ B^T + beta C for a few rows of A and B stored (N, K): the linear layer of a decoding step at
+// batch 2-8 (one row goes to gemv). There BLAS's packing of both operands for every call costs more
+// than the arithmetic, or its kernel for few rows reads B at a fraction of the memory bandwidth
+// (small_m_wins: where this path measured faster than BLAS). A block of R rows and Cn columns keeps
+// R * Cn = 8 vector accumulators (enough independent FMA chains to hide their latency) along K; the
+// Cn rows of B stay in L1 while the row groups of A pass over them, so B is read from memory once. The split over column
+// blocks does not depend on the thread count, so neither does the result.
+bool small_m_wins(int64_t M, int64_t N, int64_t K) {
+  if (M < 2 || M > 8) return false;
+  return M >= 4 ? N >= 256 : double(N) * double(K) >= double(1 << 22);
+}
+
+template <typename T, int R, int Cn>
+void small_m_block(int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, int64_t cols, T (&out)[4][8]) {
+  constexpr int W = 32 / int(sizeof(T));
+  typedef T V __attribute__((vector_size(32)));
+  auto at = [](const T* p) {
+    V v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  const T* b[Cn];
+  for (int c = 0; c < Cn; ++c) b[c] = B + std::min<int64_t>(c, cols - 1) * ldb;  // short last block: repeats
+  V acc[R][Cn] = {};
+  int64_t k = 0;
+  for (; k + W <= K; k += W) {
+    V u[Cn];
+    for (int c = 0; c < Cn; ++c) u[c] = at(b[c] + k);
+    for (int r = 0; r < R; ++r) {
+      const V a = at(A + r * lda + k);
+      for (int c = 0; c < Cn; ++c) acc[r][c] += a * u[c];
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < Cn; ++c) {
+      T lanes[W];
+      std::memcpy(lanes, &acc[r][c], sizeof lanes);
+      for (int w = W / 2; w >= 1; w /= 2)  // pairwise: lanes l and l + w
+        for (int l = 0; l < w; ++l) lanes[l] += lanes[l + w];
+      T s = lanes[0];
+      for (int64_t q = k; q < K; ++q) s += A[r * lda + q] * b[c][q];
+      out[r][c] = s;
+    }
+}
+
+template <typename T, int Cn>
+void small_m_rows(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T beta, T* C,
+                  int64_t ldc) {
+  const int64_t blocks = (N + Cn - 1) / Cn;
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, Cn * M * K));
+  parallel_for(blocks, grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t j = p * Cn, cols = std::min<int64_t>(Cn, N - j);
+      for (int64_t i0 = 0; i0 < M; i0 += 4) {
+        T out[4][8];
+        const T *a = A + i0 * lda, *bj = B + j * ldb;
+        const int64_t rows = std::min<int64_t>(4, M - i0);
+        switch (rows) {
+          case 4: small_m_block<T, 4, Cn>(K, a, lda, bj, ldb, cols, out); break;
+          case 3: small_m_block<T, 3, Cn>(K, a, lda, bj, ldb, cols, out); break;
+          case 2: small_m_block<T, 2, Cn>(K, a, lda, bj, ldb, cols, out); break;
+          default: small_m_block<T, 1, Cn>(K, a, lda, bj, ldb, cols, out);
+        }
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < cols; ++c) {
+            T* o = C + (i0 + r) * ldc + j + c;
+            *o = beta == T(0) ? out[r][c] : out[r][c] + beta * *o;
+          }
+      }
+    }
+  });
+}
+
+template <typename T>
+void gemm_small_m(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T beta, T* C,
+                  int64_t ldc) {
+  if (M == 2) small_m_rows<T, 4>(M, N, K, A, lda, B, ldb, beta, C, ldc);  // 2 x 4 accumulators
+  else small_m_rows<T, 2>(M, N, K, A, lda, B, ldb, beta, C, ldc);         // 4 x 2
+}
+
 // C = op(A) @ op(B), row-major. BLAS takes 32-bit ints: sizes past 2**31 - 1 (or the lower block limit
 // that tests set) are split into blocks, K blocks accumulating with beta = 1; a leading dimension past
 // 2**31 - 1 cannot be expressed and raises.
@@ -245,6 +325,10 @@ void gemm_blocks(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, 
   }
   if (N == 1) {  // op(A) times one column of B: the same product, transposed
     gemv<T>(M, K, B, tb ? 1 : ldb, A, ta ? lda : 1, ta ? 1 : lda, beta, C, ldc);
+    return;
+  }
+  if (!ta && tb && small_m_wins(M, N, K)) {  // x @ W^T for a few rows x
+    gemm_small_m<T>(M, N, K, A, lda, B, ldb, beta, C, ldc);
     return;
   }
   const int64_t lim = blas_int_limit(), imax = std::numeric_limits<int>::max();

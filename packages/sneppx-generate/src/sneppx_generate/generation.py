@@ -93,8 +93,9 @@ class _Decoder:
     def _forward(self) -> np.ndarray:
         start = self.fed if self.cache is not None else 0
         kwargs = {} if self.cache is None else {"cache": self.cache}
-        if self.pass_mask:
-            kwargs["attention_mask"] = _as_tensor(self.mask[:, :self.cur], self.device)
+        mask = self.mask[:, :self.cur]
+        if self.pass_mask and not mask.all():  # all ones (no padding, no finished row) means no mask
+            kwargs["attention_mask"] = _as_tensor(mask, self.device)
         if self.last_only:
             kwargs["logits_to_keep"] = 1
         ids = _as_tensor(self.tokens[:, start:self.cur], self.device)

@@ -162,11 +162,16 @@ class Module(ModuleOps):
         d["_non_persistent_buffers"].discard(name)
 
     def __getattr__(self, name):
-        d = self.__dict__
-        for store in ("_parameters", "_buffers", "_modules"):
-            s = d.get(store)
-            if s is not None and name in s:
-                return s[name]
+        d = self.__dict__  # parameters, then buffers, then submodules (unrolled: this runs on every access)
+        s = d.get("_parameters")
+        if s is not None and name in s:
+            return s[name]
+        s = d.get("_buffers")
+        if s is not None and name in s:
+            return s[name]
+        s = d.get("_modules")
+        if s is not None and name in s:
+            return s[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name, value):
