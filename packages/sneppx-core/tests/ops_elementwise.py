@@ -180,6 +180,8 @@ op("lerp_tensor", lambda m, a, b, w: m.lerp(a, b, w), lambda a, b, w: a + w * (b
 op("clamp", lambda m, x: m.clamp(x, -0.5, 0.7), lambda x: np.clip(x, -0.5, 0.7), unary_cases("nonzero"))
 op("clamp_int", lambda m, x: m.clamp(x, -1, 2), lambda x: np.clip(x, -1, 2).astype(x.dtype), unary_cases("normal"),
    dtypes=("int32", "int64"))
+op("clamp_int_float_bounds", lambda m, x: m.clamp(x, -0.5, 1.5),  # promoted to float32, as in PyTorch
+   lambda x: np.clip(x, -0.5, 1.5), unary_cases("normal"), dtypes=("int32", "int64", "uint8"), out=floating)
 op("clamp_min", lambda m, x: x.clamp(min=0.3), lambda x: np.maximum(x, 0.3), unary_cases("nonzero"))
 op("clamp_max", lambda m, x: x.clamp(max=0.3), lambda x: np.minimum(x, 0.3), unary_cases("nonzero"))
 op("clamp_tensor", lambda m, x, lo, hi: m.clamp(x, lo, hi), lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),

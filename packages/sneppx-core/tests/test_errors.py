@@ -241,3 +241,22 @@ def test_fuzzed_bad_calls_never_crash(tmp_path):
     assert "CALLS 6000" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
     unexpected = [ln for ln in proc.stdout.splitlines() if ln.startswith("UNEXPECTED")]
     assert not unexpected, "\n".join(unexpected[:30])
+
+
+def test_clamp_to_float_bounds_promotes_integer_tensors():
+    """clamp with a float bound computes in float32 for integer tensors (PyTorch's type promotion);
+    integer bounds keep the dtype; the in-place form refuses the float result and leaves x as it was."""
+    x = sx.arange(5)
+    got = x.clamp(min=0.5)
+    assert got.dtype == sx.float32 and got.tolist() == [0.5, 1.0, 2.0, 3.0, 4.0]
+    assert sx.clamp(x.to(sx.int32), max=2.5).dtype == sx.float32
+    assert sx.clamp_min(x, 1.5).tolist() == [1.5, 1.5, 2.0, 3.0, 4.0]
+    assert sx.clamp_max(x.to(sx.uint8), 2.5).tolist() == [0.0, 1.0, 2.0, 2.5, 2.5]
+    assert x.clamp(-1, 2).dtype == sx.int64 and x.clamp(-1, 2).tolist() == [0, 1, 2, 2, 2]
+    assert sx.tensor([1.0, 3.0], dtype=sx.float16).clamp(max=2).dtype == sx.float16
+    with pytest.raises(TypeError, match="clamp_|cast"):
+        x.clamp_(min=0.5)
+    assert x.dtype == sx.int64 and x.tolist() == [0, 1, 2, 3, 4]
+    y = sx.arange(5)
+    y.clamp_(1, 3)
+    assert y.tolist() == [1, 1, 2, 3, 3]

@@ -204,8 +204,18 @@ bool writes_into(const Tensor& x, std::initializer_list<const Tensor*> operands)
   return elements_distinct(x);
 }
 
+// The dtype of clamp(x, lo, hi) with scalar bounds: x's, promoted as by x + bound (an integer tensor
+// clamped to a float bound gives float32, as in PyTorch).
+static DType clamp_type(const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  DType t = x->dtype;
+  if (lo) t = promote_types(t, scalar_result_type(x, *lo));
+  if (hi) t = promote_types(t, scalar_result_type(x, *hi));
+  return t;
+}
+
 bool clamp_into(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi) {
   if (!(lo || hi) || !writes_into(x, {})) return false;
+  if (clamp_type(x, lo, hi) != x->dtype) return false;  // the general path raises (or casts back) as PyTorch
   x->check_writable("clamp_");
   kern::clamp(x->device())(x, x, lo ? lo->to<double>() : 0, hi ? hi->to<double>() : 0, bool(lo), bool(hi));
   x->bump_version();
@@ -313,6 +323,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& v) {
 
 Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi) {
   SX_CHECK(lo || hi, ValueError, "[clamp] at least one of min and max must be given");
+  if (DType t = clamp_type(x, lo, hi); t != x->dtype) return clamp(to_dtype(x, t), lo, hi);
   Tensor out = empty(x->shape, x->dtype, x->device());
   kern::clamp(x->device())(out, x, lo ? lo->to<double>() : 0, hi ? hi->to<double>() : 0, bool(lo), bool(hi));
   if (!is_floating(x->dtype) || !needs_grad({&x})) return out;

@@ -6,20 +6,12 @@ from __future__ import annotations
 import functools
 
 from ._backend import _C
-from ._C_face import Tensor, bool_
+from ._C_face import Tensor
+from ._tensor_methods import _castable
 from ._tensor_extra import (
     addcdiv, addcmul, addmm, baddbmm, clamp_max, clamp_min, cumprod, index_copy, index_fill, masked_scatter,
     nan_to_num, nelement, scatter_reduce, t, unfold,
 )
-
-
-def _castable(result, out):
-    """PyTorch's can_cast rule for in-place results: no float into integers, no number into bool."""
-    if result == out:
-        return True
-    if result.is_floating_point and not out.is_floating_point:
-        return False
-    return out != bool_ or result == bool_
 
 
 def _inplace(fn, name):

@@ -177,6 +177,15 @@ def __format__(self, spec):
     return repr(self)
 
 
+def _castable(result, out):
+    """PyTorch's can_cast rule for in-place results: no float into integers, no number into bool."""
+    if result == out:
+        return True
+    if result.is_floating_point and not out.is_floating_point:
+        return False
+    return out.name != "bool" or result.name == "bool"
+
+
 def _inplace(name):
     fn = getattr(Tensor, name)  # the method form: x.where_(cond, y) means x.where(cond, y), not where(x, ...)
 
@@ -184,7 +193,11 @@ def _inplace(name):
         # A tracked self is computed from a clone: fn may save its input for backward, and the
         # in-place write would otherwise invalidate it.
         src = self.clone() if self.requires_grad and not self.is_leaf and _C.is_grad_enabled() else self
-        return self.copy_(fn(src, *args, **kwargs))
+        result = fn(src, *args, **kwargs)
+        if not _castable(result.dtype, self.dtype):
+            raise TypeError(f"[{name}_] result type {result.dtype.name} can't be cast to the output type "
+                            f"{self.dtype.name} of an in-place op")
+        return self.copy_(result)
 
     method.__doc__ = f"In-place form of ``{name}``."
     return method

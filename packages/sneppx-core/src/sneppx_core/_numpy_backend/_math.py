@@ -393,9 +393,8 @@ def clamp(input, min=None, max=None):  # noqa: A002
     if min is None and max is None:
         raise ValueError("[clamp] at least one of min and max must be given")
     bounds = [b for b in (min, max) if b is not None]
-    tensors = [b for b in bounds if isinstance(b, Tensor)]
-    dt = result_dtype(input, *tensors)  # number bounds keep the input's dtype
-    ct = compute_type(result_dtype(input, *bounds))
+    dt = result_dtype(input, *bounds)  # promoted as by input + bound: float bounds make int inputs float
+    ct = compute_type(dt)
     out = input._a.astype(ct, copy=False)
     if min is not None:
         m = arr(min, ct)
