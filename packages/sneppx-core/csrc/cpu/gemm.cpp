@@ -120,17 +120,23 @@ void gemm_split(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, i
   });
 }
 
+// 32 bytes of T as one vector (an unaligned load).
+template <typename T> struct Vec32 {
+  typedef T type __attribute__((vector_size(32)));
+};
+template <typename T> typename Vec32<T>::type load32(const T* p) {
+  typename Vec32<T>::type v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
 // sum_k x[k] * y[k] of contiguous float32/float64 vectors: four vector registers of lanes, added
 // pairwise at the end.
 template <typename T>
 T dot_contig(const T* x, const T* y, int64_t n) {
   constexpr int W = 32 / int(sizeof(T));
-  typedef T V __attribute__((vector_size(32)));
-  auto at = [](const T* p) {
-    V v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-  };
+  using V = typename Vec32<T>::type;
+  auto at = load32<T>;
   V a0{}, a1{}, a2{}, a3{};
   int64_t k = 0;
   for (; k + 4 * W <= n; k += 4 * W) {
@@ -248,12 +254,8 @@ bool small_m_wins(int64_t M, int64_t N, int64_t K) {
 template <typename T, int R, int Cn>
 void small_m_block(int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, int64_t cols, T (&out)[4][8]) {
   constexpr int W = 32 / int(sizeof(T));
-  typedef T V __attribute__((vector_size(32)));
-  auto at = [](const T* p) {
-    V v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-  };
+  using V = typename Vec32<T>::type;
+  auto at = load32<T>;
   const T* b[Cn];
   for (int c = 0; c < Cn; ++c) b[c] = B + std::min<int64_t>(c, cols - 1) * ldb;  // short last block: repeats
   V acc[R][Cn] = {};
