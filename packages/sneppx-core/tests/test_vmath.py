@@ -155,6 +155,32 @@ def test_log_range_ends_on_every_path(name):
     np.testing.assert_array_equal(getattr(sx, name)(sx.tensor(np.repeat(x, 2))[::2]).numpy(), full)
 
 
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
+def test_trig_reduction_range_ends_on_every_path(name):
+    """float32 sin, cos, tan reduce |x| < 2**14 in float and take the rest (up to inf, and NaN)
+    through a second pass in double: both kinds mixed in one tensor (the floats around 2**14 and
+    the multiples of pi/2 next to it included), through the contiguous, in-place and strided paths,
+    within the ulp limits of the float64 reference; the second kind as float64 rounded to float32."""
+    edge = F32(16384.0)
+    around = np.array([edge, np.nextafter(edge, F32(0)), np.nextafter(edge, F32(np.inf)), -edge], dtype=F32)
+    k = np.arange(10420, 10440)  # k pi/2 on both sides of 2**14, and their neighbours
+    half_pi = (k * (np.pi / 2)).astype(F32)
+    x = np.concatenate([around, half_pi, np.nextafter(half_pi, F32(0)), -half_pi, SPECIAL,
+                        RNG.uniform(-20000, 20000, 20000).astype(F32), RNG.uniform(-4, 4, 5000).astype(F32)])
+    RNG.shuffle(x)
+    with np.errstate(invalid="ignore"):
+        ref = getattr(np, name)(x.astype(np.float64))
+    full = getattr(sx, name)(sx.tensor(x)).numpy()
+    assert ulp_error(full, ref).max() <= (3.0 if name == "tan" else 2.0)
+    outside = ~(np.abs(x) < edge)
+    assert outside.sum() > 3000 and (~outside).sum() > 10000
+    np.testing.assert_array_equal(full[outside], ref[outside].astype(F32))
+    t = sx.tensor(x)
+    getattr(t, name + "_")()
+    np.testing.assert_array_equal(t.numpy(), full)
+    np.testing.assert_array_equal(getattr(sx, name)(sx.tensor(np.repeat(x, 2))[::2]).numpy(), full)
+
+
 @pytest.mark.parametrize("name", ["sin", "cos", "tan", "sinh", "expm1", "log2"])
 def test_contiguous_inplace_and_strided_paths_agree(name):
     x = trig_inputs()[:30000] if name in ("sin", "cos", "tan") else RNG.uniform(0.1, 80, 30000).astype(F32)

@@ -71,7 +71,7 @@ SX_STD_MATH(slog10, log10)
 
 // Formulas valid on part of the line and the test for the rest (see out_of_range in ops/unary_defs.h).
 // On the host, float takes cpu::v<FN>_normal (exp: arguments with a normal result; the logs: normal
-// arguments; the trig polynomials: |x| < 2^24), and the CPU kernels compute the elements the test
+// arguments; the trig polynomials: |x| < 2^14), and the CPU kernels compute the elements the test
 // marks with <cmath> in double; other types, and CUDA, take <cmath> everywhere.
 #ifdef __CUDACC__
 #define SX_PARTIAL_MATH(NAME, FN) \
