@@ -85,7 +85,7 @@ def test_arg_extremes_over_rows(threads, dtype, n):
 
 
 @pytest.mark.parametrize("shape,dim", [((1024, 1024), 1), ((7, 1000), 1), ((9, 1), 1), ((300, 70), 0), ((4, 100, 130), 1),
-                                       ((3, 7, 5), 2)])
+                                       ((78, 1100), 0), ((3, 20, 1030), 1), ((3, 7, 5), 2)])
 def test_cumsum_accumulates_float32_in_double(threads, shape, dim):
     a = np.random.default_rng(2).standard_normal(shape).astype(np.float32) * 5
     want = np.cumsum(a.astype(np.float64), axis=dim).astype(np.float32)

@@ -299,7 +299,7 @@ void arg_reduce(bool is_max, const Tensor& in, const Tensor& values, const Tenso
 // Running sums accumulate in double for float32 (as PyTorch's CPU kernel does) and in the compute
 // type otherwise. Rows (inner == 1) are scanned four at a time, so that four independent additions
 // are in flight instead of one long chain (eight at a time measured several times slower on
-// 1024-long rows: sixteen streams 4 KiB apart). Other layouts scan blocks of columns.
+// 1024-long rows: sixteen streams 4 KiB apart). Other layouts scan blocks of columns in parallel.
 void cumsum(const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner) {
   SX_DISPATCH_ALL(in->dtype, "cumsum", [&] {
     using T = scalar_t;
@@ -334,20 +334,23 @@ void cumsum(const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64
       });
       return;
     }
-    parallel_for(outer, std::max<int64_t>(1, kGrain / std::max<int64_t>(n * inner, 1)), [&](int64_t b, int64_t e) {
-      constexpr int64_t W = 64;  // columns scanned together; their sums live on the stack
-      for (int64_t oo = b; oo < e; ++oo)
-        for (int64_t j0 = 0; j0 < inner; j0 += W) {
-          int64_t w = std::min(W, inner - j0);
-          const T* x = p + oo * n * inner + j0;
-          T* y = o + oo * n * inner + j0;
-          C acc[W] = {};
-          for (int64_t i = 0; i < n; ++i)
-            for (int64_t j = 0; j < w; ++j) {
-              acc[j] = wrap_add(acc[j], C(x[i * inner + j]));
-              y[i * inner + j] = T(acc[j]);
-            }
-        }
+    // Tasks are blocks of W columns of one outer index (so a scan over dim 0 shares out too); each
+    // walks its rows in order, W contiguous elements per row.
+    constexpr int64_t W = 512;  // columns scanned together; their sums live on the stack
+    const int64_t blocks = (inner + W - 1) / W;
+    parallel_for(outer * blocks, std::max<int64_t>(1, kGrain / std::max<int64_t>(n * std::min(W, inner), 1)),
+                 [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t oo = t / blocks, j0 = (t % blocks) * W, w = std::min(W, inner - j0);
+        const T* x = p + oo * n * inner + j0;
+        T* y = o + oo * n * inner + j0;
+        C acc[W] = {};
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t j = 0; j < w; ++j) {
+            acc[j] = wrap_add(acc[j], C(x[i * inner + j]));
+            y[i * inner + j] = T(acc[j]);
+          }
+      }
     });
   });
 }
