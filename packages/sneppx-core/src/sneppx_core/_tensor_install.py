@@ -7,26 +7,11 @@ import functools
 
 from ._backend import _C
 from ._C_face import Tensor
-from ._tensor_methods import _castable
+from ._tensor_methods import _inplace
 from ._tensor_extra import (
     addcdiv, addcmul, addmm, baddbmm, clamp_max, clamp_min, cumprod, index_copy, index_fill, masked_scatter,
     nan_to_num, nelement, scatter_reduce, t, unfold,
 )
-
-
-def _inplace(fn, name):
-    def method(self, *args, **kwargs):
-        # A tracked non-leaf self is read through a clone, since fn may save it for backward.
-        src = self.clone() if self.requires_grad and not self.is_leaf and _C.is_grad_enabled() else self
-        result = fn(src, *args, **kwargs)
-        if not _castable(result.dtype, self.dtype):
-            raise TypeError(f"[{name}] result type {result.dtype.name} can't be cast to the output type "
-                            f"{self.dtype.name} of an in-place op")
-        return self.copy_(result)
-
-    method.__name__ = name
-    method.__doc__ = f"In-place form of ``{name[:-1]}``."
-    return method
 
 
 def _checked(fn, name):

@@ -8,7 +8,7 @@ import numpy as np
 
 from ._backend import _C
 from . import _ops
-from ._C_face import Device, Dtype, Tensor
+from ._C_face import Device, Dtype, Tensor, bool_
 
 
 def _is_device(a):
@@ -183,11 +183,12 @@ def _castable(result, out):
         return True
     if result.is_floating_point and not out.is_floating_point:
         return False
-    return out.name != "bool" or result.name == "bool"
+    return out != bool_ or result == bool_
 
 
-def _inplace(name):
-    fn = getattr(Tensor, name)  # the method form: x.where_(cond, y) means x.where(cond, y), not where(x, ...)
+def _inplace(fn, name):
+    """The in-place method ``name`` of the out-of-place method ``fn``: the result is copied into self
+    (after PyTorch's cast check)."""
 
     def method(self, *args, **kwargs):
         # A tracked self is computed from a clone: fn may save its input for backward, and the
@@ -195,11 +196,12 @@ def _inplace(name):
         src = self.clone() if self.requires_grad and not self.is_leaf and _C.is_grad_enabled() else self
         result = fn(src, *args, **kwargs)
         if not _castable(result.dtype, self.dtype):
-            raise TypeError(f"[{name}_] result type {result.dtype.name} can't be cast to the output type "
+            raise TypeError(f"[{name}] result type {result.dtype.name} can't be cast to the output type "
                             f"{self.dtype.name} of an in-place op")
         return self.copy_(result)
 
-    method.__doc__ = f"In-place form of ``{name}``."
+    method.__name__ = name
+    method.__doc__ = f"In-place form of ``{name[:-1]}``."
     return method
 
 
@@ -255,12 +257,11 @@ def install(cls=Tensor):
     from . import _factories
 
     methods = dict(_METHODS)
-    for name in _INPLACE:  # the compiled backend binds some of these itself (written into the tensor's memory)
+    # In-place forms of the method forms: x.where_(cond, y) means x.where(cond, y), not where(x, ...). The
+    # compiled backend binds some of them itself (written into the tensor's memory).
+    for name in _INPLACE + _UNARY:
         if not hasattr(cls, name + "_"):
-            methods[name + "_"] = _inplace(name)
-    for name in _UNARY:  # the compiled backend binds these itself (written into the tensor's memory)
-        if not hasattr(cls, name + "_"):
-            methods[name + "_"] = _inplace(name)
+            methods[name + "_"] = _inplace(getattr(cls, name), name + "_")
     methods.update({name: fn for name, fn in _IF_MISSING.items() if not hasattr(cls, name)})
     for name, fn in methods.items():
         setattr(cls, name, fn)
