@@ -121,9 +121,9 @@ CASES = [
     (lambda: T([1, 2]).__ior__(ones(2)), TypeError, r"\[bitwise_or\].*float32"),
     # in-place results must cast to the tensor's dtype as in PyTorch (no float into int, no int into bool)
     (lambda: T([4, 9]).sqrt_(), TypeError, r"\[sqrt_\] result type float32.*output type int64"),
-    (lambda: T([4, 9]).mul_(1.5), TypeError, r"result type float32.*output type int64"),
-    (lambda: T([True]).add_(1), TypeError, r"result type int64.*output type bool"),
-    (lambda: T([1, 2]).lerp_(ones(2), 0.5), TypeError, r"result type float32.*output type int64"),
+    (lambda: T([4, 9]).mul_(1.5), TypeError, r"\[mul_\] result type float32.*output type int64"),
+    (lambda: T([True]).add_(1), TypeError, r"\[add_\] result type int64.*output type bool"),
+    (lambda: T([1, 2]).lerp_(ones(2), 0.5), TypeError, r"\[lerp_\] result type float32.*output type int64"),
     (lambda: T([True]).cumsum_(0), TypeError, r"\[cumsum_\] result type int64 can't be cast to the output type bool"),
 ]
 

@@ -169,6 +169,21 @@ def test_dtype_rules_match_the_c_backend(npx):
         np.testing.assert_array_equal(f(npx).numpy(), f(sx).numpy())
 
 
+def test_inplace_casts_are_refused_as_on_the_c_backend(npx):
+    """Both backends refuse a float result into an integer tensor and a number into a bool one, with
+    the same TypeError naming the in-place op; a float64 result narrows into float32 on both."""
+    refused = [(lambda m: m.tensor([1, 2]).mul_(1.5), "mul_"), (lambda m: m.tensor([True]).add_(1), "add_"),
+               (lambda m: m.tensor([1, 2]).__itruediv__(2), "div_")]
+    for f, op in refused:
+        for m in (npx, sx):
+            with pytest.raises(TypeError, match=rf"\[{op}\] result type .* can't be cast"):
+                f(m)
+    for m in (npx, sx):
+        x = m.tensor([1.0, 2.0])
+        x.add_(m.tensor([0.5], dtype=m.float64))
+        assert x.dtype == m.float32 and x.tolist() == [1.5, 2.5]
+
+
 def test_seeding_api(npx):
     npx.manual_seed(3)
     a = npx.randn(4)

@@ -165,7 +165,7 @@ void bind_ops(py::module_& m, Cls& cls) {
   // place and copied back.
   auto clamp_inplace = [clamp_fn](const Tensor& x, py::handle lo, py::handle hi) {
     if (!is_tensor(lo) && !is_tensor(hi) && clamp_into(x, opt_scalar(lo, "clamp_"), opt_scalar(hi, "clamp_"))) return x;
-    return inplace_with(x, [&](const Tensor& src) { return clamp_fn(src, lo, hi); });
+    return inplace_with("clamp_", x, [&](const Tensor& src) { return clamp_fn(src, lo, hi); });
   };
   cls.def("clamp_", clamp_inplace, py::arg("min") = none, py::arg("max") = none, "In-place form of ``clamp``.");
   cls.def("clip_", clamp_inplace, py::arg("min") = none, py::arg("max") = none, "In-place form of ``clip``.");
@@ -176,13 +176,13 @@ void bind_ops(py::module_& m, Cls& cls) {
   cls.def("lerp_", [](const Tensor& x, const Tensor& e, py::handle w) {
     Tensor wt = operand(w, x, "lerp_");
     if (lerp_into(x, e, wt)) return x;
-    return inplace_with(x, [&](const Tensor& src) { return lerp(src, e, wt); });
+    return inplace_with("lerp_", x, [&](const Tensor& src) { return lerp(src, e, wt); });
   }, py::arg("end"), py::arg("weight"), "In-place form of ``lerp``.");
   auto addc_inplace = [](bool divide) {
     return [divide](const Tensor& x, const Tensor& t1, const Tensor& t2, py::handle value) {
       const char* op = divide ? "addcdiv_" : "addcmul_";
       if (is_scalar(value) && addcmul_into(x, t1, t2, to_scalar(value, op), divide)) return x;
-      return inplace_with(x, [&](const Tensor& src) {
+      return inplace_with(op, x, [&](const Tensor& src) {
         Tensor p = binary(divide ? BinaryOp::Div : BinaryOp::Mul, t1, t2);
         return binary(BinaryOp::Add, src, binary(BinaryOp::Mul, p, operand(value, p, op)));
       });
@@ -331,10 +331,10 @@ void bind_ops(py::module_& m, Cls& cls) {
   both(m, cls, "tril", &tril, py::arg("input"), py::arg("diagonal") = 0);
   both(m, cls, "triu", &triu, py::arg("input"), py::arg("diagonal") = 0);
   cls.def("tril_", [](const Tensor& x, int64_t k) {
-    return tri_into(x, k, true) ? x : inplace_with(x, [&](const Tensor& src) { return tril(src, k); });
+    return tri_into(x, k, true) ? x : inplace_with("tril_", x, [&](const Tensor& src) { return tril(src, k); });
   }, py::arg("diagonal") = 0, "In-place form of ``tril``.");
   cls.def("triu_", [](const Tensor& x, int64_t k) {
-    return tri_into(x, k, false) ? x : inplace_with(x, [&](const Tensor& src) { return triu(src, k); });
+    return tri_into(x, k, false) ? x : inplace_with("triu_", x, [&](const Tensor& src) { return triu(src, k); });
   }, py::arg("diagonal") = 0, "In-place form of ``triu``.");
   both(m, cls, "flip", [](const Tensor& x, py::handle d) { return flip(x, int_list(d, "flip")); }, py::arg("input"), py::arg("dims"));
   both(m, cls, "roll", [](const Tensor& x, py::handle s, py::handle d) {
@@ -358,11 +358,11 @@ void bind_ops(py::module_& m, Cls& cls) {
   cls.def("scatter_", [](const Tensor& x, int64_t dim, const Tensor& idx, py::handle src) {
     Tensor s = operand(src, x, "scatter_");
     if (scatter_into(x, dim, idx, s, false)) return x;
-    return inplace_with(x, [&](const Tensor& in) { return scatter(in, dim, idx, s); });
+    return inplace_with("scatter_", x, [&](const Tensor& in) { return scatter(in, dim, idx, s); });
   }, py::arg("dim"), py::arg("index"), py::arg("src"), "In-place form of ``scatter``.");
   cls.def("scatter_add_", [](const Tensor& x, int64_t dim, const Tensor& idx, const Tensor& src) {
     if (scatter_into(x, dim, idx, src, true)) return x;
-    return inplace_with(x, [&](const Tensor& in) { return scatter_add(in, dim, idx, src); });
+    return inplace_with("scatter_add_", x, [&](const Tensor& in) { return scatter_add(in, dim, idx, src); });
   }, py::arg("dim"), py::arg("index"), py::arg("src"), "In-place form of ``scatter_add``.");
   m.def("scatter_reduce_extreme", &scatter_reduce_extreme, py::arg("input"), py::arg("dim"), py::arg("index"),
         py::arg("src"), py::arg("is_max"), py::arg("include_self"));
@@ -373,7 +373,7 @@ void bind_ops(py::module_& m, Cls& cls) {
        py::kw_only(), py::arg("alpha") = 1.0);
   cls.def("index_add_", [](const Tensor& x, int64_t dim, const Tensor& idx, const Tensor& src, double alpha) {
     if (index_add_into(x, dim, idx, src, alpha)) return x;
-    return inplace_with(x, [&](const Tensor& in) { return index_add(in, dim, idx, src, alpha); });
+    return inplace_with("index_add_", x, [&](const Tensor& in) { return index_add(in, dim, idx, src, alpha); });
   }, py::arg("dim"), py::arg("index"), py::arg("source"), py::kw_only(), py::arg("alpha") = 1.0,
           "In-place form of ``index_add``.");
   m.def("one_hot", &one_hot, py::arg("tensor"), py::arg("num_classes") = -1);

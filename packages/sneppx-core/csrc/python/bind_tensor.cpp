@@ -25,7 +25,8 @@ Tensor inplace(BinaryOp op, const Tensor& x, py::handle y) {
   } else if (binary_into(op, x, operand(y, x, "binary"))) {
     return x;
   }
-  return inplace_with(x, [&](const Tensor& src) { return binop(op, src, y, false); });
+  std::string name = std::string(binary_name(op)) + "_";
+  return inplace_with(name.c_str(), x, [&](const Tensor& src) { return binop(op, src, y, false); });
 }
 
 // x += alpha * y (x -= alpha * y): one pass, written straight into x when nothing is recorded.
@@ -33,7 +34,7 @@ Tensor inplace_alpha(const Tensor& x, py::handle y, py::handle alpha, bool subtr
   if (alpha.is_none()) return inplace(subtract ? BinaryOp::Sub : BinaryOp::Add, x, y);
   const char* op = subtract ? "sub_" : "add_";
   Tensor yt = operand(y, x, op);
-  return inplace_with(x, [&](const Tensor& src) { return add_alpha(src, yt, alpha, subtract, op, src == x); });
+  return inplace_with(op, x, [&](const Tensor& src) { return add_alpha(src, yt, alpha, subtract, op, src == x); });
 }
 
 void backward(const Tensor& t, py::handle gradient, std::optional<bool> retain_graph, bool create_graph,
@@ -267,7 +268,7 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
       .def("bitwise_xor_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::BitXor, a, b); })
       .def("bitwise_left_shift_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Shl, a, b); })
       .def("bitwise_right_shift_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Shr, a, b); })
-      .def("bitwise_not_", [](const Tensor& a) { return inplace_with(a, [](const Tensor& src) { return bitwise_not(src); }); })
+      .def("bitwise_not_", [](const Tensor& a) { return inplace_with("bitwise_not_", a, [](const Tensor& src) { return bitwise_not(src); }); })
       .def("copy_", [](const Tensor& a, const Tensor& b) { copy_(a, b); return a; },
            py::call_guard<py::gil_scoped_release>())
       .def("fill_", [](const Tensor& a, py::handle v) { fill_(a, to_scalar(v, "fill_")); return a; })

@@ -81,12 +81,12 @@ void check_inplace_cast(const char* op, DType result, DType out);
 // x op= y: computes `compute(x)` out of place, checks the cast, writes back into x (unless the
 // result already is x: add_ and sub_ with alpha may write into x directly).
 template <typename F>
-Tensor inplace_with(const Tensor& x, F compute) {
+Tensor inplace_with(const char* op, const Tensor& x, F compute) {
   // x.mul_(w) under autograd computes from a clone: w's gradient needs the old x.
   Tensor r = compute(inplace_source(x));
   if (r == x) return x;
-  check_inplace_cast("inplace", r->dtype, x->dtype);
-  assign_inplace(x, r, "inplace");
+  check_inplace_cast(op, r->dtype, x->dtype);
+  assign_inplace(x, r, op);
   return x;
 }
 // x + alpha * y (x - alpha * y when `subtract`) for add and sub's alpha: a number takes add_scaled's

@@ -134,9 +134,9 @@ def _varargs(fn):
     return method
 
 
-def _inplace(fn):
+def _inplace(fn, name):
     def method(self, *args, **kwargs):
-        return self._inplace(fn(self, *args, **kwargs))
+        return self._inplace(fn(self, *args, **kwargs), name)
 
     method.__doc__ = f"In-place form of ``{fn.__name__}``."
     return method
@@ -181,7 +181,7 @@ Tensor.where = _where_method
 Tensor.normal_ = _factory.normal_
 Tensor.uniform_ = _factory.uniform_
 for _name, _fn in {"add_": add, "sub_": sub, "mul_": mul, "div_": div, "pow_": pow}.items():  # noqa: F405
-    setattr(Tensor, _name, _inplace(_fn))
+    setattr(Tensor, _name, _inplace(_fn, _name))
 
 _OPERATORS = {
     "add": add, "sub": sub, "mul": mul, "truediv": div, "floordiv": floor_divide, "mod": remainder,  # noqa: F405
@@ -191,7 +191,7 @@ _OPERATORS = {
 for _name, _fn in _OPERATORS.items():
     setattr(Tensor, f"__{_name}__", (lambda f: lambda self, other: f(self, other))(_fn))
     setattr(Tensor, f"__r{_name}__", _rop(_fn))
-    setattr(Tensor, f"__i{_name}__", _inplace(_fn))
+    setattr(Tensor, f"__i{_name}__", _inplace(_fn, f"{_fn.__name__}_"))
 for _name, _fn in {"eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge}.items():  # noqa: F405
     setattr(Tensor, f"__{_name}__", (lambda f: lambda self, other: f(self, other) if isinstance(
         other, (Tensor, int, float, bool, np.number, np.bool_)) else NotImplemented)(_fn))

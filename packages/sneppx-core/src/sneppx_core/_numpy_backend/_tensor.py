@@ -392,9 +392,12 @@ class Tensor:
         """Sets every element to zero."""
         return self.fill_(0)
 
-    def _inplace(self, result):
-        if result._dt is not self._dt and (result._dt.is_floating_point and not self._dt.is_floating_point):
-            raise RuntimeError(f"[inplace] result type {result._dt.name} cannot be cast to {self._dt.name}")
+    def _inplace(self, result, op="inplace"):
+        """Writes ``result`` into self after PyTorch's cast check for in-place results (no float into
+        integers, no number into bool); ``op`` names the in-place op in the error."""
+        r, o = result._dt, self._dt
+        if r is not o and ((r.is_floating_point and not o.is_floating_point) or (o is BOOL and r is not BOOL)):
+            raise TypeError(f"[{op}] result type {r.name} can't be cast to the output type {o.name} of an in-place op")
         self[...] = result
         return self
 
