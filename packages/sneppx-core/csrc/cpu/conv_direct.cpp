@@ -37,6 +37,7 @@ struct Direct {
   const float* b;    // bias or null
   float* y;          // (N, Cout, oh, ow)
   int64_t C, Cout, Hp, Wp, L;
+  const int64_t* taps;  // each tap's offset in a padded plane, in window order (kh kw of them)
   ConvGeom g;
 };
 
@@ -56,28 +57,33 @@ template <int T, int B>
 void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const float* wq, float* part) {
   const ConvGeom& g = d.g;
   const int64_t plane = d.Hp * d.Wp;
-  int64_t in[T];  // each position's window corner in the input
-  for (int t = 0; t < T; ++t) {
-    int64_t n = (P0 + t) / d.L, p = (P0 + t) % d.L, oy = p / g.ow, ox = p % g.ow;
-    in[t] = n * d.C * plane + oy * g.sh * d.Wp + ox * g.sw;
+  // Each position's window corner in the input and element in the output, stepping from P0's image
+  // n and output row and column (oy, ox): one division per call instead of four per position.
+  int64_t in[T], out[T];
+  {
+    int64_t n = P0 / d.L, p = P0 % d.L, oy = p / g.ow, ox = p % g.ow;
+    for (int t = 0; t < T; ++t) {
+      in[t] = n * d.C * plane + oy * g.sh * d.Wp + ox * g.sw;
+      out[t] = n * d.Cout * d.L + oy * g.ow + ox;
+      if (++ox == g.ow) ox = 0, ++oy;
+      if (oy == g.oh) oy = 0, ++n;
+    }
   }
   vf acc[B][T];
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < T; ++t) acc[b][t] = c0 ? load(part + (b * T + t) * V) : vf{};
+  const int64_t K = g.kh * g.kw;
   for (int64_t c = c0; c < c1; ++c) {
     const float* xc = d.xp + c * plane;
-    for (int64_t ki = 0; ki < g.kh; ++ki) {
-      const float* row = xc + ki * g.dh * d.Wp;
-      for (int64_t kj = 0; kj < g.kw; ++kj, wq += kGroup * V) {
-        const float* r = row + kj * g.dw;
-        vf wv[B];
-        for (int b = 0; b < B; ++b) wv[b] = load(wq + b * V);
+    for (int64_t k = 0; k < K; ++k, wq += kGroup * V) {  // one loop over the taps: no row loop around it
+      const float* r = xc + d.taps[k];
+      vf wv[B];
+      for (int b = 0; b < B; ++b) wv[b] = load(wq + b * V);
 #pragma GCC unroll 16
-        for (int t = 0; t < T; ++t) {
-          float xv = r[in[t]];
+      for (int t = 0; t < T; ++t) {
+        float xv = r[in[t]];
 #pragma GCC unroll 4
-          for (int b = 0; b < B; ++b) acc[b][t] += xv * wv[b];
-        }
+        for (int b = 0; b < B; ++b) acc[b][t] += xv * wv[b];
       }
     }
   }
@@ -86,8 +92,6 @@ void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const 
       for (int t = 0; t < T; ++t) std::memcpy(part + (b * T + t) * V, &acc[b][t], sizeof(vf));
     return;
   }
-  int64_t out[T];  // each position's element in the output
-  for (int t = 0; t < T; ++t) out[t] = (P0 + t) / d.L * d.Cout * d.L + (P0 + t) % d.L;
   // Lanes are channels: transpose into the (Cout, L) rows of the output.
   for (int b = 0; b < B; ++b) {
     int64_t co0 = (kGroup * q + b) * V, lanes = std::min<int64_t>(V, d.Cout - co0);
@@ -180,10 +184,13 @@ void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Te
   d.w = ws;
   d.b = b ? b->data<float>() : nullptr;
   d.y = y->data<float>();
+  std::vector<int64_t> taps(static_cast<size_t>(K));
+  for (int64_t k = 0; k < K; ++k) taps[size_t(k)] = k / g.kw * g.dh * d.Wp + k % g.kw * g.dw;
+  d.taps = taps.data();
   // Tiles of equal size (within one) over the batch's positions. A task is a run of tiles of one channel
   // group (as few runs as keep every thread busy, of at most kMaxRun tiles), which goes over the input
-  // channels a chunk at a time: the task packs the chunk's weights (about kChunkBytes, read once from the
-  // weight tensor) and each of its tiles reads them from L1. Tasks of one group are in a row.
+  // channels a chunk at a time: the chunk's packed weights (about kChunkBytes) stay in L1 while each of
+  // its tiles reads them. Tasks of one group are in a row.
   constexpr int64_t kChunkBytes = 32768, kMaxRun = 64;  // tiles of a run: their partial sums take up to 96 KiB
   // Tiles as long as the first group's blocks leave accumulators for (a last group with fewer blocks
   // runs the same tiles).
@@ -194,17 +201,24 @@ void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Te
                                                     (tiles + kMaxRun - 1) / kMaxRun), 1, tiles);
   const int64_t per_run = (tiles + runs - 1) / runs;
   const int64_t cc = std::max<int64_t>(1, kChunkBytes / (K * kGroup * V * int64_t(sizeof(float))));
+  // The weights packed once, as (groups, C, kh, kw, kGroup V): a chunk of channels of a group is one
+  // contiguous slice.
+  const int64_t wgroup = d.C * K * kGroup * V;
+  Tensor wpack = empty({groups * wgroup}, DType::Float32);
+  float* wp = wpack->data<float>();
+  parallel_for(groups, 1, [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) pack_weights(d, q, 0, d.C, wp + q * wgroup);
+  });
   parallel_for(groups * runs, 1, [&](int64_t t0, int64_t t1) {
-    thread_local std::vector<float> wbuf, part;
-    wbuf.resize(size_t(cc * K * kGroup * V));
+    thread_local std::vector<float> part;
     part.resize(size_t(per_run * kAcc * V));
     for (int64_t t = t0; t < t1; ++t) {
       int64_t q = t / runs, j0 = t % runs * per_run, j1 = std::min(tiles, j0 + per_run);
       for (int64_t c0 = 0; c0 < d.C; c0 += cc) {
         int64_t c1 = std::min(d.C, c0 + cc);
-        pack_weights(d, q, c0, c1, wbuf.data());
+        const float* wq = wp + q * wgroup + c0 * K * kGroup * V;
         for (int64_t j = j0; j < j1; ++j)
-          tile_of_group(d, q, P * j / tiles, int(P * (j + 1) / tiles - P * j / tiles), c0, c1, wbuf.data(),
+          tile_of_group(d, q, P * j / tiles, int(P * (j + 1) / tiles - P * j / tiles), c0, c1, wq,
                         part.data() + (j - j0) * kAcc * V);
       }
     }
