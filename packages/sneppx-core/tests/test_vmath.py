@@ -181,6 +181,37 @@ def test_trig_reduction_range_ends_on_every_path(name):
     np.testing.assert_array_equal(getattr(sx, name)(sx.tensor(np.repeat(x, 2))[::2]).numpy(), full)
 
 
+@pytest.mark.parametrize("name", ["sigmoid", "silu"])
+def test_sigmoid_and_silu_range_ends_on_every_path(name):
+    """float32 sigmoid and silu take x >= -88 through one formula (e^-x clamped where 1 + e^-x is
+    already 1) and x < -88 (subnormal sigmoid, silu down to 0) and NaN through a second pass in double:
+    both kinds mixed in one tensor, through the contiguous, in-place and strided paths, against float64;
+    the second kind as float64 rounded to float32."""
+    import sneppx_core.functional as F
+
+    edges = np.array([-88.0, -88.00001, -87.99999, -86.0, 86.0, 86.00001, 88.72, 88.73, 104.0, -104.0, -150.0],
+                     dtype=F32)
+    x = np.concatenate([RNG.uniform(-120, 120, 20000).astype(F32), RNG.uniform(-8, 8, 5000).astype(F32),
+                        SPECIAL, edges])
+    RNG.shuffle(x)
+    x64 = x.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ref = 1.0 / (1.0 + np.exp(-x64))
+        ref = x64 * ref if name == "silu" else ref
+    fn = sx.sigmoid if name == "sigmoid" else F.silu
+    full = fn(sx.tensor(x)).numpy()
+    outside = ~(x >= -88)
+    assert outside.sum() > 2000 and (~outside).sum() > 10000
+    np.testing.assert_array_equal(full[outside], ref[outside].astype(F32))
+    normal = ~outside & (np.abs(ref) >= np.finfo(F32).tiny)
+    assert ulp_error(full[normal], ref[normal]).max() <= 2.5  # e^-x within 1 ulp, then an add and a divide
+    assert np.all(np.abs(full[~outside & ~normal] - ref[~outside & ~normal]) <= np.finfo(F32).tiny)
+    np.testing.assert_array_equal(fn(sx.tensor(np.repeat(x, 2))[::2]).numpy(), full)
+    t = sx.tensor(x)
+    t.sigmoid_() if name == "sigmoid" else F.silu(t, inplace=True)
+    np.testing.assert_array_equal(t.numpy(), full)
+
+
 @pytest.mark.parametrize("name", ["sin", "cos", "tan", "sinh", "expm1", "log2"])
 def test_contiguous_inplace_and_strided_paths_agree(name):
     x = trig_inputs()[:30000] if name in ("sin", "cos", "tan") else RNG.uniform(0.1, 80, 30000).astype(F32)

@@ -37,6 +37,14 @@ inline float vexp_neg(float x) {
 template <typename T> inline T sexp_neg(T x) { return std::exp(x); }
 template <> inline float sexp_neg<float>(float x) { return vexp_neg(x); }
 
+// e^-x for sigmoid and silu where x >= -kExpHi (their results are normal floats there): -x clamped
+// below at kExpLo, where 1 + e^-x is already 1 in float, so the clamp changes no result. The op kernels
+// compute x < -kExpHi and NaN (sigmoid_out_of_range) in double.
+inline float exp_neg_sigmoid(float x) { return vexp_normal(std::max(-x, kExpLo)); }
+inline bool sigmoid_out_of_range(float x) { return !(x >= -kExpHi); }
+inline float vsigmoid_normal(float x) { return 1.0f / (1.0f + exp_neg_sigmoid(x)); }
+inline float vsilu_normal(float x) { return x / (1.0f + exp_neg_sigmoid(x)); }
+
 // x = 2^e (1 + f) with f in [sqrt(1/2) - 1, sqrt(2) - 1) and log(1 + f) = f + y (Cephes logf
 // polynomial; y includes the -f^2/2 term).
 struct LogParts {

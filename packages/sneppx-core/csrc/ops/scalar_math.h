@@ -101,6 +101,26 @@ SX_RANGE_TEST(trig_out_of_range)
 #undef SX_RANGE_TEST
 
 template <typename T> SX_HD inline T sigmoid(T x) { return T(1) / (T(1) + sexp<T>(-x)); }
+// sigmoid and silu on part of the line (float on the host: x >= -88, see cpu::sigmoid_out_of_range)
+// and the test for the rest; other types, and CUDA, take the formula everywhere.
+template <typename T> SX_HD inline T sigmoid_normal(T x) {
+#ifndef __CUDACC__
+  if constexpr (std::is_same_v<T, float>) return cpu::vsigmoid_normal(x);
+#endif
+  return sigmoid(x);
+}
+template <typename T> SX_HD inline T silu_normal(T x) {
+#ifndef __CUDACC__
+  if constexpr (std::is_same_v<T, float>) return cpu::vsilu_normal(x);
+#endif
+  return x / (T(1) + sexp<T>(-x));
+}
+template <typename T> SX_HD inline bool sigmoid_out_of_range(T x) {
+#ifndef __CUDACC__
+  if constexpr (std::is_same_v<T, float>) return cpu::sigmoid_out_of_range(x);
+#endif
+  return false;
+}
 // log(1 + exp(z)) without overflow.
 template <typename T> SX_HD inline T softplus(T z) {
   T a = z < T(0) ? -z : z;

@@ -266,7 +266,8 @@ struct Tanh : Base {
 };
 struct Sigmoid : Base {
   static constexpr const char* name = "sigmoid";
-  template <typename C> SX_HD static C f(C x, C, C) { return sm::sigmoid(x); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::sigmoid_normal(x); }
+  template <typename C> SX_HD static bool out_of_range(C x) { return sm::sigmoid_out_of_range(x); }
   template <typename C> SX_HD static C df(C x, C, C) {
     C s = sm::sigmoid(x);
     return s * (C(1) - s);
@@ -315,7 +316,8 @@ struct GeluTanh : Base {  // 0.5 x (1 + tanh(u)), u = k (x + c x^3)
 struct Silu : Base {
   static constexpr const char* name = "silu";
   static constexpr Api api = Api::Activation;
-  template <typename C> SX_HD static C f(C x, C, C) { return x / (C(1) + sm::sexp(-x)); }
+  template <typename C> SX_HD static C f(C x, C, C) { return sm::silu_normal(x); }
+  template <typename C> SX_HD static bool out_of_range(C x) { return sm::sigmoid_out_of_range(x); }
   template <typename C> SX_HD static C df(C x, C, C) {
     C s = sm::sigmoid(x);
     return s * (C(1) + x * (C(1) - s));
