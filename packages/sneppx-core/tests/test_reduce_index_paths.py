@@ -73,6 +73,29 @@ def test_sum_into_a_wider_dtype(threads, layout, dtype):
         np.testing.assert_allclose(got.numpy(), ref.mean(1), rtol=1e-13, atol=1e-9)
 
 
+@pytest.mark.parametrize("shape", [(0,), (7,), (8,), (2039,), (3, 70001), (1, 300000), (222, 296), (4, 0), (5, 3, 17)])
+def test_bool_sums_count_in_place(threads, shape):
+    """Sums of a contiguous bool tensor over its trailing dims count the true bytes without widening
+    them (eight at a time, rows longer than one block split into blocks): all, the last dim and the
+    last two, into int64 and into a float dtype (norm(p=0)), count_nonzero, and bytes other than 0 and 1
+    read as true; against NumPy."""
+    rng = np.random.default_rng(sum(shape) + len(shape))
+    a = rng.standard_normal(shape).astype(np.float32)
+    a[a < 0.4] = 0
+    nz = a != 0
+    b = sx.tensor(a) != 0
+    assert b.sum().dtype == sx.int64 and b.sum().item() == nz.sum()
+    assert sx.count_nonzero(sx.tensor(a)).item() == np.count_nonzero(a)
+    assert sx.tensor(a).norm(0).item() == np.count_nonzero(a) and sx.tensor(a).norm(0).dtype == sx.float32
+    if len(shape) >= 1:
+        np.testing.assert_array_equal(b.sum(-1).numpy(), nz.sum(-1))
+        np.testing.assert_array_equal(b.sum(-1, dtype=sx.float32).numpy(), nz.sum(-1).astype(np.float32))
+    if len(shape) >= 2:
+        np.testing.assert_array_equal(b.sum((-2, -1)).numpy(), nz.sum((-2, -1)))
+    raw = rng.integers(0, 4, size=int(np.prod(shape)), dtype=np.uint8)  # bool bytes of 2 and 3 count as true
+    np.testing.assert_array_equal(sx.from_numpy(raw.view(np.bool_).reshape(shape)).sum().item(), np.count_nonzero(raw))
+
+
 def test_strided_float32_sum_is_accurate_and_thread_independent():
     a = np.full((100, 16, 500), np.e, np.float32)
     a[:, 1::2] = RNG.standard_normal((100, 8, 500))

@@ -571,9 +571,60 @@ void sort_rows_cpu(const Tensor& rows, const Tensor& values, const Tensor& indic
   });
 }
 
+// The nonzero bytes among p[0, n), eight at a time in one word: a byte's high bit after
+// ((b & 0x7f) + 0x7f) | b is set exactly when b != 0; the 0/1 flags add up in byte lanes for at most
+// 255 words, then the lanes are summed in 16-bit lanes and gathered by one multiply.
+int64_t count_nonzero_bytes(const uint8_t* p, int64_t n) {
+  constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7full, kOnes = 0x0101010101010101ull, kEven = 0x00ff00ff00ff00ffull;
+  int64_t total = 0, i = 0;
+  while (n - i >= 8) {
+    const int64_t words = std::min<int64_t>((n - i) / 8, 255);
+    uint64_t lanes = 0;
+    for (int64_t k = 0; k < words; ++k) {
+      uint64_t w;
+      std::memcpy(&w, p + i + 8 * k, 8);
+      lanes += ((((w & kLow7) + kLow7) | w) >> 7) & kOnes;
+    }
+    i += 8 * words;
+    lanes = (lanes & kEven) + ((lanes >> 8) & kEven);
+    total += int64_t((lanes * 0x0001000100010001ull) >> 48);
+  }
+  for (; i < n; ++i) total += p[i] != 0;
+  return total;
+}
+
 int64_t count_nonzero_cpu(const Tensor& x) {
-  const bool* p = x->data<bool>();
-  return std::count(p, p + x->numel(), true);
+  const int64_t n = x->numel();
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(x->data<bool>());
+  constexpr int64_t kSeg = 1 << 16;  // counts are exact integers: any split gives the same total
+  const int64_t segs = (n + kSeg - 1) / kSeg;
+  std::vector<int64_t> part(size_t(std::max<int64_t>(segs, 1)), 0);
+  parallel_for(segs, 1, [&](int64_t b, int64_t e) {
+    for (int64_t s = b; s < e; ++s) part[size_t(s)] = count_nonzero_bytes(p + s * kSeg, std::min(kSeg, n - s * kSeg));
+  });
+  return std::accumulate(part.begin(), part.end(), int64_t(0));
+}
+
+void count_true_cpu(const Tensor& x, const Tensor& out, int64_t rows, int64_t n) {
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(x->data<bool>());
+  constexpr int64_t kSeg = 1 << 16;
+  const int64_t segs = std::max<int64_t>(1, (n + kSeg - 1) / kSeg);  // segments of each row
+  std::vector<int64_t> part(size_t(rows * segs), 0);
+  parallel_for(rows * segs, std::max<int64_t>(1, kGrain / std::max<int64_t>(std::min(n, kSeg), 1)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t t = b; t < e; ++t) {
+                   const int64_t r = t / segs, s = t % segs, lo = s * kSeg;
+                   part[size_t(t)] = count_nonzero_bytes(p + r * n + lo, std::min(kSeg, n - lo));
+                 }
+               });
+  SX_DISPATCH_ALL(out->dtype, "sum", [&] {
+    scalar_t* o = out->data<scalar_t>();
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t c = 0;
+      for (int64_t s = 0; s < segs; ++s) c += part[size_t(r * segs + s)];
+      o[r] = scalar_t(c);
+    }
+  });
 }
 
 void nonzero_cpu(const Tensor& out, const Tensor& x) {
@@ -622,6 +673,7 @@ SX_REGISTER_KERNEL(kern::index_add, CPU, &index_add_cpu);
 SX_REGISTER_KERNEL(kern::masked_select, CPU, &masked_select_cpu);
 SX_REGISTER_KERNEL(kern::sort_rows, CPU, &sort_rows_cpu);
 SX_REGISTER_KERNEL(kern::count_nonzero, CPU, &count_nonzero_cpu);
+SX_REGISTER_KERNEL(kern::count_true, CPU, &count_true_cpu);
 SX_REGISTER_KERNEL(kern::nonzero, CPU, &nonzero_cpu);
 
 }  // namespace sx::cpu

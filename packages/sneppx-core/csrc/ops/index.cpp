@@ -20,6 +20,7 @@ SX_DEFINE_KERNEL(kern::index_add);
 SX_DEFINE_KERNEL(kern::masked_select);
 SX_DEFINE_KERNEL(kern::sort_rows);
 SX_DEFINE_KERNEL(kern::count_nonzero);
+SX_DEFINE_KERNEL(kern::count_true);
 SX_DEFINE_KERNEL(kern::nonzero);
 SX_DEFINE_KERNEL(kern::one_hot);
 

@@ -109,6 +109,9 @@ SX_KERNEL(masked_select, void(const Tensor& out, const Tensor& x, const Tensor& 
 SX_KERNEL(sort_rows, void(const Tensor& rows, const Tensor& values, const Tensor& indices, bool descending));
 // The number of non-zero elements of x, and their coordinates ((count, x.dim()) int64, row-major order).
 SX_KERNEL(count_nonzero, int64_t(const Tensor& x));
+// out[r] = the number of true elements of row r of a contiguous bool x viewed as (rows, n), in out's dtype
+// (sum of a bool tensor over its trailing dims, without widening every element first).
+SX_KERNEL(count_true, void(const Tensor& x, const Tensor& out, int64_t rows, int64_t n));
 SX_KERNEL(nonzero, void(const Tensor& out, const Tensor& x));
 
 // ---- factories and random numbers (out contiguous)

@@ -100,6 +100,14 @@ Tensor reduce_impl(ReduceOp op, const Tensor& x, const IntList& dims, bool keepd
     kern::reduce_dims(x->device())(op, kept_first(x, dims), out, int64_t(outs.size()));
     return out;
   }
+  if (op == ReduceOp::Sum && x->dtype == DType::Bool && is_block(x, dims) && kern::count_true.has(x->device().type)) {
+    Layout B = layout_for(x, dims);  // a contiguous x: a view, no copy
+    if (dims.empty() && x->dim() > 0) B.outer *= B.n, B.n = 1;
+    if (B.inner == 1) {
+      kern::count_true(x->device())(x, out, B.outer, B.n);
+      return out;
+    }
+  }
   Tensor xc = cast_nograd(x, dt);
   Layout L = layout_for(xc, dims);
   if (dims.empty() && x->dim() > 0) L.n = 1;

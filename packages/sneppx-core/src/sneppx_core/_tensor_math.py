@@ -137,7 +137,7 @@ def nanmean(x, dim=None, keepdim=False, *, dtype=None):
 
 def count_nonzero(x, dim=None):
     """Number of non-zero elements (over ``dim``)."""
-    return (x != 0).to(Dtype.INT64).sum(_dims(x, dim), False)
+    return (x != 0).sum(_dims(x, dim), False)  # a bool sum is an int64 count
 
 
 def aminmax(x, *, dim=None, keepdim=False):
