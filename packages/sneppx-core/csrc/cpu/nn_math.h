@@ -143,8 +143,20 @@ inline float vlog1p_unit(float w) {
   float c = w - (u - 1.0f);
   float r = 1.5f - 0.5f * u;
   r = r * (2.0f - u * r);
-  float l = log_of(log_parts(u)) + c * r;
+  float l = log_of(log_parts_normal(u)) + c * r;
   return w != w ? w : l;
+}
+
+// softplus(z) = log(1 + e^z) = max(z, 0) + log1p(e^-|z|) for float32. e^-|z| through the normal-range
+// exp: below kExpLo (|z| > 86, where log1p(w) = w in float) it is e^(20 - |z|) e^-20, one rounding into
+// the subnormals, and 0 below e^-106; NaN stays NaN.
+inline float vsoftplus(float z) {
+  float a = std::fabs(z);
+  bool tiny = -a < kExpLo;
+  float e = vexp_normal(std::max(tiny ? 20.0f - a : -a, kExpLo));
+  float l = tiny ? e * 2.06115362e-9f : vlog1p_unit(e);
+  float r = std::max(z, 0.0f) + l;
+  return z != z ? z : r;
 }
 
 // erf by Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7), the same formula PyTorch vectorises. exp(-x^2)

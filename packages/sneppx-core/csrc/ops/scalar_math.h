@@ -125,7 +125,7 @@ template <typename T> SX_HD inline bool sigmoid_out_of_range(T x) {
 template <typename T> SX_HD inline T softplus(T z) {
   T a = z < T(0) ? -z : z;
 #ifndef __CUDACC__
-  if constexpr (std::is_same_v<T, float>) return (z > 0.0f ? z : 0.0f) + cpu::vlog1p_unit(cpu::vexp(-a));
+  if constexpr (std::is_same_v<T, float>) return cpu::vsoftplus(z);
 #endif
   return (z > T(0) ? z : T(0)) + slog1p<T>(sexp<T>(-a));
 }
