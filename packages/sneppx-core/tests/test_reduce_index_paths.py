@@ -530,7 +530,33 @@ def test_sorts_and_topk_with_ties_over_long_rows(threads, dtype, descending):
     v, i = x.sort(dim=1, stable=True, descending=descending)
     np.testing.assert_array_equal(i.numpy(), order)
     np.testing.assert_array_equal(v.numpy(), np.take_along_axis(a, order, 1))
-    for k in (1, 3, 16, 17):
+    for k in (1, 3, 16, 17, 149, 150, 299):  # up to 16: one pass; 17 to 149: partial sort; from n / 2: radix
         v, i = x.topk(k, dim=1, largest=descending)
         np.testing.assert_array_equal(i.numpy(), order[:, :k], err_msg=f"k={k}")
         np.testing.assert_array_equal(v.numpy(), np.take_along_axis(a, order[:, :k], 1))
+
+
+@pytest.mark.parametrize("n", [47, 48, 49, 1000])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float16])
+def test_radix_sorted_rows_of_spread_values(threads, n, dtype):
+    """Rows of at least 48 values of at most 32 bits are radix sorted by key byte: values whose keys
+    differ in every byte (signs, magnitudes from 1e-30 to 1e30, infinities), with repeats, against
+    NumPy's stable argsort, both directions; argsort and sort's values agree with it."""
+    rng = np.random.default_rng(n)
+    if dtype == np.int32:
+        a = rng.integers(-2**31, 2**31 - 1, (5, n), dtype=np.int64).astype(np.int32)
+    else:
+        a = (rng.choice([-1, 1], (5, n)) * 10.0 ** rng.uniform(-30, 30, (5, n))).astype(np.float32)
+        a[:, ::7] = np.inf
+        a[:, 3::11] = -np.inf
+        with np.errstate(over="ignore"):  # float16: the large magnitudes become infinities
+            a = a.astype(dtype)
+    a[:, 1::5] = a[:, :1]  # repeats of each row's first value
+    x = sx.from_numpy(a)
+    for descending in (False, True):
+        key = -a.astype(np.float64) if descending else a.astype(np.float64)
+        order = np.argsort(key, axis=1, kind="stable")
+        v, i = x.sort(dim=1, stable=True, descending=descending)
+        np.testing.assert_array_equal(i.numpy(), order)
+        np.testing.assert_array_equal(v.numpy(), np.take_along_axis(a, order, 1))
+        np.testing.assert_array_equal(x.argsort(dim=1, stable=True, descending=descending).numpy(), order)

@@ -478,17 +478,45 @@ template <typename C> uint32_t sort_key32(C v) {
   }
 }
 
+// Rows at least this long take the radix sort (below it std::sort measured as fast).
+constexpr int64_t kRadixRow = 48;
+
+// Sorts words (key << 32 | position), built in position order, by their keys: a least-significant-digit
+// radix sort of the key's four bytes (each pass a stable counting sort, skipped when every word has
+// the same byte there), so equal keys keep their position order and the result is that of sorting the
+// words as integers. `tmp` holds n words.
+void radix_sort_keys(uint64_t* w, uint64_t* tmp, int64_t n) {
+  for (int shift = 32; shift < 64; shift += 8) {
+    int64_t count[256] = {};
+    for (int64_t i = 0; i < n; ++i) ++count[(w[i] >> shift) & 0xff];
+    if (count[(w[0] >> shift) & 0xff] == n) continue;  // one digit value: the pass would change nothing
+    int64_t at = 0;
+    for (int64_t& c : count) {
+      int64_t m = c;
+      c = at, at += m;
+    }
+    for (int64_t i = 0; i < n; ++i) tmp[count[(w[i] >> shift) & 0xff]++] = w[i];
+    std::copy(tmp, tmp + n, w);
+  }
+}
+
 // Rows of values of at most 32 bits: each (key, position) pair packed into one 64-bit word, sorted as
-// plain integers.
+// plain integers (a radix sort of the keys when most of a long row is wanted).
 template <typename T, typename C>
-void sort_packed(const T* row, int64_t n, int64_t k, bool descending, std::vector<uint64_t>& keyed, T* vo,
-                 int64_t* io) {
+void sort_packed(const T* row, int64_t n, int64_t k, bool descending, std::vector<uint64_t>& keyed,
+                 std::vector<uint64_t>& tmp, T* vo, int64_t* io) {
   for (int64_t i = 0; i < n; ++i) {
     uint32_t key = sort_key32<C>(C(row[i]));
     keyed[size_t(i)] = (uint64_t(descending ? ~key : key) << 32) | uint64_t(i);
   }
-  if (k == n) std::sort(keyed.begin(), keyed.end());
-  else std::partial_sort(keyed.begin(), keyed.begin() + k, keyed.end());
+  if (n >= kRadixRow && 2 * k >= n) {
+    tmp.resize(size_t(n));
+    radix_sort_keys(keyed.data(), tmp.data(), n);
+  } else if (k == n) {
+    std::sort(keyed.begin(), keyed.end());
+  } else {
+    std::partial_sort(keyed.begin(), keyed.begin() + k, keyed.end());
+  }
   for (int64_t j = 0; j < k; ++j) {
     io[j] = int64_t(keyed[size_t(j)] & 0xffffffffu);
     vo[j] = row[io[j]];
@@ -538,12 +566,13 @@ void sort_rows_cpu(const Tensor& rows, const Tensor& values, const Tensor& indic
     const bool packed = narrow && k > kFewBest && n <= int64_t(UINT32_MAX);
     parallel_for(nrows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
       std::vector<std::pair<uint64_t, int64_t>> keyed(static_cast<size_t>(packed ? 0 : k <= kFewBest ? k : n));
-      std::vector<uint64_t> keyed64(static_cast<size_t>(packed ? n : 0));
+      std::vector<uint64_t> keyed64(static_cast<size_t>(packed ? n : 0)), tmp64;
       for (int64_t r = b; r < e; ++r) {
         const T* row = rows->data<T>() + r * n;
         if constexpr (narrow) {
           if (packed) {
-            sort_packed<T, C>(row, n, k, descending, keyed64, values->data<T>() + r * k, indices->data<int64_t>() + r * k);
+            sort_packed<T, C>(row, n, k, descending, keyed64, tmp64, values->data<T>() + r * k,
+                              indices->data<int64_t>() + r * k);
             continue;
           }
         }
