@@ -240,8 +240,9 @@ def test_logsumexp_kernel_special_rows_and_columns(threads, dtype):
 
 @pytest.mark.parametrize("op", ["add", "set", "amax"])
 def test_scatter_lines_with_repeats_negatives_and_ragged_ends(threads, op):
-    """The last-dim scatter line takes indices four at a time: groups with a repeated or negative index
-    (and ragged ends) against NumPy, applied in order; a bad index anywhere leaves x as it was."""
+    """The last-dim scatter line, one element after the other with the next line prefetched: repeated
+    and negative indices (and ragged ends) against NumPy, applied in order; a bad index anywhere leaves
+    x as it was."""
     rows, size = 9, 12
     for cnt in (1, 3, 4, 7, 8, 13, 31):
         idx = RNG.integers(-size, size, (rows, cnt))

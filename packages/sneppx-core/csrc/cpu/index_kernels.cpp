@@ -218,27 +218,24 @@ template <typename T> T scatter_value(ScatterOp op, T a, T v) {
   return v;
 }
 
-// y[ix[m]] receives s[m] for m < cnt in order (a line along the last dim of contiguous operands).
-// Four indices at a time share one well-predicted test (all in range and distinct), and their four
-// loads come before the four stores, so that the loads overlap; a group with a negative, bad or
-// repeated index takes each_index's way, one element after the other.
+// y[ix[m]] receives s[m] for m < cnt in order (a line along the last dim of contiguous operands): one
+// element after the other, the out-of-order core overlapping the loads of the next elements with the
+// stores before them (a repeated index is a store forwarded to the next load); an index outside
+// [0, size) takes each_index's way (negative ones wrap; false at the first out of range).
 template <typename T, ScatterOp Op>
 bool scatter_line(T* y, const int64_t* ix, const T* s, int64_t cnt, int64_t size) {
   const uint64_t n = uint64_t(size);
-  auto one = [&](const T* sm) { return [y, sm](int64_t k, int64_t i) { y[i] = scatter_value<T>(Op, y[i], sm[k]); }; };
-  int64_t m = 0;
-  for (; m + 4 <= cnt; m += 4) {
-    const uint64_t a = uint64_t(ix[m]), b = uint64_t(ix[m + 1]), c = uint64_t(ix[m + 2]), d = uint64_t(ix[m + 3]);
-    bool repeat = (a == b) | (a == c) | (a == d) | (b == c) | (b == d) | (c == d);
-    if (__builtin_expect((a >= n) | (b >= n) | (c >= n) | (d >= n) | repeat, 0)) {
-      if (!each_index(ix + m, 1, 4, size, one(s + m))) return false;
+  for (int64_t m = 0; m < cnt; ++m) {
+    const uint64_t a = uint64_t(ix[m]);
+    if (__builtin_expect(a >= n, 0)) {
+      const T* sm = s + m;
+      if (!each_index(ix + m, 1, 1, size, [y, sm](int64_t k, int64_t i) { y[i] = scatter_value<T>(Op, y[i], sm[k]); }))
+        return false;
       continue;
     }
-    const T ya = y[a], yb = y[b], yc = y[c], yd = y[d];
-    y[a] = scatter_value<T>(Op, ya, s[m]), y[b] = scatter_value<T>(Op, yb, s[m + 1]);
-    y[c] = scatter_value<T>(Op, yc, s[m + 2]), y[d] = scatter_value<T>(Op, yd, s[m + 3]);
+    y[a] = scatter_value<T>(Op, y[a], s[m]);
   }
-  return each_index(ix + m, 1, cnt - m, size, one(s + m));
+  return true;
 }
 
 // y[i(m) * step + m * ys] receives s[m * ss] for m < cnt in order, i(m) = ix[m * is]; false at the
@@ -254,6 +251,9 @@ bool scatter_run(T* y, const int64_t* ix, const T* s, int64_t cnt, int64_t size,
   });
 }
 
+// Destination lines up to this many bytes are prefetched one outer position ahead (scatter_lines).
+constexpr int64_t kPrefetchLine = 32768;
+
 // Each (outer, inner) position's line is visited by one thread in the order of k, so duplicate
 // indices meet in a fixed order whatever the thread count. A short run of positions walks each
 // line whole; a longer one walks the run at each k in turn.
@@ -268,6 +268,12 @@ bool scatter_lines(const Split<3>& sp, int64_t size, T* po, const int64_t* pi, c
     const int64_t* io = pi + sp.lead[1][size_t(o)];
     const T* so = ps + sp.lead[2][size_t(o)];
     bool ok = true;
+    if (unit && o + 1 < sp.outer && size * int64_t(sizeof(T)) <= kPrefetchLine) {
+      // The destinations of a line are random, which the hardware prefetcher does not follow: ask for
+      // the next outer position's line while this one is scattered.
+      const char* next = reinterpret_cast<const char*>(po + sp.lead[0][size_t(o + 1)] + j0 * t0);
+      for (int64_t b = 0; b < size * int64_t(sizeof(T)); b += 64) __builtin_prefetch(next + b, 1);
+    }
     if (j1 - j0 < 8) {
       for (int64_t j = j0; j < j1 && ok; ++j)
         ok = unit ? scatter_run<T, Op, true>(yo + j * t0, io + j * t1, so + j * t2, sp.n, size, a0, 0, a1, a2)
