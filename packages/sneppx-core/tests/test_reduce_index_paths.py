@@ -537,10 +537,10 @@ def test_sorts_and_topk_with_ties_over_long_rows(threads, dtype, descending):
         np.testing.assert_array_equal(v.numpy(), np.take_along_axis(a, order[:, :k], 1))
 
 
-@pytest.mark.parametrize("n", [47, 48, 49, 1000])
+@pytest.mark.parametrize("n", [127, 128, 129, 1000])
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float16])
 def test_radix_sorted_rows_of_spread_values(threads, n, dtype):
-    """Rows of at least 48 values of at most 32 bits are radix sorted by key byte: values whose keys
+    """Rows of at least 128 values of at most 32 bits are radix sorted by key byte: values whose keys
     differ in every byte (signs, magnitudes from 1e-30 to 1e30, infinities), with repeats, against
     NumPy's stable argsort, both directions; argsort and sort's values agree with it."""
     rng = np.random.default_rng(n)

@@ -484,8 +484,9 @@ template <typename C> uint32_t sort_key32(C v) {
   }
 }
 
-// Rows at least this long take the radix sort (below it std::sort measured as fast).
-constexpr int64_t kRadixRow = 48;
+// Rows at least this long take the radix sort: its four passes of 256 counts cost more than std::sort
+// on short rows (48 values: 0.9 against 0.3 us a row).
+constexpr int64_t kRadixRow = 128;
 
 // Sorts words (key << 32 | position), built in position order, by their keys: a least-significant-digit
 // radix sort of the key's four bytes (each pass a stable counting sort, skipped when every word has
