@@ -128,23 +128,23 @@ void tile_of_group(const Direct& d, int64_t q, int64_t P0, int T, int64_t c0, in
   tile_any<2>(d, q, P0, T, c0, c1, wq, part);
 }
 
-// The weights of group q and input channels [c0, c1) as (c1 - c0, kh, kw, kGroup V), zero past Cout: each
-// output channel's run of (c1 - c0) kh kw weights is read in order and spread over its lane (flipped: the
-// taps of each (input, output) channel pair in reverse order).
-void pack_weights(const Direct& d, int64_t q, int64_t c0, int64_t c1, float* dst) {
+// The weights of group q as (C, kh, kw, kGroup V), zero past Cout: each output channel's run of C kh kw
+// weights is read in order and spread over its lane (flipped: the taps of each (input, output) channel
+// pair in reverse order).
+void pack_weights(const Direct& d, int64_t q, float* dst) {
   constexpr int64_t G = kGroup * V;
-  const int64_t K = d.g.kh * d.g.kw, n = (c1 - c0) * K;
+  const int64_t K = d.g.kh * d.g.kw, n = d.C * K;
   for (int64_t l = 0; l < G; ++l) {
     int64_t co = q * G + l;
     if (co >= d.Cout) {
       for (int64_t i = 0; i < n; ++i) dst[i * G + l] = 0.0f;
     } else if (!d.flipped) {
-      const float* src = d.w + (co * d.C + c0) * K;
+      const float* src = d.w + co * d.C * K;
       for (int64_t i = 0; i < n; ++i) dst[i * G + l] = src[i];
     } else {
-      for (int64_t c = c0; c < c1; ++c) {
+      for (int64_t c = 0; c < d.C; ++c) {
         const float* src = d.w + (c * d.Cout + co) * K + K - 1;
-        float* o = dst + (c - c0) * K * G + l;
+        float* o = dst + c * K * G + l;
         for (int64_t k = 0; k < K; ++k) o[k * G] = src[-k];
       }
     }
@@ -207,7 +207,7 @@ void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Te
   Tensor wpack = empty({groups * wgroup}, DType::Float32);
   float* wp = wpack->data<float>();
   parallel_for(groups, 1, [&](int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; ++q) pack_weights(d, q, 0, d.C, wp + q * wgroup);
+    for (int64_t q = q0; q < q1; ++q) pack_weights(d, q, wp + q * wgroup);
   });
   parallel_for(groups * runs, 1, [&](int64_t t0, int64_t t1) {
     thread_local std::vector<float> part;

@@ -629,37 +629,31 @@ int64_t count_nonzero_bytes(const uint8_t* p, int64_t n) {
   return total;
 }
 
-int64_t count_nonzero_cpu(const Tensor& x) {
-  const int64_t n = x->numel();
-  const uint8_t* p = reinterpret_cast<const uint8_t*>(x->data<bool>());
-  constexpr int64_t kSeg = 1 << 16;  // counts are exact integers: any split gives the same total
-  const int64_t segs = (n + kSeg - 1) / kSeg;
-  std::vector<int64_t> part(size_t(std::max<int64_t>(segs, 1)), 0);
-  parallel_for(segs, 1, [&](int64_t b, int64_t e) {
-    for (int64_t s = b; s < e; ++s) part[size_t(s)] = count_nonzero_bytes(p + s * kSeg, std::min(kSeg, n - s * kSeg));
-  });
-  return std::accumulate(part.begin(), part.end(), int64_t(0));
-}
-
-void count_true_cpu(const Tensor& x, const Tensor& out, int64_t rows, int64_t n) {
+// The true bytes of each row of a contiguous bool (rows, n) block: rows longer than a segment are
+// counted a segment at a time over the pool (counts are exact integers: any split gives the same total).
+std::vector<int64_t> true_counts(const Tensor& x, int64_t rows, int64_t n) {
   const uint8_t* p = reinterpret_cast<const uint8_t*>(x->data<bool>());
   constexpr int64_t kSeg = 1 << 16;
   const int64_t segs = std::max<int64_t>(1, (n + kSeg - 1) / kSeg);  // segments of each row
-  std::vector<int64_t> part(size_t(rows * segs), 0);
+  std::vector<int64_t> part(size_t(rows * segs), 0), counts(size_t(rows), 0);
   parallel_for(rows * segs, std::max<int64_t>(1, kGrain / std::max<int64_t>(std::min(n, kSeg), 1)),
                [&](int64_t b, int64_t e) {
                  for (int64_t t = b; t < e; ++t) {
-                   const int64_t r = t / segs, s = t % segs, lo = s * kSeg;
+                   const int64_t r = t / segs, lo = t % segs * kSeg;
                    part[size_t(t)] = count_nonzero_bytes(p + r * n + lo, std::min(kSeg, n - lo));
                  }
                });
+  for (int64_t t = 0; t < rows * segs; ++t) counts[size_t(t / segs)] += part[size_t(t)];
+  return counts;
+}
+
+int64_t count_nonzero_cpu(const Tensor& x) { return true_counts(x, 1, x->numel())[0]; }
+
+void count_true_cpu(const Tensor& x, const Tensor& out, int64_t rows, int64_t n) {
+  const std::vector<int64_t> counts = true_counts(x, rows, n);
   SX_DISPATCH_ALL(out->dtype, "sum", [&] {
     scalar_t* o = out->data<scalar_t>();
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t c = 0;
-      for (int64_t s = 0; s < segs; ++s) c += part[size_t(r * segs + s)];
-      o[r] = scalar_t(c);
-    }
+    for (int64_t r = 0; r < rows; ++r) o[r] = scalar_t(counts[size_t(r)]);
   });
 }
 

@@ -102,7 +102,6 @@ Tensor reduce_impl(ReduceOp op, const Tensor& x, const IntList& dims, bool keepd
   }
   if (op == ReduceOp::Sum && x->dtype == DType::Bool && is_block(x, dims) && kern::count_true.has(x->device().type)) {
     Layout B = layout_for(x, dims);  // a contiguous x: a view, no copy
-    if (dims.empty() && x->dim() > 0) B.outer *= B.n, B.n = 1;
     if (B.inner == 1) {
       kern::count_true(x->device())(x, out, B.outer, B.n);
       return out;

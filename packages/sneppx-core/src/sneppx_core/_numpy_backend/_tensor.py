@@ -392,7 +392,7 @@ class Tensor:
         """Sets every element to zero."""
         return self.fill_(0)
 
-    def _inplace(self, result, op="inplace"):
+    def _inplace(self, result, op):
         """Writes ``result`` into self after PyTorch's cast check for in-place results (no float into
         integers, no number into bool); ``op`` names the in-place op in the error."""
         r, o = result._dt, self._dt
