@@ -430,6 +430,26 @@ def test_pool_exception_becomes_python_error_and_pool_survives():
     assert_ok(run_py(code))
 
 
+def test_pool_chunks_cover_every_element_at_any_thread_count():
+    # chunks of 1024 elements or more are cut at multiples of 64 (the last takes the rest, and may be
+    # empty): every element is written once at every thread count, also after the pool is resized
+    code = """
+        import numpy as np
+        import sneppx_core as S
+        rng = np.random.default_rng(1)
+        for threads in (2, 3, 5, 8, 2):
+            S.set_num_threads(threads)
+            for n in (32769, 65712, 65536 + 63, 131072 - 1, 200003, 1 << 20):
+                a = rng.standard_normal(n).astype(np.float32)
+                got = (S.from_numpy(a) * 2.0 + 1.0).numpy()
+                assert np.array_equal(got, a * np.float32(2.0) + np.float32(1.0)), (threads, n)
+                i = np.arange(n, dtype=np.int64)
+                assert np.array_equal((S.from_numpy(i) + 0).numpy(), i), (threads, n)
+        print("OK")
+    """
+    assert_ok(run_py(code))
+
+
 # ---- 12. kernels that run with the GIL released stay correct under Python threads --------------------
 
 

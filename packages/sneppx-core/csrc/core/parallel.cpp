@@ -34,32 +34,28 @@ constexpr int kPausePolls = 256;
 // host) leaves its share to the others instead of holding up the whole job.
 constexpr int64_t kChunksPerThread = 4;
 
-// One parallel_for call. Workers hold it by shared_ptr and take chunks only from its own counters, so
-// a worker that wakes late (after the job finished and a new one started) sees exhausted counters
-// and never runs a chunk of a job it does not belong to.
-//
-// The chunks are dealt in contiguous groups, one per thread: thread t runs group t first, so that
-// thread t handles the same part of the data in every call (the part that its core's cache may still
-// hold from the last op, as with OpenMP's static schedule), and then helps with the groups of threads
-// that have not finished theirs (one that started late or was preempted).
-struct Job {
-  const std::function<void(int64_t, int64_t)>* fn;
-  int64_t n, chunks, per;
-  int groups;
-  std::unique_ptr<std::atomic<int64_t>[]> next;  // the next chunk of each group
-  std::atomic<int64_t> finished{0};
-  std::mutex err_mu;
-  std::exception_ptr err;  // the first exception of any chunk, rethrown on the calling thread
-  Job(const std::function<void(int64_t, int64_t)>* f, int64_t n_, int64_t c, int threads)
-      : fn(f), n(n_), chunks(c), per((n_ + c - 1) / c), groups(int(std::min<int64_t>(threads, c))),
-        next(new std::atomic<int64_t>[size_t(groups)]) {
-    for (int g = 0; g < groups; ++g) next[g].store(first(g), std::memory_order_relaxed);
-  }
-  int64_t first(int g) const { return chunks * g / groups; }  // group g: chunks [first(g), first(g + 1))
-};
+// Chunks of at least this many elements are cut at multiples of kChunkAlign elements, so that a chunk
+// of a contiguous float32 (or wider) buffer starts on a cache-line boundary when the buffer does: a
+// chunk that starts mid-line makes every vector load and store of the kernel straddle two lines (a
+// relu of 65712 floats ran its 4 chunks at 0.11 ns per element, against 0.086 for aligned ones).
+constexpr int64_t kAlignFrom = 1024;
+constexpr int64_t kChunkAlign = 64;
 
-// Workers poll a generation counter for a while after each job, then sleep on a condition
-// variable. Chunks are claimed dynamically, so whichever thread is free takes the next one.
+using Fn = std::function<void(int64_t, int64_t)>;
+
+// The pool runs one job at a time. The caller publishes a job by writing its description and bumping
+// the generation; workers claim its chunks from one counter per thread ("group"), each tagged with
+// the job's generation in its high 32 bits. The chunks are dealt in contiguous groups: thread t runs
+// group t first, so that it handles the same part of the data in every call (the part its core's
+// cache may still hold from the last op, as with OpenMP's static schedule), then helps with the groups
+// of threads that have not finished theirs (one that started late or was preempted).
+//
+// No lock or reference count is taken on the way to a chunk (each would cost a cache-line transfer
+// between cores, and a worker took ~0.6 us to start with three of them). A worker that wakes late, after
+// its job finished and the next was published, can read the next job's description, but all its
+// claims fail: the caller re-tags the counters with the new generation before it rewrites the
+// description, and a job's counters are exhausted before the caller moves on, so a claim tagged
+// with the worker's (old) generation never succeeds.
 class Pool {
  public:
   explicit Pool(int n) { resize(n); }
@@ -69,40 +65,75 @@ class Pool {
   void resize(int n) {
     stop();
     quit_ = false;
-    for (int i = 1; i < n; ++i) workers_.emplace_back([this, i] { loop(i); });
+    next_.reset(new Counter[size_t(std::max(n, 1))]);
+    uint64_t now = generation_.load();  // workers wait for the job after this one
+    for (int i = 1; i < n; ++i) workers_.emplace_back([this, i, now] { loop(i, now); });
   }
 
-  void run(int64_t n, int64_t chunks, const std::function<void(int64_t, int64_t)>& fn) {
-    auto job = std::make_shared<Job>(&fn, n, chunks, size());
+  void run(int64_t n, int64_t chunks, const Fn& fn) {
+    uint64_t gen = generation_.load(std::memory_order_relaxed) + 1;  // only the caller changes it
+    int groups = int(std::min<int64_t>(size(), chunks));
+    for (int g = 0; g < groups; ++g)  // first: from here on claims of the last job fail
+      next_[g].next.store(tag(gen) | uint64_t(first(chunks, groups, g)), std::memory_order_release);
+    int64_t per = (n + chunks - 1) / chunks;
+    if (per >= kAlignFrom) per = (per + kChunkAlign - 1) / kChunkAlign * kChunkAlign;
+    fn_.store(&fn, std::memory_order_release);
+    n_.store(n, std::memory_order_release);
+    per_.store(per, std::memory_order_release);
+    chunks_.store(chunks, std::memory_order_release);
+    groups_.store(groups, std::memory_order_release);
+    finished_.store(0, std::memory_order_relaxed);
+    err_ = nullptr;
     {
-      std::lock_guard<std::mutex> g(mu_);
-      job_ = job;
-      generation_.fetch_add(1);
+      std::lock_guard<std::mutex> g(mu_);  // pairs with a worker's check before it sleeps
+      generation_.store(gen, std::memory_order_release);
     }
     if (sleepers_.load() > 0) cv_.notify_all();
-    work(*job, 0);
+    work(gen, 0);
     // The chunks still running elsewhere are short: poll for them, yielding now and then.
-    for (int spins = 0; job->finished.load(std::memory_order_acquire) != job->chunks; ++spins) {
+    for (int spins = 0; finished_.load(std::memory_order_acquire) != chunks; ++spins) {
       if (spins < 4096) cpu_relax();
       else std::this_thread::yield();
     }
-    if (job->err) std::rethrow_exception(job->err);
+    if (err_) std::rethrow_exception(err_);
   }
 
  private:
-  // Runs the chunks of thread `self`'s group, then those left in the others' groups.
-  static void work(Job& j, int self) {
-    for (int k = 0; k < j.groups; ++k) {
-      int g = (self + k) % j.groups;
-      for (int64_t c, end = j.first(g + 1); (c = j.next[g].fetch_add(1)) < end;) {
-        int64_t b = c * j.per, e = std::min(j.n, b + j.per);
+  struct alignas(64) Counter {
+    std::atomic<uint64_t> next{0};  // tag(generation) | the group's next chunk
+  };
+  static uint64_t tag(uint64_t gen) { return gen << 32; }  // a job's chunk count is far below 2^32
+  static int64_t first(int64_t chunks, int groups, int g) { return chunks * g / groups; }
+
+  // Claims the next chunk of group g of job `gen`, if that job is still the current one.
+  bool claim(int g, uint64_t gen, int64_t end, int64_t& chunk) {
+    std::atomic<uint64_t>& c = next_[g].next;
+    uint64_t v = c.load(std::memory_order_acquire);
+    for (;;) {
+      if ((v >> 32) != (gen & 0xffffffffu) || int64_t(v & 0xffffffffu) >= end) return false;
+      if (c.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel)) break;
+    }
+    chunk = int64_t(v & 0xffffffffu);
+    return true;
+  }
+
+  // Runs the chunks of thread `self`'s group of job `gen`, then those left in the others' groups.
+  void work(uint64_t gen, int self) {
+    const Fn* fn = fn_.load(std::memory_order_acquire);
+    int64_t n = n_.load(std::memory_order_acquire), per = per_.load(std::memory_order_acquire);
+    int64_t chunks = chunks_.load(std::memory_order_acquire);
+    int groups = groups_.load(std::memory_order_acquire);
+    for (int k = 0; k < groups; ++k) {
+      int g = (self + k) % groups;
+      for (int64_t c; claim(g, gen, first(chunks, groups, g + 1), c);) {
+        int64_t b = c * per, e = std::min(n, b + per);
         try {
-          if (b < e) (*j.fn)(b, e);
+          if (b < e) (*fn)(b, e);
         } catch (...) {  // an exception must not escape a worker thread (std::terminate)
-          std::lock_guard<std::mutex> lk(j.err_mu);
-          if (!j.err) j.err = std::current_exception();
+          std::lock_guard<std::mutex> lk(err_mu_);
+          if (!err_) err_ = std::current_exception();
         }
-        j.finished.fetch_add(1, std::memory_order_release);
+        finished_.fetch_add(1, std::memory_order_release);
       }
     }
   }
@@ -128,7 +159,7 @@ class Pool {
     return quit_.load() ? seen : generation_.load();
   }
 
-  void loop(int self);  // worker `self` (1..size()-1; the calling thread is 0)
+  void loop(int self, uint64_t seen);  // worker `self` (1..size()-1; the calling thread is 0)
   void stop() {
     {
       std::lock_guard<std::mutex> g(mu_);
@@ -139,11 +170,20 @@ class Pool {
     workers_.clear();
   }
 
+  // The current job, written by the caller before it bumps generation_ and left alone until every
+  // chunk of the job has run.
+  alignas(64) std::atomic<uint64_t> generation_{0};
+  std::atomic<const Fn*> fn_{nullptr};
+  std::atomic<int64_t> n_{0}, per_{0}, chunks_{0};
+  std::atomic<int> groups_{0};
+  std::unique_ptr<Counter[]> next_;  // one per group
+  alignas(64) std::atomic<int64_t> finished_{0};  // chunks of the current job that have run
+  std::mutex err_mu_;
+  std::exception_ptr err_;  // the first exception of any chunk, rethrown on the calling thread
+
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::shared_ptr<Job> job_;  // the current job; guarded by mu_
-  std::atomic<uint64_t> generation_{0};  // bumped under mu_ with each new job
   std::atomic<int> sleepers_{0};
   std::atomic<bool> quit_{false};
 };
@@ -164,19 +204,13 @@ int& num_threads() {
 thread_local bool in_parallel = false;
 std::mutex run_mu;  // one parallel job at a time
 
-void Pool::loop(int self) {
+void Pool::loop(int self, uint64_t seen) {
   in_parallel = true;  // nested parallel_for calls inside a chunk run inline
-  uint64_t seen = 0;
   for (;;) {
     uint64_t g = wait_for_job(seen);
     if (g == seen) return;  // stopping
     seen = g;
-    std::shared_ptr<Job> job;
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      job = job_;
-    }
-    if (job) work(*job, self);
+    work(g, self);
   }
 }
 
