@@ -96,6 +96,29 @@ def test_bool_sums_count_in_place(threads, shape):
     np.testing.assert_array_equal(sx.from_numpy(raw.view(np.bool_).reshape(shape)).sum().item(), np.count_nonzero(raw))
 
 
+def test_any_all_of_bool_rows_count_in_place():
+    """any and all (and amax, amin of bool) over trailing dims count each row's true bytes: one true
+    or one false byte anywhere in a long row (first, last, mid-block) decides it; against NumPy."""
+    rng = np.random.default_rng(7)
+    for shape in [(3, 4), (5, 1000), (2, 70000), (200001,), (4, 3, 333)]:
+        for fill, odd in ((False, True), (True, False)):
+            a = np.full(shape, fill)
+            flat = a.reshape(-1)
+            rows = flat.reshape(-1, shape[-1])
+            for r in range(rows.shape[0]):  # one odd value per row, at a different place in each
+                rows[r, [0, shape[-1] - 1, rng.integers(shape[-1])][r % 3]] = odd
+            b = sx.from_numpy(a)
+            assert bool(b.any()) == a.any() and bool(b.all()) == a.all()
+            np.testing.assert_array_equal(b.any(-1).numpy(), a.any(-1))
+            np.testing.assert_array_equal(b.all(-1, keepdim=True).numpy(), a.all(-1, keepdims=True))
+            np.testing.assert_array_equal(b.amax(-1).numpy(), a.max(-1))
+            np.testing.assert_array_equal(b.amin(-1).numpy(), a.min(-1))
+            if len(shape) >= 2:
+                np.testing.assert_array_equal(b.all((-2, -1)).numpy(), a.all((-2, -1)))
+    x = sx.tensor(np.array([[1.0, 0.0], [2.0, 3.0]], np.float32))  # floats go through the bool path too
+    assert x.all(1).numpy().tolist() == [False, True] and x.any().item() is True
+
+
 def test_strided_float32_sum_is_accurate_and_thread_independent():
     a = np.full((100, 16, 500), np.e, np.float32)
     a[:, 1::2] = RNG.standard_normal((100, 8, 500))

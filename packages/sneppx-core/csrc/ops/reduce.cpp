@@ -100,11 +100,16 @@ Tensor reduce_impl(ReduceOp op, const Tensor& x, const IntList& dims, bool keepd
     kern::reduce_dims(x->device())(op, kept_first(x, dims), out, int64_t(outs.size()));
     return out;
   }
-  if (op == ReduceOp::Sum && x->dtype == DType::Bool && is_block(x, dims) && kern::count_true.has(x->device().type)) {
+  bool logical = (op == ReduceOp::Max || op == ReduceOp::Min) && dt == DType::Bool && n > 0 &&  // any, all
+                 (!dims.empty() || x->dim() == 0);
+  if ((op == ReduceOp::Sum || logical) && x->dtype == DType::Bool && is_block(x, dims) &&
+      kern::count_true.has(x->device().type)) {
     Layout B = layout_for(x, dims);  // a contiguous x: a view, no copy
-    if (B.inner == 1) {
-      kern::count_true(x->device())(x, out, B.outer, B.n);
-      return out;
+    if (B.inner == 1) {  // count the true bytes of each row (any: a count cast to bool; all: a full count)
+      Tensor counts = op == ReduceOp::Min ? empty(out->shape, DType::Int64, x->device()) : out;
+      kern::count_true(x->device())(x, counts, B.outer, B.n);
+      if (op != ReduceOp::Min) return out;
+      return binary(BinaryOp::Eq, counts, scalar_tensor(Scalar(B.n), DType::Int64, x->device()));
     }
   }
   Tensor xc = cast_nograd(x, dt);
