@@ -119,6 +119,37 @@ def test_any_all_of_bool_rows_count_in_place():
     assert x.all(1).numpy().tolist() == [False, True] and x.any().item() is True
 
 
+@pytest.mark.parametrize("n", [32769, 60000, 65712, 131072, 131073, 300001])
+def test_long_row_reductions_split_by_shape_not_threads(n):
+    """A few rows of over 32K elements reduce in two halves (up to 128K) or 64K segments, in parallel:
+    every thread count gives the same bits, close to the float64 result; var without autograd (the
+    squares summed as read) equals var with it."""
+    rng = np.random.default_rng(n)
+    a = (rng.standard_normal((2, n)) + 3).astype(np.float32)
+    x = sx.from_numpy(a)
+    n0 = sx.get_num_threads()
+    try:
+        got = []
+        for t in (1, 2, 3):
+            sx.set_num_threads(t)
+            got.append([r.numpy() for r in (x.sum(1), x.mean(1), x.amax(1), x.norm(dim=1), x[0].sum(), x.var(1))])
+    finally:
+        sx.set_num_threads(n0)
+    for g in got[1:]:
+        for u, v in zip(got[0], g):
+            np.testing.assert_array_equal(u, v)
+    ref = a.astype(np.float64)
+    s, m, mx, nrm, s0, var = got[0]
+    np.testing.assert_allclose(s, ref.sum(1), rtol=1e-6)
+    np.testing.assert_allclose(m, ref.mean(1), rtol=1e-6)
+    np.testing.assert_array_equal(mx, a.max(1))
+    np.testing.assert_allclose(nrm, np.sqrt((ref * ref).sum(1)), rtol=1e-6)
+    np.testing.assert_allclose(s0, ref[0].sum(), rtol=1e-6)
+    np.testing.assert_allclose(var, ref.var(1, ddof=1), rtol=1e-5)
+    xg = sx.from_numpy(a).requires_grad_()
+    np.testing.assert_allclose(xg.var(1).detach().numpy(), var, rtol=1e-6)
+
+
 def test_strided_float32_sum_is_accurate_and_thread_independent():
     a = np.full((100, 16, 500), np.e, np.float32)
     a[:, 1::2] = RNG.standard_normal((100, 8, 500))

@@ -16,10 +16,18 @@
 namespace sx::cpu {
 namespace {
 
-// Rows longer than this are reduced in segments of this many elements, in parallel, and the segment
-// results combined in order: the split depends on the shape only, so results do not change with the
-// number of threads.
+// A few long rows (fewer than 16 of over kGrain elements) are reduced in segments, in parallel, and the
+// segment results combined in order: rows of up to 2 kSumSegment elements in two halves, longer ones in
+// segments of kSumSegment. The split depends on the shape only, so results do not change with the number
+// of threads. Halves (not one thread's single pass) also for rows of 32K-128K elements: such a row often
+// comes straight from an elementwise op that two threads wrote half each, and reading the other core's
+// half from one thread cost more than the reduction (the sum of a (30, 40, 50) difference took 24 us
+// on one thread after the subtraction, 3.8 us when the data was its own).
 constexpr int64_t kSumSegment = 65536;
+bool segmented(int64_t outer, int64_t n, int64_t inner) { return inner == 1 && n > kGrain && outer < 16; }
+int64_t segment_length(int64_t n) {
+  return n > 2 * kSumSegment ? kSumSegment : ((n + 1) / 2 + 63) / 64 * 64;
+}
 
 // One contiguous row in lanes of C: four 32-byte registers' worth, so that four independent chains of
 // vector multiplies (or maxima) hide each one's latency. The ragged end goes into the first lanes and
@@ -44,12 +52,12 @@ W reduce_row(const T* p, int64_t n, Init init, Step step) {
 // A few long rows: fixed segments reduced in parallel, then combined in order.
 template <typename T, typename C, typename Seg, typename Step, typename Fin>
 void segmented_rows(const T* in, T* out, int64_t outer, int64_t n, Seg seg, C init, Step step, Fin fin) {
-  int64_t segs = (n + kSumSegment - 1) / kSumSegment;
+  const int64_t len = segment_length(n), segs = (n + len - 1) / len;
   std::vector<C> part(size_t(outer * segs));  // allocated before the parallel region
   parallel_for(outer * segs, 1, [&](int64_t b, int64_t e) {
     for (int64_t k = b; k < e; ++k) {
-      int64_t o = k / segs, s0 = (k % segs) * kSumSegment;
-      part[size_t(k)] = seg(in + o * n + s0, std::min(kSumSegment, n - s0));
+      int64_t o = k / segs, s0 = (k % segs) * len;
+      part[size_t(k)] = seg(in + o * n + s0, std::min(len, n - s0));
     }
   });
   for (int64_t o = 0; o < outer; ++o) {
@@ -62,7 +70,7 @@ void segmented_rows(const T* in, T* out, int64_t outer, int64_t n, Seg seg, C in
 // Rows reduce in lanes of C and combine in W (see reduce_row); `step` and `fin` take either type.
 template <typename T, typename C, typename W = C, typename Init, typename Step, typename Fin>
 void reduce_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, Init init, Step step, Fin fin) {
-  if (inner == 1 && n > 2 * kSumSegment && outer < 16) {
+  if (segmented(outer, n, inner)) {
     auto seg = [&](const T* p, int64_t m) { return reduce_row<T, C, W>(p, m, init, step); };
     segmented_rows<T, W>(in, out, outer, n, seg, W(init()), step, [&](W r) { return T(fin(r)); });
     return;
@@ -90,7 +98,7 @@ void reduce_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, I
 template <typename T, typename C, bool Sq>
 void sum_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, double scale = 1.0) {
   using W = std::conditional_t<std::is_floating_point_v<C>, double, C>;
-  if (inner == 1 && n > 2 * kSumSegment && outer < 16) {
+  if (segmented(outer, n, inner)) {
     auto seg = [](const T* p, int64_t m) { return W(sum_run<T, C, Sq>(p, m)); };
     segmented_rows<T, W>(in, out, outer, n, seg, W(0), [](W a, W b) { return wrap_add(a, b); },
                          [&](W t) { return finish_sum<T>(t, scale); });
@@ -139,7 +147,7 @@ bool fast_extreme(ReduceOp op, const T* p, T* o, int64_t outer, int64_t n, int64
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (inner != 1 || (op != ReduceOp::Max && op != ReduceOp::Min)) return false;
     bool mx = op == ReduceOp::Max;
-    if (n > 2 * kSumSegment && outer < 16) {
+    if (segmented(outer, n, inner)) {
       auto seg = [&](const T* q, int64_t m) { return mx ? row_extreme<T, true>(q, m) : row_extreme<T, false>(q, m); };
       auto pick = [&](T a, T b) { return mx ? nan_max(a, b) : nan_min(a, b); };
       segmented_rows<T, T>(p, o, outer, n, seg, mx ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity(),

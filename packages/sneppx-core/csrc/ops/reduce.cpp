@@ -225,7 +225,10 @@ Tensor var(const Tensor& x, const OptDims& dims, double correction, bool keepdim
   int64_t n = 1;
   for (auto i : d) n *= x->shape[i];
   Tensor c = sub(x, mean(x, d, true));
-  return mul(sum(mul(c, c), d, keepdim), Scalar(1.0 / std::max(0.0, double(n) - correction)));
+  Scalar scale(1.0 / std::max(0.0, double(n) - correction));
+  if (!needs_grad({&x}))  // the squares summed as they are read (the sum of squares kernel of norm)
+    return mul(reduce_impl(ReduceOp::SumSquares, c, d, keepdim, x->dtype, "var"), scale);
+  return mul(sum(mul(c, c), d, keepdim), scale);
 }
 
 Tensor std_(const Tensor& x, const OptDims& dims, double correction, bool keepdim) {
