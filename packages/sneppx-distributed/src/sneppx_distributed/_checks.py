@@ -31,15 +31,29 @@ _WIDTH = 7 + _MAX_DIMS  # kind, op, root, dtype, ndim, numel, crc32(shape), dims
 _queues: dict = {}
 
 
+_headers: dict = {}  # (kind, shape, dtype, op, root) -> its header, read-only (training repeats a few calls)
+_HEADERS_MAX = 4096
+
+
 def header(kind: str, tensor, op=None, root: int = -1) -> np.ndarray:
-    """The int64 description of one rank's call that all ranks must agree on."""
-    shape = tuple(int(d) for d in tensor.shape)
+    """The int64 description of one rank's call that all ranks must agree on (read-only: it is shared by
+    every call with the same description)."""
+    shape = tuple(tensor.shape)
+    key = (kind, shape, tensor.dtype, op, root)
+    out = _headers.get(key)
+    if out is not None:
+        return out
+    shape = tuple(int(d) for d in shape)
     dtype = _DTYPES.index(tensor.dtype) if tensor.dtype in _DTYPES else -1
     ops = [None, "sum", "avg", "product", "min", "max", "band", "bor", "bxor"]
     out = np.full(_WIDTH, -1, dtype=np.int64)
     out[:7] = (_KINDS.index(kind), ops.index(None if op is None else op.value), root, dtype, len(shape),
                int(np.prod(shape, dtype=np.int64)), zlib.crc32(repr(shape).encode()))
     out[7:7 + min(len(shape), _MAX_DIMS)] = shape[:_MAX_DIMS]
+    out.flags.writeable = False
+    if len(_headers) >= _HEADERS_MAX:
+        _headers.clear()
+    _headers[key] = out
     return out
 
 

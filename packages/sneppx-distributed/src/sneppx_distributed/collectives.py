@@ -42,7 +42,12 @@ _BOOL_OP = {"sum": "LOR", "max": "LOR", "bor": "LOR", "product": "LAND", "min": 
             "bxor": "LXOR"}
 
 
+_OPS: dict = {}  # (op, dtype) -> the MPI op, for checked pairs
+
+
 def _mpi_op(op, dtype, fn: str):
+    if (found := _OPS.get((op, dtype)) if isinstance(op, ReduceOp) else None) is not None:
+        return found
     if not isinstance(op, ReduceOp):
         raise TypeError(f"{fn}: op must be a ReduceOp, got {op!r}")
     floating = dtype in (sx.float16, sx.bfloat16, sx.float32, sx.float64)
@@ -50,8 +55,8 @@ def _mpi_op(op, dtype, fn: str):
         raise TypeError(f"{fn}: ReduceOp.AVG needs a floating dtype, got {dtype}")
     if op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR) and floating:
         raise TypeError(f"{fn}: {op} needs an integer or bool dtype, got {dtype}")
-    table = _BOOL_OP if dtype == sx.bool_ else _MPI_OP
-    return getattr(mpi(), table[op.value])
+    found = _OPS[(op, dtype)] = getattr(mpi(), (_BOOL_OP if dtype == sx.bool_ else _MPI_OP)[op.value])
+    return found
 
 
 def _check_rank(value, g, fn: str, what: str) -> int:
