@@ -75,11 +75,9 @@ class Pool {
     int groups = int(std::min<int64_t>(size(), chunks));
     for (int g = 0; g < groups; ++g)  // first: from here on claims of the last job fail
       next_[g].next.store(tag(gen) | uint64_t(first(chunks, groups, g)), std::memory_order_release);
-    int64_t per = (n + chunks - 1) / chunks;
-    if (per >= kAlignFrom) per = (per + kChunkAlign - 1) / kChunkAlign * kChunkAlign;
     fn_.store(&fn, std::memory_order_release);
     n_.store(n, std::memory_order_release);
-    per_.store(per, std::memory_order_release);
+    align_.store(n / chunks >= kAlignFrom, std::memory_order_release);
     chunks_.store(chunks, std::memory_order_release);
     groups_.store(groups, std::memory_order_release);
     finished_.store(0, std::memory_order_relaxed);
@@ -104,6 +102,14 @@ class Pool {
   };
   static uint64_t tag(uint64_t gen) { return gen << 32; }  // a job's chunk count is far below 2^32
   static int64_t first(int64_t chunks, int groups, int g) { return chunks * g / groups; }
+  // Chunk c of n elements in `chunks` chunks is [bound(c), bound(c + 1)): as even as whole elements
+  // allow (17 rows in 8 chunks: seven of 2 and one of 3, not five of 3 and three empty), cut at a
+  // multiple of kChunkAlign when `align`.
+  static int64_t bound(int64_t c, int64_t n, int64_t chunks, bool align) {
+    if (c >= chunks) return n;
+    int64_t b = n * c / chunks;
+    return align ? b / kChunkAlign * kChunkAlign : b;
+  }
 
   // Claims the next chunk of group g of job `gen`, if that job is still the current one.
   bool claim(int g, uint64_t gen, int64_t end, int64_t& chunk) {
@@ -120,13 +126,14 @@ class Pool {
   // Runs the chunks of thread `self`'s group of job `gen`, then those left in the others' groups.
   void work(uint64_t gen, int self) {
     const Fn* fn = fn_.load(std::memory_order_acquire);
-    int64_t n = n_.load(std::memory_order_acquire), per = per_.load(std::memory_order_acquire);
+    int64_t n = n_.load(std::memory_order_acquire);
+    bool align = align_.load(std::memory_order_acquire);
     int64_t chunks = chunks_.load(std::memory_order_acquire);
     int groups = groups_.load(std::memory_order_acquire);
     for (int k = 0; k < groups; ++k) {
       int g = (self + k) % groups;
       for (int64_t c; claim(g, gen, first(chunks, groups, g + 1), c);) {
-        int64_t b = c * per, e = std::min(n, b + per);
+        int64_t b = bound(c, n, chunks, align), e = bound(c + 1, n, chunks, align);
         try {
           if (b < e) (*fn)(b, e);
         } catch (...) {  // an exception must not escape a worker thread (std::terminate)
@@ -174,8 +181,9 @@ class Pool {
   // chunk of the job has run.
   alignas(64) std::atomic<uint64_t> generation_{0};
   std::atomic<const Fn*> fn_{nullptr};
-  std::atomic<int64_t> n_{0}, per_{0}, chunks_{0};
+  std::atomic<int64_t> n_{0}, chunks_{0};
   std::atomic<int> groups_{0};
+  std::atomic<bool> align_{false};  // chunk bounds at multiples of kChunkAlign
   std::unique_ptr<Counter[]> next_;  // one per group
   alignas(64) std::atomic<int64_t> finished_{0};  // chunks of the current job that have run
   std::mutex err_mu_;
