@@ -119,6 +119,19 @@ def test_any_all_of_bool_rows_count_in_place():
     assert x.all(1).numpy().tolist() == [False, True] and x.any().item() is True
 
 
+def at_thread_counts(fn, counts=(1, 2, 3)) -> list:
+    """``fn()`` run on the pool at each thread count of ``counts`` (the count restored afterwards)."""
+    n0 = sx.get_num_threads()
+    try:
+        out = []
+        for t in counts:
+            sx.set_num_threads(t)
+            out.append(fn())
+        return out
+    finally:
+        sx.set_num_threads(n0)
+
+
 @pytest.mark.parametrize("n", [32769, 60000, 65712, 131072, 131073, 300001])
 def test_long_row_reductions_split_by_shape_not_threads(n):
     """A few rows of over 32K elements reduce in two halves (up to 128K) or 64K segments, in parallel:
@@ -127,14 +140,8 @@ def test_long_row_reductions_split_by_shape_not_threads(n):
     rng = np.random.default_rng(n)
     a = (rng.standard_normal((2, n)) + 3).astype(np.float32)
     x = sx.from_numpy(a)
-    n0 = sx.get_num_threads()
-    try:
-        got = []
-        for t in (1, 2, 3):
-            sx.set_num_threads(t)
-            got.append([r.numpy() for r in (x.sum(1), x.mean(1), x.amax(1), x.norm(dim=1), x[0].sum(), x.var(1))])
-    finally:
-        sx.set_num_threads(n0)
+    got = at_thread_counts(lambda: [r.numpy() for r in (x.sum(1), x.mean(1), x.amax(1), x.norm(dim=1), x[0].sum(),
+                                                        x.var(1))])
     for g in got[1:]:
         for u, v in zip(got[0], g):
             np.testing.assert_array_equal(u, v)
@@ -154,14 +161,7 @@ def test_strided_float32_sum_is_accurate_and_thread_independent():
     a = np.full((100, 16, 500), np.e, np.float32)
     a[:, 1::2] = RNG.standard_normal((100, 8, 500))
     x = sx.from_numpy(a)
-    n0 = sx.get_num_threads()
-    try:
-        got = []
-        for n in (1, 2, 3):
-            sx.set_num_threads(n)
-            got.append(x.sum(dim=(0, 2)).numpy())
-    finally:
-        sx.set_num_threads(n0)
+    got = at_thread_counts(lambda: x.sum(dim=(0, 2)).numpy())
     assert all(np.array_equal(got[0], g) for g in got)
     ref = a.astype(np.float64)
     assert np.all(np.abs(got[0] - ref.sum((0, 2))) <= 1e-7 * np.abs(ref).sum((0, 2)))
@@ -176,14 +176,8 @@ def test_float32_rows_sum_alike_in_any_grouping(n, layout):
     a = (RNG.standard_normal((5, 13, n)) * 10).astype(np.float32)
     x = sx.from_numpy(a)
     dims, ax = ((-1,), (2,)) if layout == "rows" else ((0, 2), (0, 2))
-    n0 = sx.get_num_threads()
-    try:
-        got = []
-        for t in (1, 2, 3):
-            sx.set_num_threads(t)
-            got.append([x.sum(dim=dims).numpy(), x.mean(dim=dims, keepdim=True).numpy(), x.norm(dim=dims).numpy()])
-    finally:
-        sx.set_num_threads(n0)
+    got = at_thread_counts(lambda: [x.sum(dim=dims).numpy(), x.mean(dim=dims, keepdim=True).numpy(),
+                                    x.norm(dim=dims).numpy()])
     for g in got[1:]:
         assert all(np.array_equal(u, v) for u, v in zip(got[0], g))
     ref = a.astype(np.float64)
