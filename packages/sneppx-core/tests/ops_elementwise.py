@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from optable_base import *  # noqa: F401,F403  (specs, input descriptions, dtype rules, op())
-from optable_base import X, M, op
+from optable_base import X, M, nn_functional, op
 
 # ---------------------------------------------------------------- unary elementwise
 def _sigmoid(a):
@@ -46,20 +46,20 @@ op("neg", lambda m, x: -x, lambda a: -a, unary_cases("normal"), dtypes=SIGNED)
 op("neg_fn", lambda m, x: m.neg(x), lambda a: -a, unary_cases("normal"), dtypes=SIGNED)
 op("abs", lambda m, x: m.abs(x), np.abs, unary_cases("nonzero"), dtypes=NUMERIC)
 op("relu", lambda m, x: m.relu(x), lambda a: np.maximum(a, 0).astype(a.dtype), unary_cases("nonzero"), dtypes=NUMERIC)
-op("gelu", lambda m, x: m.nn.functional.gelu(x) if hasattr(m, "nn") else m.gelu(x), _gelu, unary_cases("normal"))
-op("gelu_tanh", lambda m, x: (m.nn.functional if hasattr(m, "nn") else m).gelu(x, approximate="tanh"), _gelu_tanh,
+op("gelu", lambda m, x: nn_functional(m).gelu(x), _gelu, unary_cases("normal"))
+op("gelu_tanh", lambda m, x: nn_functional(m).gelu(x, approximate="tanh"), _gelu_tanh,
    unary_cases("normal"))
-op("silu", lambda m, x: (m.nn.functional if hasattr(m, "nn") else m).silu(x), lambda a: a * _sigmoid(a),
+op("silu", lambda m, x: nn_functional(m).silu(x), lambda a: a * _sigmoid(a),
    unary_cases("normal"))
-op("softplus", lambda m, x: (m.nn.functional if hasattr(m, "nn") else m).softplus(x), _softplus,
+op("softplus", lambda m, x: nn_functional(m).softplus(x), _softplus,
    [(X((3, 4)),), (X((5,)),)])
-op("softplus_beta", lambda m, x: (m.nn.functional if hasattr(m, "nn") else m).softplus(x, beta=2.0, threshold=3.0),
+op("softplus_beta", lambda m, x: nn_functional(m).softplus(x, beta=2.0, threshold=3.0),
    lambda a: np.where(2 * a > 3, a, np.log1p(np.exp(2 * np.minimum(a, 1.5))) / 2), [(X((4, 5), "nonzero"),)])
 
 
 def _F(m):
     """torch.nn.functional or sneppx_core.functional."""
-    return m.nn.functional if hasattr(m, "nn") else m.functional
+    return m.nn.functional if m.__name__ == "torch" else m.functional
 
 
 _SELU_A, _SELU_S = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946

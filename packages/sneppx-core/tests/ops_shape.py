@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from optable_base import *  # noqa: F401,F403  (specs, input descriptions, dtype rules, op())
-from optable_base import X, I, M, op  # noqa: E741
+from optable_base import X, I, M, nn_functional, op  # noqa: E741
 
 # ---------------------------------------------------------------- shapes and views
 op("reshape", lambda m, x: x.reshape(-1, 2), lambda a: a.reshape(-1, 2), [(X((3, 4)),), (X((2, 3, 4)),)], dtypes=ALL)
@@ -124,7 +124,7 @@ op("index_add", lambda m, x, i, s: m.index_add(x, 1, i, s), _index_add_ref,
    [(X((3, 5)), I((4,), 5), X((3, 4)))], dtypes=NUMERIC)
 op("index_add_alpha", lambda m, x, i, s: x.index_add(0, i, s, alpha=2), lambda a, i, s: _index_add_ref(a, i, s, 2),
    [(X((5,)), I((6,), 5), X((6,)))], dtypes=SIGNED)
-op("one_hot", lambda m, i: (m.nn.functional if hasattr(m, "nn") else m).one_hot(i, 6),
+op("one_hot", lambda m, i: nn_functional(m).one_hot(i, 6),
    lambda i: np.eye(6, dtype=np.int64)[i], [(I((3, 4), 6),), (I((5,), 6),)], dtypes=("int64",), out=int64, grad=False)
 def _desc(a, axis):
     idx = np.flip(np.argsort(a, axis, kind="stable"), axis)
