@@ -11,8 +11,8 @@ Cases:
   with 64-128-256-512 channels, global average pool, 1000-way Linear) in eval mode under no_grad,
   batch 8 of 3x64x64 images.
 
-Both libraries run in this process with 2 threads; steps alternate between them so that background
-load hits both alike. Rows report median milliseconds and ``ratio = sneppx / torch`` (lower is better).
+Both libraries run in this process with 2 threads; batches of steps (at least 10 ms each) alternate
+between them so that background load hits both alike. Rows report median milliseconds and ``ratio = sneppx / torch`` (lower is better).
 
 Run: ``python benchmarks/bench_conv.py [--quick]``.
 """
@@ -72,7 +72,9 @@ def resnet18(m):
 
 
 def _median_ms(steps: list, cfg) -> list:
-    return interleaved(steps, repeat=cfg["steps"], number=1, warmup=cfg["warmup"])
+    # Batches of at least 10 ms (a few calls of a short step): a single call right after the runner's settle
+    # pause also times the first call's cold start (conv2d fwd+bwd: 8.7 ms alone, 4.8 ms in a batch of five).
+    return interleaved(steps, repeat=cfg["steps"], min_time=0.01, warmup=cfg["warmup"])
 
 
 def _train_step(model, opt, loss_fn, x, y):

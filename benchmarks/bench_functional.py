@@ -200,7 +200,7 @@ def run(quick=False):
     torch.set_num_threads(THREADS)
     rows = []
     for name, fs, ft, reps in _cases(sx, F, torch, TF, quick):
-        s, t = interleaved([fs, ft], repeat=reps, number=1, warmup=2)
+        s, t = interleaved([fs, ft], repeat=reps, min_time=0.01, warmup=2)  # batches of >= 10 ms, as below
         rows.append(timing_row(name, s, t, "ms"))
     for name, fs, ft, reps in _small_cases(sx, F, torch, TF, quick):
         s, t = interleaved([fs, ft], repeat=reps, min_time=0.01, warmup=3)
