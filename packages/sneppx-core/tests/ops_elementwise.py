@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from optable_base import *  # noqa: F401,F403  (specs, input descriptions, dtype rules, op())
-from optable_base import X, M, nn_functional, op
+from optable_base import X, M, is_torch, nn_functional, op
 
 # ---------------------------------------------------------------- unary elementwise
 def _sigmoid(a):
@@ -59,7 +59,7 @@ op("softplus_beta", lambda m, x: nn_functional(m).softplus(x, beta=2.0, threshol
 
 def _F(m):
     """torch.nn.functional or sneppx_core.functional."""
-    return m.nn.functional if m.__name__ == "torch" else m.functional
+    return m.nn.functional if is_torch(m) else m.functional
 
 
 _SELU_A, _SELU_S = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946

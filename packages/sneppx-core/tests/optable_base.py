@@ -220,11 +220,16 @@ def tolerance(spec, dtype):
 OPS: list[OpSpec] = []
 
 
+def is_torch(m) -> bool:
+    """Whether op module ``m`` is torch. A name check, not ``hasattr(m, "nn")``: a failed hasattr raises and
+    catches an AttributeError, ~0.5 us per call that the benchmark rows would charge to SneppX alone."""
+    return m.__name__ == "torch"
+
+
 def nn_functional(m):
     """``torch.nn.functional`` for the torch module, ``m`` itself otherwise (SneppX's functions live at
-    its top level and in ``m.functional``). A name check, not ``hasattr(m, "nn")``: a failed hasattr raises
-    and catches an AttributeError, ~0.5 us per call that the benchmark rows would charge to SneppX alone."""
-    return m.nn.functional if m.__name__ == "torch" else m
+    its top level and in ``m.functional``)."""
+    return m.nn.functional if is_torch(m) else m
 
 
 def op(name, fn, ref, cases, **kw):
