@@ -24,6 +24,36 @@ def test_reexports_every_public_name():
             assert hasattr(SneppX_ALG, name)
 
 
+def test_shared_names_keep_the_first_package_binding():
+    """A name two packages export keeps core's binding (then nn's, ...), as torch.gather is the tensor
+    op and torch.distributed.gather the collective; the components are reachable as submodules."""
+    import numpy as np
+
+    import SneppX_ALG
+    import sneppx_core
+    import sneppx_distributed
+    import sneppx_nn
+    import sneppx_optim
+
+    for name in ["gather", "scatter", "save", "load"]:
+        assert getattr(SneppX_ALG, name) is getattr(sneppx_core, name), name
+    assert SneppX_ALG.distributed is sneppx_distributed and SneppX_ALG.distributed.gather is sneppx_distributed.gather
+    assert SneppX_ALG.nn is sneppx_nn and SneppX_ALG.optim is sneppx_optim
+    from SneppX_ALG._version import __version__
+
+    assert SneppX_ALG.__version__ == __version__
+    x = SneppX_ALG.tensor([[1.0, 2.0], [3.0, 4.0]])
+    got = SneppX_ALG.gather(x, 1, SneppX_ALG.tensor([[1], [0]]))  # the tensor op, no process group needed
+    np.testing.assert_array_equal(got.numpy(), [[2.0], [3.0]])
+    seen = {}
+    for mod in ["sneppx_core", *SIBLINGS]:
+        for name in importlib.import_module(mod).__all__:
+            if not name.startswith("__"):
+                seen.setdefault(name, getattr(importlib.import_module(mod), name))
+    for name, obj in seen.items():
+        assert getattr(SneppX_ALG, name) is obj, name
+
+
 def test_versions_and_flags():
     import SneppX_ALG
 

@@ -1,7 +1,13 @@
 """SneppX_ALG: one import for all of SneppX (core, nn, optim, data, distributed, generate).
 
 Every public name of the component packages is re-exported here, so the migration guide's
-``from SneppX_ALG import Tensor, Module, AdamW`` works.
+``from SneppX_ALG import Tensor, Module, AdamW`` works. Where two packages export the same name,
+the earlier package in the order core, nn, optim, data, distributed, generate keeps it, as in
+PyTorch: ``gather`` and ``scatter`` are the tensor ops (``torch.gather``), the collectives of that
+name are ``SneppX_ALG.distributed.gather`` / ``.scatter`` (``torch.distributed.gather``), and
+``save`` / ``load`` are core's ``torch.save`` / ``torch.load`` (the safetensors-only ones stay in
+``sneppx_nn``). The component packages are also reachable as ``nn``, ``optim`` and
+``distributed`` (``SneppX_ALG.nn.Linear``, ``SneppX_ALG.distributed.all_reduce``).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from ._version import __version__
 versions = {"sneppx-alg": __version__, "sneppx-core": _core.__version__}
 __all__ = list(_core.__all__) + ["versions", "_HAS_C_BACKEND", "_HAS_CUDA"]
 
+_SUBMODULES = {"sneppx_nn": "nn", "sneppx_optim": "optim", "sneppx_distributed": "distributed"}
 for _dist, _mod in [("sneppx-nn", "sneppx_nn"), ("sneppx-optim", "sneppx_optim"), ("sneppx-data", "sneppx_data"),
                     ("sneppx-distributed", "sneppx_distributed"), ("sneppx-generate", "sneppx_generate")]:
     try:
@@ -26,7 +33,10 @@ for _dist, _mod in [("sneppx-nn", "sneppx_nn"), ("sneppx-optim", "sneppx_optim")
             raise
         continue
     versions[_dist] = _m.__version__
+    if _mod in _SUBMODULES:
+        globals()[_SUBMODULES[_mod]] = _m
     for _name in _m.__all__:
+        if _name.startswith("__") or _name in __all__:  # the first package's binding stays
+            continue
         globals()[_name] = getattr(_m, _name)
-        if _name not in __all__:
-            __all__.append(_name)
+        __all__.append(_name)
