@@ -39,6 +39,10 @@ def test_shared_names_keep_the_first_package_binding():
         assert getattr(SneppX_ALG, name) is getattr(sneppx_core, name), name
     assert SneppX_ALG.distributed is sneppx_distributed and SneppX_ALG.distributed.gather is sneppx_distributed.gather
     assert SneppX_ALG.nn is sneppx_nn and SneppX_ALG.optim is sneppx_optim
+    import sneppx_core.functional
+    import sneppx_nn.functional as F  # torch.nn.functional's place
+
+    assert F.relu is sneppx_core.functional.relu and SneppX_ALG.nn.functional is F
     from SneppX_ALG._version import __version__
 
     assert SneppX_ALG.__version__ == __version__

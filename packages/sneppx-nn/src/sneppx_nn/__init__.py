@@ -24,7 +24,7 @@ require_core("0.1", "0.2", "sneppx-nn")
 
 __version__ = "0.1.0"
 
-from . import init  # noqa: E402
+from . import functional, init  # noqa: E402
 from ._state import IncompatibleKeys  # noqa: E402
 from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh  # noqa: E402
 from .activation_extra import (  # noqa: E402
