@@ -648,26 +648,30 @@ def test_float16_conversions_match_numpy_bit_for_bit(threads):
 
 @pytest.mark.parametrize("m,k,n", [(16, 16, 48), (17, 129, 49), (23, 128, 64), (40, 300, 65), (90, 120, 150),
                                    (64, 320, 79), (31, 257, 100), (128, 64, 129)])
-@pytest.mark.parametrize("trans_a", [False, True])
-def test_float32_products_read_in_place(threads, m, k, n, trans_a):
+@pytest.mark.parametrize("trans_a, trans_b", [(False, False), (True, False), (False, True), (True, True)])
+def test_float32_products_read_in_place(threads, m, k, n, trans_a, trans_b):
     """The sizes that the AVX-512 build's direct kernel takes (cpu/gemm_direct.cpp): blocks of 6 rows
-    with a short last one, panels of 64 columns with a last one of 1-63 (zero padded to whole
-    vectors), K in passes of 128 with a short last one, A transposed or a row-strided slice, C a
-    slice of a larger matrix (addmm-like beta = 1 through the K blocks of a lowered BLAS limit):
-    against NumPy float64. On the AVX2 build the same sizes go to BLAS."""
+    with a short last one, panels of 64 columns with a last one of 1-63 (its last vector masked),
+    K in passes of 128 with a short last one, A transposed or a row-strided slice, B stored
+    transposed (packed in 16 x 16 tiles, short ones at both edges) or row-strided, beta = 1 through
+    the K blocks of a lowered BLAS limit: against NumPy float64. On the AVX2 build the same sizes go
+    to BLAS."""
     rng = np.random.default_rng(m * k + n)
     a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     tol = dict(rtol=1e-4, atol=1e-4 * np.sqrt(k))
     sa = sx.from_numpy(np.ascontiguousarray(a.T)).t() if trans_a else sx.from_numpy(a)
-    np.testing.assert_allclose((sa @ sx.from_numpy(b)).numpy(), ref, **tol)
+    sb = sx.from_numpy(np.ascontiguousarray(b.T)).t() if trans_b else sx.from_numpy(b)
+    np.testing.assert_allclose((sa @ sb).numpy(), ref, **tol)
+    wide_bt = sx.from_numpy(np.pad(np.ascontiguousarray(b.T), ((0, 0), (0, 7))))[:, :k].t()  # (N, K), row stride k + 7
+    np.testing.assert_allclose((sa @ wide_bt).numpy(), ref, **tol)
     wide_a = sx.from_numpy(np.pad(a, ((0, 0), (0, 5))))[:, :k]  # row stride k + 5
     wide_b = sx.from_numpy(np.pad(b, ((0, 0), (0, 3))))[:, :n]
     np.testing.assert_allclose((wide_a @ wide_b).numpy(), ref, **tol)
     old = sx._C._blas_int_limit()
     sx._C._set_blas_int_limit(max(16, k // 3 + 1))  # K in three blocks, the later ones with beta = 1
     try:
-        np.testing.assert_allclose((sa @ sx.from_numpy(b)).numpy(), ref, **tol)
+        np.testing.assert_allclose((sa @ sb).numpy(), ref, **tol)
     finally:
         sx._C._set_blas_int_limit(old)
 
@@ -677,8 +681,9 @@ def test_float32_products_read_in_place_propagate_nan_and_inf():
     output's old contents (a reused block) are never read."""
     a, b = np.ones((20, 40), np.float32), np.ones((40, 70), np.float32)  # within gemm_direct_fits
     a[3, 5], b[7, 66], a[11, 7] = np.nan, np.inf, 0.0
-    for _ in range(3):  # results land in blocks freed by the previous round
-        got = (sx.from_numpy(a) @ sx.from_numpy(b)).numpy()
+    for rnd in range(4):  # results land in blocks freed by the previous round; B stored transposed in two
+        sb = sx.from_numpy(np.ascontiguousarray(b.T)).t() if rnd % 2 else sx.from_numpy(b)
+        got = (sx.from_numpy(a) @ sb).numpy()
         with np.errstate(invalid="ignore"):
             want = a.astype(np.float64) @ b.astype(np.float64)
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))

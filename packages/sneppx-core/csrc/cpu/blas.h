@@ -19,12 +19,12 @@ void half_gemm(int64_t M, int64_t N, int64_t K, const Half* A, int64_t sam, int6
                int64_t sbn, const Half* bias, Half* C, int64_t ldc);
 void half_gemm(int64_t M, int64_t N, int64_t K, const BFloat16* A, int64_t sam, int64_t sak, const BFloat16* B,
                int64_t sbk, int64_t sbn, const BFloat16* bias, BFloat16* C, int64_t ldc);
-// C (M x N) = op(A) @ B + beta * C for float32 with B's rows contiguous (ldb its row stride), read in
-// place without packing (cpu/gemm_direct.cpp, AVX-512 builds only). gemm_direct_fits says where it
+// C (M x N) = op(A) @ op(B) + beta * C for float32, read in place (only a transposed B is repacked)
+// instead of through BLAS (cpu/gemm_direct.cpp, AVX-512 builds only). gemm_direct_fits says where it
 // is used instead of BLAS: where it measured faster.
 bool gemm_direct_fits(bool ta, bool tb, int64_t M, int64_t N, int64_t K);
-void gemm_direct(bool ta, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
-                 float beta, float* C, int64_t ldc);
+void gemm_direct(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
+                 int64_t ldb, float beta, float* C, int64_t ldc);
 // Largest M, N or K handed to one BLAS call: 2**31 - 1, lowered only by tests to exercise the split.
 int64_t blas_int_limit();
 void set_blas_int_limit(int64_t n);

@@ -51,7 +51,7 @@ bool blas_layout(const Shape& st, int64_t rows, int64_t cols, bool& trans, int64
 template <typename T>
 void gemm_call(bool ta, bool tb, int M, int N, int K, const T* A, int lda, const T* B, int ldb, T beta, T* C, int ldc) {
   if constexpr (std::is_same_v<T, float>) {
-    if (gemm_direct_fits(ta, tb, M, N, K)) return gemm_direct(ta, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    if (gemm_direct_fits(ta, tb, M, N, K)) return gemm_direct(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
     scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, A,
                       lda, B, ldb, beta, C, ldc);
   } else {

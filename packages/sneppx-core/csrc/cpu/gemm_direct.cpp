@@ -1,11 +1,12 @@
-// A float32 GEMM kernel that reads its operands in place, for the AVX-512 build: C = op(A) @ B + beta C
-// with B's rows contiguous. BLAS packs both operands into its own layout on every call; for the
+// A float32 GEMM kernel that reads its operands in place, for the AVX-512 build: C = op(A) @ op(B) + beta C. BLAS packs both operands into its own layout on every call; for the
 // small and medium products of a batched matmul (a few hundred rows and columns, K up to a few
 // hundred) that copy costs a fifth of the arithmetic. Here a block of 6 rows of C by up to 64
 // columns lives in 24 vector registers: each k loads the 64 floats of B's row k once (from B
 // itself, the last vector of a narrower panel masked) and broadcasts the 6 values A(i, k) from A
 // itself, so nothing is copied. K is cut into blocks of kBlockK so that a panel of B (kBlockK x 64
-// floats, 32 KiB) stays in L1 while the row blocks pass over it. gemm_direct_fits keeps it to the
+// floats, 32 KiB) stays in L1 while the row blocks pass over it. A B stored transposed ((N, K), as a
+// linear layer's weight or attention's keys) is the one operand copied: each panel once per K block,
+// transposed 16 x 16 in registers. gemm_direct_fits keeps it to the
 // sizes where it measured faster than OpenBLAS's SkylakeX kernels; the rest goes to BLAS.
 #include "cpu/blas.h"
 
@@ -70,6 +71,55 @@ void block(int64_t K, const float* a, int64_t sar, int64_t sak, const float* b, 
       store(cv, scale == 0.0f ? o : o + load(cv, m) * scale, m);
     }
 }
+
+// Swaps the off-diagonal s x s blocks of rows a and a + s: done for s = 8, 4, 2, 1 over every such pair
+// of 16 rows of 16 floats, it transposes them (a block transpose, recursively).
+template <int S> void swap_blocks(V& a, V& c);
+template <> void swap_blocks<8>(V& a, V& c) {
+  V x = __builtin_shufflevector(a, c, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+  c = __builtin_shufflevector(a, c, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+  a = x;
+}
+template <> void swap_blocks<4>(V& a, V& c) {
+  V x = __builtin_shufflevector(a, c, 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
+  c = __builtin_shufflevector(a, c, 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
+  a = x;
+}
+template <> void swap_blocks<2>(V& a, V& c) {
+  V x = __builtin_shufflevector(a, c, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
+  c = __builtin_shufflevector(a, c, 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
+  a = x;
+}
+template <> void swap_blocks<1>(V& a, V& c) {
+  V x = __builtin_shufflevector(a, c, 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
+  c = __builtin_shufflevector(a, c, 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
+  a = x;
+}
+template <int S> void transpose_stage(V (&r)[W]) {
+  for (int a = 0; a < W; ++a)
+    if (!(a & S)) swap_blocks<S>(r[a], r[a + S]);
+}
+
+// For B stored (N, K) (op(B) = B^T): packs columns [j0, j0 + w) of op(B) over k in [k0, k0 + kb) into
+// p[k * kPanel + j], 16 x 16 tiles transposed in registers (tiles past w repeat B's last row; their
+// lanes are never read, block masks them).
+void pack_transposed(const float* B, int64_t ldb, int64_t N, int64_t j0, int w, int64_t k0, int64_t kb, float* p) {
+  for (int g = 0; g < w; g += W) {
+    const float* rows[W];
+    for (int i = 0; i < W; ++i) rows[i] = B + std::min<int64_t>(j0 + g + i, N - 1) * ldb + k0;
+    for (int64_t k = 0; k < kb; k += W) {
+      const int n = int(std::min<int64_t>(W, kb - k));
+      const __mmask16 m = __mmask16(n == W ? 0xFFFF : (1u << n) - 1);
+      V r[W];
+      for (int i = 0; i < W; ++i) r[i] = load(rows[i] + k, m);
+      transpose_stage<8>(r);
+      transpose_stage<4>(r);
+      transpose_stage<2>(r);
+      transpose_stage<1>(r);
+      for (int i = 0; i < n; ++i) put(p + (k + i) * kPanel + g, r[i]);
+    }
+  }
+}
 }  // namespace
 
 bool gemm_direct_fits(bool ta, bool tb, int64_t M, int64_t N, int64_t K) {
@@ -77,27 +127,35 @@ bool gemm_direct_fits(bool ta, bool tb, int64_t M, int64_t N, int64_t K) {
   // Measured against OpenBLAS on one core (medians of 21 interleaved runs): 1.2-1.3x for K <= 128
   // (128 x 128 x 64, 90 x 150 x 120, 36 x 60 x 48, 32 x 256 x 288 batched), 1.0-1.1x at K = 256-300,
   // 0.86x at 256 x 512 x 512 and 0.91x for 32 columns.
-  return !tb && M >= 16 && N >= 48 && K >= 16 && K <= 320 && double(M) * double(N) * double(K) <= double(1 << 26);
+  (void)tb;
+  return M >= 16 && N >= 48 && K >= 16 && K <= 320 && double(M) * double(N) * double(K) <= double(1 << 26);
 }
 
-void gemm_direct(bool ta, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
-                 float beta, float* C, int64_t ldc) {
+void gemm_direct(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
+                 int64_t ldb, float beta, float* C, int64_t ldc) {
   const int64_t sar = ta ? 1 : lda, sak = ta ? lda : 1;
+  alignas(64) float packed[kBlockK * kPanel];  // a panel of op(B) when B is stored transposed
   for (int64_t k0 = 0; k0 < K; k0 += kBlockK) {
     const int64_t kb = std::min(kBlockK, K - k0);
     const float* a = A + k0 * sak;
     for (int64_t j0 = 0; j0 < N; j0 += kPanel) {
       const int w = int(std::min<int64_t>(kPanel, N - j0));
       const float* b = B + k0 * ldb + j0;
+      int64_t lb = ldb;
+      if (tb) {
+        pack_transposed(B, ldb, N, j0, w, k0, kb, packed);
+        b = packed;
+        lb = kPanel;
+      }
       for (int64_t i0 = 0; i0 < M; i0 += MR) {
         const int rows = int(std::min<int64_t>(MR, M - i0));
         const float* ai = a + i0 * sar;
         float* c = C + i0 * ldc + j0;
         switch ((w + W - 1) / W) {
-          case 4: block<4>(kb, ai, sar, sak, b, ldb, c, ldc, rows, w, k0 == 0, beta); break;
-          case 3: block<3>(kb, ai, sar, sak, b, ldb, c, ldc, rows, w, k0 == 0, beta); break;
-          case 2: block<2>(kb, ai, sar, sak, b, ldb, c, ldc, rows, w, k0 == 0, beta); break;
-          default: block<1>(kb, ai, sar, sak, b, ldb, c, ldc, rows, w, k0 == 0, beta);
+          case 4: block<4>(kb, ai, sar, sak, b, lb, c, ldc, rows, w, k0 == 0, beta); break;
+          case 3: block<3>(kb, ai, sar, sak, b, lb, c, ldc, rows, w, k0 == 0, beta); break;
+          case 2: block<2>(kb, ai, sar, sak, b, lb, c, ldc, rows, w, k0 == 0, beta); break;
+          default: block<1>(kb, ai, sar, sak, b, lb, c, ldc, rows, w, k0 == 0, beta);
         }
       }
     }
@@ -105,7 +163,7 @@ void gemm_direct(bool ta, int64_t M, int64_t N, int64_t K, const float* A, int64
 }
 #else
 bool gemm_direct_fits(bool, bool, int64_t, int64_t, int64_t) { return false; }  // BLAS everywhere
-void gemm_direct(bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float, float*,
+void gemm_direct(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float, float*,
                  int64_t) {
   throw RuntimeError("[matmul] the direct float32 kernel is only built for AVX-512");
 }
