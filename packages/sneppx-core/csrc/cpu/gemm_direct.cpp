@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "core/error.h"
 
@@ -72,32 +73,17 @@ void block(int64_t K, const float* a, int64_t sar, int64_t sak, const float* b, 
     }
 }
 
-// Swaps the off-diagonal s x s blocks of rows a and a + s: done for s = 8, 4, 2, 1 over every such pair
-// of 16 rows of 16 floats, it transposes them (a block transpose, recursively).
-template <int S> void swap_blocks(V& a, V& c);
-template <> void swap_blocks<8>(V& a, V& c) {
-  V x = __builtin_shufflevector(a, c, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
-  c = __builtin_shufflevector(a, c, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
-  a = x;
-}
-template <> void swap_blocks<4>(V& a, V& c) {
-  V x = __builtin_shufflevector(a, c, 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
-  c = __builtin_shufflevector(a, c, 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
-  a = x;
-}
-template <> void swap_blocks<2>(V& a, V& c) {
-  V x = __builtin_shufflevector(a, c, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
-  c = __builtin_shufflevector(a, c, 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
-  a = x;
-}
-template <> void swap_blocks<1>(V& a, V& c) {
-  V x = __builtin_shufflevector(a, c, 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
-  c = __builtin_shufflevector(a, c, 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
+// Swaps the off-diagonal S x S blocks of rows a and c = a + S (lane l of a takes c's lane l - S where
+// l & S, lane l of c takes a's lane l + S where not): done for S = 8, 4, 2, 1 over every such pair of
+// 16 rows of 16 floats, it transposes them (a block transpose, recursively).
+template <int S, size_t... L> void swap_blocks(V& a, V& c, std::index_sequence<L...>) {
+  const V x = __builtin_shufflevector(a, c, ((L & S) ? W + L - S : L)...);
+  c = __builtin_shufflevector(a, c, ((L & S) ? W + L : L + S)...);
   a = x;
 }
 template <int S> void transpose_stage(V (&r)[W]) {
   for (int a = 0; a < W; ++a)
-    if (!(a & S)) swap_blocks<S>(r[a], r[a + S]);
+    if (!(a & S)) swap_blocks<S>(r[a], r[a + S], std::make_index_sequence<W>());
 }
 
 // For B stored (N, K) (op(B) = B^T): packs columns [j0, j0 + w) of op(B) over k in [k0, k0 + kb) into
