@@ -19,45 +19,54 @@ namespace sx {
 
 enum class DType : uint8_t { Bool, UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64 };
 
+// The bits of a float and back (memcpy: no aliasing questions; nvcc compiles it for the device too).
+SX_HD inline uint32_t float_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+SX_HD inline float bits_float(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
 // IEEE half precision, stored as bits; arithmetic happens in float.
 struct Half {
   uint16_t x = 0;
   Half() = default;
-  Half(float f) : x(from_float(f)) {}
-  operator float() const { return to_float(x); }
-  static uint16_t from_float(float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
+  SX_HD Half(float f) : x(from_float(f)) {}
+  SX_HD operator float() const { return to_float(x); }
+  SX_HD static uint16_t from_float(float f) {
+    uint32_t u = float_bits(f);
     uint32_t sign = (u >> 16) & 0x8000u;
     uint32_t mag = u & 0x7fffffffu;
     if (mag >= 0x7f800000u) return uint16_t(sign | 0x7c00u | (mag > 0x7f800000u ? 0x200u : 0u));
     if (mag >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // overflow to inf
     if (mag < 0x38800000u) {                                  // subnormal or zero
-      float a;
-      std::memcpy(&a, &mag, 4);
-      uint32_t r = uint32_t(std::nearbyint(a * 16777216.0f));  // a / 2^-24
+#ifdef __CUDA_ARCH__
+      uint32_t r = __float2uint_rn(bits_float(mag) * 16777216.0f);  // a / 2^-24, to nearest even
+#else
+      uint32_t r = uint32_t(std::nearbyint(bits_float(mag) * 16777216.0f));
+#endif
       return uint16_t(sign | r);
     }
     uint32_t e = mag - 0x38000000u;  // rebias exponent
     uint32_t r = (e + 0x0fffu + ((e >> 13) & 1u)) >> 13;  // round to nearest even
     return uint16_t(sign | r);
   }
-  static float to_float(uint16_t h) {
+  SX_HD static float to_float(uint16_t h) {
     uint32_t sign = uint32_t(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
     uint32_t u;
     if (exp == 0) {
-      float f = float(man) * 5.9604644775390625e-8f;  // 2^-24
-      std::memcpy(&u, &f, 4);
-      u |= sign;
+      u = float_bits(float(man) * 5.9604644775390625e-8f) | sign;  // 2^-24
     } else if (exp == 31) {
       u = sign | 0x7f800000u | (man << 13);
     } else {
       u = sign | ((exp + 112u) << 23) | (man << 13);
     }
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
+    return bits_float(u);
   }
 };
 
@@ -65,21 +74,15 @@ struct Half {
 struct BFloat16 {
   uint16_t x = 0;
   BFloat16() = default;
-  BFloat16(float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
+  SX_HD BFloat16(float f) {
+    uint32_t u = float_bits(f);
     if ((u & 0x7fffffffu) > 0x7f800000u) {
       x = uint16_t((u >> 16) | 0x40u);
     } else {
       x = uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
     }
   }
-  operator float() const {
-    uint32_t u = uint32_t(x) << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-  }
+  SX_HD operator float() const { return bits_float(uint32_t(x) << 16); }
 };
 
 // Accumulation / compute type for a storage type (halves compute in float).

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "core/dtype.h"
+
 namespace sx {
 
 struct Generator {
@@ -25,7 +27,7 @@ struct Generator {
 Generator& default_generator();
 Generator* gen_or_default(Generator* g);
 
-inline std::array<uint32_t, 4> philox(uint64_t seed, uint64_t counter) {
+SX_HD inline std::array<uint32_t, 4> philox(uint64_t seed, uint64_t counter) {
   uint32_t c0 = uint32_t(counter), c1 = uint32_t(counter >> 32), c2 = 0, c3 = 0;
   uint32_t k0 = uint32_t(seed), k1 = uint32_t(seed >> 32);
   for (int r = 0; r < 10; ++r) {
@@ -42,8 +44,8 @@ inline std::array<uint32_t, 4> philox(uint64_t seed, uint64_t counter) {
 }
 
 // Uniform in [0, 1) with 24 (float) or 53 (double) random bits.
-inline float u01f(uint32_t x) { return float(x >> 8) * (1.0f / 16777216.0f); }
-inline double u01d(uint32_t a, uint32_t b) {
+SX_HD inline float u01f(uint32_t x) { return float(x >> 8) * (1.0f / 16777216.0f); }
+SX_HD inline double u01d(uint32_t a, uint32_t b) {
   return double(((uint64_t(a) << 21) ^ (uint64_t(b) >> 11)) & ((1ull << 53) - 1)) * (1.0 / 9007199254740992.0);
 }
 

@@ -103,9 +103,8 @@ void bn_bwd(const T* g, const T* x, const T* w, const T* mean, const T* invstd, 
       if (gb) gb[c] = T(sg);
       if (!gx) continue;
       // gx = w is (g - mean(g) - xhat mean(g xhat)), with xhat = (x - m) is; eval: gx = w is g
-      const double k = is * (w ? double(w[c]) : 1.0);
-      const T kg = T(k), ka = a.training ? T(k * sg / double(cnt)) : T(0),
-              kx = a.training ? T(k * is * is * sgx / double(cnt)) : T(0);
+      const BatchNormGrad k = batch_norm_grad(is, w ? double(w[c]) : 1.0, sg, sgx, cnt, a.training);
+      const T kg = T(k.kg), ka = T(k.ka), kx = T(k.kx);
       for (int64_t n = 0; n < N; ++n) {
         const T* gr = g + (n * C + c) * S;
         const T* xr = x + (n * C + c) * S;

@@ -12,6 +12,7 @@
 #include "cpu/blas.h"
 #include "ops/conv.h"
 #include "ops/nn_util.h"
+#include "ops/window.h"
 
 namespace sx::cpu {
 
@@ -19,21 +20,6 @@ namespace {
 constexpr int64_t kWork = 16384;  // elements per parallel chunk, roughly
 
 int64_t grain_for(int64_t per_task) { return std::max<int64_t>(1, kWork / std::max<int64_t>(per_task, 1)); }
-
-// Input positions [lo, hi) read by output position i along one dim, and the padded window size
-// (the count_include_pad divisor). Adaptive windows: [floor(i n / o), ceil((i + 1) n / o)).
-struct Span {
-  int64_t lo, hi, padded;
-};
-Span span(bool adaptive, int64_t i, int64_t n, int64_t o, int64_t k, int64_t s, int64_t p) {
-  if (adaptive) {
-    int64_t lo = i * n / o, hi = ((i + 1) * n + o - 1) / o;
-    return {lo, hi, hi - lo};
-  }
-  int64_t lo = i * s - p, hi = std::min(lo + k, n + p);
-  int64_t padded = hi - lo;
-  return {std::max<int64_t>(lo, 0), std::min(hi, n), padded};
-}
 
 // Output columns ox whose input column ix0 + ox * sw lies in [0, W): [lo, hi).
 std::pair<int64_t, int64_t> inside_cols(int64_t ix0, const ConvGeom& g) {
@@ -226,14 +212,6 @@ void conv_bwd_impl(const T* gy, const T* x, const T* w, T* gx, T* gw, T* gb, con
         gb[co] = T(s);
       }
     });
-}
-
-// Window taps [lo, hi) of a (possibly padded, dilated) window starting at input position `start`
-// that land inside [0, n): padding is skipped by the range instead of a test per tap.
-std::pair<int64_t, int64_t> taps_inside(int64_t start, int64_t k, int64_t step, int64_t n) {
-  int64_t lo = start >= 0 ? 0 : (-start + step - 1) / step;
-  int64_t hi = start >= n ? 0 : std::min(k, (n - 1 - start) / step + 1);
-  return {lo, std::max(lo, hi)};
 }
 
 // One tap (a window row, a window column) over output columns [lo, hi) of a row: output column ox

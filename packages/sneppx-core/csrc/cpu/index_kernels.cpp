@@ -19,6 +19,7 @@
 
 #include "cpu/loops.h"
 #include "ops/kernels.h"
+#include "ops/index_math.h"
 
 namespace sx::cpu {
 namespace {
@@ -202,20 +203,6 @@ bool gather_cpu(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t d
     });
   });
   return !bad.load();
-}
-
-// The value a scatter leaves at a destination holding a when v arrives (NaN wins max and min).
-template <typename T> T scatter_value(ScatterOp op, T a, T v) {
-  using C = acc_t<T>;
-  const C ca = C(a), cv = C(v);
-  switch (op) {
-    case ScatterOp::Set: return v;
-    case ScatterOp::Add: return T(ca + cv);
-    case ScatterOp::Mul: return T(ca * cv);
-    case ScatterOp::Max: return (cv != cv || cv > ca) ? v : a;
-    case ScatterOp::Min: return (cv != cv || cv < ca) ? v : a;
-  }
-  return v;
 }
 
 // y[ix[m]] receives s[m] for m < cnt in order (a line along the last dim of contiguous operands): one
@@ -455,33 +442,6 @@ void index_put_front_cpu(const Tensor& out, const TensorList& idx, const Tensor&
       else for (int64_t e = 0; e < block; ++e) dst[e] = T(acc_t<T>(dst[e]) + acc_t<T>(src[e]));
     }
   });
-}
-
-// An unsigned key with the order of the values: NaN above everything (all NaNs equal), -0.0 equal
-// to 0.0, as the comparisons of sort define them.
-template <typename C> uint64_t sort_key(C v) {
-  if constexpr (std::is_same_v<C, bool>) {
-    return uint64_t(v);
-  } else if constexpr (std::is_integral_v<C>) {
-    return std::is_signed_v<C> ? uint64_t(int64_t(v)) ^ (uint64_t(1) << 63) : uint64_t(v);
-  } else {
-    double d = v != v ? std::numeric_limits<double>::quiet_NaN() : (v == 0 ? 0.0 : double(v));
-    uint64_t u;
-    std::memcpy(&u, &d, sizeof(u));
-    return u ^ (uint64_t(int64_t(u) >> 63) | (uint64_t(1) << 63));  // ~u for negatives, else the sign bit set: no branch
-  }
-}
-
-// sort_key for values of at most 32 bits (float32, float16, bfloat16 as floats; int32, uint8, bool as
-// integers), in 32 bits.
-template <typename C> uint32_t sort_key32(C v) {
-  if constexpr (std::is_integral_v<C>) {
-    return uint32_t(int32_t(v)) ^ (uint32_t(1) << 31);
-  } else {
-    float f = v != v ? std::numeric_limits<float>::quiet_NaN() : (v == 0 ? 0.0f : float(v));
-    uint32_t u = std::bit_cast<uint32_t>(f);
-    return u ^ (uint32_t(int32_t(u) >> 31) | (uint32_t(1) << 31));
-  }
 }
 
 // Rows at least this long take the radix sort: its four passes of 256 counts cost more than std::sort

@@ -9,6 +9,7 @@
 #include "cpu/nn_kernels.h"
 #include "cpu/nn_math.h"
 #include "ops/kernels.h"
+#include "ops/loss_math.h"
 
 namespace sx::cpu {
 
@@ -16,68 +17,17 @@ namespace {
 constexpr int64_t kWork = 32768;
 constexpr int kLanes = 16;
 
-template <typename T> inline T sgn(T v) { return T(v > 0) - T(v < 0); }
-template <typename T> inline T softplus_neg(T x) {  // log(1 + exp(-x)), stable
-  T a = x < 0 ? -x : x;
-  return (x < 0 ? -x : T(0)) + slog1p<T>(sexp<T>(-a));
-}
-template <typename T> inline T clamp_log(T v) {  // log(v) clamped at -100 as PyTorch's BCE does
-  T l = slog<T>(v);
-  return l < T(-100) ? T(-100) : l;
-}
-template <typename T> inline T clamp_log1m(T v) {  // log(1 - v) clamped at -100
-  T l = slog1p<T>(-v);
-  return l < T(-100) ? T(-100) : l;
-}
-
-template <PLoss K, typename T> inline T loss_f(T x, T t, T w, T beta) {
-  T d = x - t, a = d < 0 ? -d : d;
-  if constexpr (K == PLoss::Mse) return d * d;
-  if constexpr (K == PLoss::L1) return a;
-  if constexpr (K == PLoss::SmoothL1) return a < beta ? T(0.5) * d * d / beta : a - T(0.5) * beta;
-  if constexpr (K == PLoss::Huber) return a < beta ? T(0.5) * d * d : beta * (a - T(0.5) * beta);
-  if constexpr (K == PLoss::Bce) return -(t * clamp_log(x) + (T(1) - t) * clamp_log1m(x));
-  if constexpr (K == PLoss::BceLogits) return (T(1) - t) * x + (T(1) + (w - T(1)) * t) * softplus_neg(x);
-  if constexpr (K == PLoss::KlDiv) return t > 0 ? t * (slog<T>(t) - x) : -t * x;
-  if constexpr (K == PLoss::KlDivLog) return sexp<T>(t) * (t - x);
-  return T(0);
-}
-
-// d loss / dx, d loss / dt and d loss / dw (pos_weight) at one element.
-template <PLoss K, typename T> inline void loss_df(T x, T t, T w, T beta, T& dx, T& dt, T& dw) {
-  T d = x - t, a = d < 0 ? -d : d;
-  dw = 0;
-  if constexpr (K == PLoss::Mse) dx = T(2) * d;
-  if constexpr (K == PLoss::L1) dx = sgn(d);
-  if constexpr (K == PLoss::SmoothL1) dx = a < beta ? d / beta : sgn(d);
-  if constexpr (K == PLoss::Huber) dx = a < beta ? d : beta * sgn(d);
-  if constexpr (K <= PLoss::Huber) dt = -dx;
-  if constexpr (K == PLoss::Bce) {
-    T den = (T(1) - x) * x;
-    dx = (x - t) / (den > T(1e-12) ? den : T(1e-12));
-    dt = clamp_log1m(x) - clamp_log(x);
-  }
-  if constexpr (K == PLoss::BceLogits) {
-    T lw = T(1) + (w - T(1)) * t, sp = softplus_neg(x);
-    dx = (T(1) - t) - lw / (T(1) + sexp<T>(x));
-    dt = -x + (w - T(1)) * sp;
-    dw = t * sp;
-  }
-  if constexpr (K == PLoss::KlDiv) {
-    dx = -t;
-    dt = slog<T>(t) + T(1) - x;
-  }
-  if constexpr (K == PLoss::KlDivLog) {
-    T e = sexp<T>(t);
-    dx = -e;
-    dt = e * (t - x + T(1));
-  }
-}
+// exp, log and log1p of the loss formulas (ops/loss_math.h): the vectorisable float versions.
+struct CpuMath {
+  template <typename T> static T exp(T x) { return sexp<T>(x); }
+  template <typename T> static T log(T x) { return slog<T>(x); }
+  template <typename T> static T log1p(T x) { return slog1p<T>(x); }
+};
 
 template <PLoss K, typename T> void ploss_fwd_t(const T* x, const T* t, const T* w, T* out, int64_t n, T beta) {
   parallel_for(n, kWork, [&](int64_t b, int64_t e) {
-    if (w) for (int64_t i = b; i < e; ++i) out[i] = loss_f<K, T>(x[i], t[i], w[i], beta);
-    else for (int64_t i = b; i < e; ++i) out[i] = loss_f<K, T>(x[i], t[i], T(1), beta);
+    if (w) for (int64_t i = b; i < e; ++i) out[i] = nn::loss_f<K, CpuMath, T>(x[i], t[i], w[i], beta);
+    else for (int64_t i = b; i < e; ++i) out[i] = nn::loss_f<K, CpuMath, T>(x[i], t[i], T(1), beta);
   });
 }
 
@@ -86,7 +36,7 @@ void ploss_bwd_t(const T* g, const T* x, const T* t, const T* w, T* gx, T* gt, T
   parallel_for(n, kWork, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       T dx, dt, dw;
-      loss_df<K, T>(x[i], t[i], w ? w[i] : T(1), beta, dx, dt, dw);
+      nn::loss_df<K, CpuMath, T>(x[i], t[i], w ? w[i] : T(1), beta, dx, dt, dw);
       if (gx) gx[i] = g[i] * dx;
       if (gt) gt[i] = g[i] * dt;
       if (gw) gw[i] = g[i] * dw;

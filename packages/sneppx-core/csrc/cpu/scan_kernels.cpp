@@ -75,19 +75,8 @@ void cumprod_bwd_cpu(const Tensor& x, const Tensor& g, const Tensor& gx, int64_t
     using C = wide_t<T>;
     const T *xp = x->data<T>(), *gp = g->data<T>();
     T* o = gx->data<T>();
-    each_line(outer, n, inner, [&](int64_t base) {
-      if (n == 0) return;
-      C r = C(0);
-      for (int64_t i = n - 1; i >= 0; --i) {
-        r = C(gp[base + i * inner]) + (i + 1 < n ? C(xp[base + (i + 1) * inner]) * r : C(0));
-        o[base + i * inner] = T(r);
-      }
-      C l = C(1);
-      for (int64_t i = 0; i < n; ++i) {
-        o[base + i * inner] = T(l * C(o[base + i * inner]));
-        l *= C(xp[base + i * inner]);
-      }
-    });
+    each_line(outer, n, inner,
+              [&](int64_t base) { kern::cumprod_grad_line<T, C>(xp + base, gp + base, o + base, n, inner); });
   });
 }
 

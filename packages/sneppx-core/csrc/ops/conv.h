@@ -42,6 +42,18 @@ struct AvgOpts {
   int64_t divisor = 0;
 };
 
+// Batch norm's input gradient per channel is gx = kg g - ka - kx (x - mean): kg = invstd w, and in
+// training (through the batch statistics) ka = kg mean(g), kx = kg invstd^2 mean(g (x - mean)); from the
+// channel's sums sg = sum g and sgx = sum g (x - mean) over its cnt elements.
+struct BatchNormGrad {
+  double kg, ka, kx;
+};
+SX_HD inline BatchNormGrad batch_norm_grad(double invstd, double w, double sg, double sgx, int64_t cnt, bool training) {
+  const double k = invstd * w;
+  if (!training) return {k, 0.0, 0.0};
+  return {k, k * sg / double(cnt), k * invstd * invstd * sgx / double(cnt)};
+}
+
 namespace kern {
 // Operands are contiguous float32/float64 of one dtype; outputs are fully overwritten.
 // x (N, C, H, W) -> cols (C * kh * kw, N, oh * ow); zero where the window leaves the image.

@@ -7,6 +7,7 @@
 // and cast to the compute dtype by the op (except where a signature says otherwise); a kernel
 // never allocates tensors and never throws from inside the thread pool.
 #pragma once
+#include "ops/index_math.h"
 #include "ops/ops.h"
 
 namespace sx {
@@ -14,7 +15,6 @@ namespace sx {
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, SumSquares, Mean };
 enum class Distribution : uint8_t { Uniform, Normal };  // of kern::random
 enum class ScanOp : uint8_t { Prod, LogSumExp };  // of kern::scan
-enum class ScatterOp : uint8_t { Set, Add, Max, Min, Mul };  // of kern::scatter
 
 namespace kern {
 // ---- elementwise
@@ -49,7 +49,8 @@ SX_KERNEL(fill, void(const Tensor& t, const Scalar& v));
 SX_KERNEL(add_scaled, void(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha, bool subtract));
 // dst = src across devices (at least one of them not the CPU): same shape and dtype, both
 // contiguous. Reached through the slot of the device that is not the CPU (dst's when both are not).
-SX_KERNEL(transfer, void(const Tensor& dst, const Tensor& src));
+// non_blocking: may return before a copy from or into page-locked host memory has finished.
+SX_KERNEL(transfer, void(const Tensor& dst, const Tensor& src, bool non_blocking));
 
 // ---- reductions over a contiguous (outer, n, inner) layout into (outer, inner) outputs
 SX_KERNEL(reduce, void(ReduceOp op, const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner));
@@ -68,6 +69,21 @@ SX_KERNEL(scan, void(ScanOp op, const Tensor& in, const Tensor& out, int64_t out
 // gx = the gradient of cumprod(x) given g (all of x's dtype and layout)
 SX_KERNEL(cumprod_bwd, void(const Tensor& x, const Tensor& g, const Tensor& gx, int64_t outer, int64_t n,
                             int64_t inner));
+// One line of it (n elements `inner` apart), computed in C: the suffix sums r_i = g_i + x_{i+1} r_{i+1},
+// then times the product of the x before i (o holds the rounded suffix sums in between).
+template <typename T, typename C>
+SX_HD inline void cumprod_grad_line(const T* x, const T* g, T* o, int64_t n, int64_t inner) {
+  C r = C(0);
+  for (int64_t i = n - 1; i >= 0; --i) {
+    r = C(g[i * inner]) + (i + 1 < n ? C(x[(i + 1) * inner]) * r : C(0));
+    o[i * inner] = T(r);
+  }
+  C l = C(1);
+  for (int64_t i = 0; i < n; ++i) {
+    o[i * inner] = T(l * C(o[i * inner]));
+    l *= C(x[i * inner]);
+  }
+}
 
 // ---- linear algebra: out[b] = a[b] @ b[b] for (batch..., m, k) and (batch..., k, n) operands
 // (any strides), out contiguous (batch..., m, n) of the same dtype (float16/bfloat16 not included).
