@@ -36,3 +36,45 @@ def test_cuda_build_without_a_gpu():
     sx.cuda.empty_cache()  # nothing cached, nothing to do
     sx.cuda.manual_seed_all(0)
     assert x.device == "cpu" and x.sum().item() == 6.0  # the CPU side is untouched
+
+
+@pytest.mark.skipif(not NO_GPU, reason="a GPU is visible")
+def test_streams_events_and_pinned_memory_need_a_gpu():
+    x = sx.ones(3)
+    assert x.is_pinned() is False
+    with pytest.raises(RuntimeError, match=r"\[pin_memory\] cannot pin memory: no accelerator is available"):
+        x.pin_memory()
+    no_gpu = r"(this build of sneppx-core has no CUDA|no CUDA device is visible)"
+    for f in (sx.cuda.Stream, sx.cuda.current_stream, sx.cuda.default_stream, lambda: sx.cuda.Event().record()):
+        with pytest.raises(RuntimeError, match=no_gpu):
+            f()
+    e = sx.cuda.Event(enable_timing=True)  # an event that was never recorded: done, nothing to wait for
+    assert e.query() is True
+    e.synchronize()
+    with pytest.raises(RuntimeError, match=r"both events must be recorded first"):
+        e.elapsed_time(sx.cuda.Event(enable_timing=True))
+    with pytest.raises(RuntimeError, match=r"both events need enable_timing=True"):
+        e.elapsed_time(sx.cuda.Event())
+    with pytest.raises(NotImplementedError, match="interprocess"):
+        sx.cuda.Event(interprocess=True)
+    with pytest.raises(TypeError, match=r"\[cuda.stream\] expected a cuda.Stream"):
+        sx.cuda.stream("side")
+    with sx.cuda.stream(None):
+        pass
+    y = x.to("cpu", non_blocking=True)  # already there: the same tensor
+    assert y is x
+
+
+def test_tf32_setting_reaches_the_core():
+    from sneppx_core._backend import _C
+
+    b = sx.backends
+    try:
+        b.cuda.matmul.allow_tf32 = True
+        assert _C.cuda_allow_tf32() is True
+        sx.set_float32_matmul_precision("highest")
+        assert _C.cuda_allow_tf32() is False and b.cuda.matmul.allow_tf32 is False
+        sx.set_float32_matmul_precision("medium")
+        assert _C.cuda_allow_tf32() is True
+    finally:
+        sx.set_float32_matmul_precision("highest")

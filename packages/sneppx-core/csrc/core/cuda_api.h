@@ -26,7 +26,31 @@ CudaMemoryStats cuda_memory_stats(int index);
 void cuda_reset_peak_memory(int index);
 // Returns every cached block of every device to the driver; returns the bytes released.
 size_t cuda_empty_cache();
+// The current device (torch.cuda.set_device): what a bare "cuda" names, and the device the CUDA
+// runtime calls of the calling thread go to (NCCL's communicators, for one). 0 until set.
+void cuda_set_device(int index);
+int cuda_current_device();
 // Waits until all work queued on device `index` has finished.
 void cuda_synchronize(int index);
+
+// Page-locked host memory (Tensor.pin_memory()): copies between it and a device can run
+// asynchronously (non_blocking=True). Raises RuntimeError without a visible GPU.
+void* cuda_host_alloc(size_t nbytes);
+void cuda_host_free(void* p);
+
+// Whether float32 matrix products on CUDA may use TF32 tensor cores (backends.cuda.matmul.allow_tf32,
+// set_float32_matmul_precision("high")); off by default. Kept by builds without CUDA too.
+void cuda_set_allow_tf32(bool on);
+bool cuda_allow_tf32();
+
+// Events on the stream of device `index` (every kernel and copy of a device runs on its one default
+// stream): created with or without timing, recorded, waited for, queried, and the milliseconds
+// between two recorded ones. Handles are opaque; destroy releases one.
+uintptr_t cuda_event_create(int index, bool timing);
+void cuda_event_destroy(uintptr_t event);
+void cuda_event_record(uintptr_t event, int index);
+void cuda_event_synchronize(uintptr_t event);
+bool cuda_event_query(uintptr_t event);
+double cuda_event_elapsed_ms(uintptr_t start, uintptr_t end);
 
 }  // namespace sx

@@ -130,6 +130,13 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   return s;
 }
 
+std::shared_ptr<Storage> Storage::allocate_pinned(size_t nbytes) {
+  void* p = cuda_host_alloc(nbytes);
+  auto s = wrap(p, nbytes, Device{}, std::shared_ptr<void>(p, [](void* q) { cuda_host_free(q); }));
+  s->pinned = true;
+  return s;
+}
+
 std::shared_ptr<Storage> Storage::wrap(void* data, size_t nbytes, Device device, std::shared_ptr<void> owner) {
   auto s = std::make_shared<Storage>();
   s->data = data;

@@ -18,6 +18,8 @@ struct Storage {
   // Memory we must not write: a read-only NumPy array (np.frombuffer(bytes), mmap_mode="r") or a
   // DLPack tensor flagged read-only. In-place writes check it first (TensorImpl::check_writable).
   bool read_only = false;
+  // Page-locked host memory (Tensor.pin_memory()): copies to and from a GPU may run asynchronously.
+  bool pinned = false;
   // Keeps foreign memory (a NumPy array, a DLPack capsule) alive; empty for our own blocks.
   std::shared_ptr<void> owner;
 
@@ -28,6 +30,8 @@ struct Storage {
 
   // Allocates nbytes on device (contents undefined).
   static std::shared_ptr<Storage> allocate(size_t nbytes, Device device);
+  // Allocates nbytes of page-locked CPU memory (needs a visible GPU).
+  static std::shared_ptr<Storage> allocate_pinned(size_t nbytes);
   // Wraps memory owned by someone else; owner is released when the storage dies.
   static std::shared_ptr<Storage> wrap(void* data, size_t nbytes, Device device, std::shared_ptr<void> owner);
 };

@@ -74,6 +74,14 @@ Tensor empty(const Shape& shape, DType dtype, Device device) {
   return t;
 }
 
+Tensor empty_pinned(const Shape& shape, DType dtype) {
+  Tensor t = empty({0}, dtype);
+  t->storage = Storage::allocate_pinned(size_t(shape_numel(shape, "pin_memory")) * itemsize(dtype));
+  t->shape = shape;
+  t->strides = contiguous_strides(shape);
+  return t;
+}
+
 Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset) {
   view_numel(shape, "view");  // a view's element count must be representable (expand(2**32, 2**32))
   auto t = std::make_shared<TensorImpl>();

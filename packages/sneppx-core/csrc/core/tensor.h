@@ -59,6 +59,8 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
 
 // Uninitialised tensor of the given shape.
 Tensor empty(const Shape& shape, DType dtype, Device device = {});
+// Uninitialised CPU tensor in page-locked memory (needs a visible GPU).
+Tensor empty_pinned(const Shape& shape, DType dtype);
 // A tensor sharing `base`'s storage with new geometry (no autograd recorded).
 Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset);
 // A new impl aliasing t's data, without autograd history.

@@ -1,5 +1,6 @@
 // The CUDA runtime seam (core/cuda_api.h): device queries, a caching allocator per device,
 // synchronisation and copies between the host and devices.
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -156,10 +157,83 @@ size_t cuda_empty_cache() {
   return freed;
 }
 
+namespace {
+std::atomic<int> current_device{0};
+}
+
+void cuda_set_device(int index) {
+  check_index(index);
+  cuda::use_device({DeviceType::CUDA, index});
+  current_device = index;
+}
+
+int cuda_current_device() { return current_device; }
+
 void cuda_synchronize(int index) {
   check_index(index);
   cuda::use_device({DeviceType::CUDA, index});
   SX_CUDA_CHECK(cudaDeviceSynchronize(), "synchronize");
+}
+
+void* cuda_host_alloc(size_t nbytes) {
+  check_index(0);
+  void* p = nullptr;
+  cudaError_t e = cudaMallocHost(&p, nbytes ? nbytes : 1);
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    throw MemoryError(msg("[pin_memory] cannot allocate ", nbytes, " bytes of page-locked host memory"));
+  }
+  cuda::check(e, "pin_memory");
+  return p;
+}
+
+void cuda_host_free(void* p) {
+  if (p) cudaFreeHost(p);
+}
+
+namespace {
+std::atomic<bool> tf32{false};
+}
+void cuda_set_allow_tf32(bool on) { tf32 = on; }
+bool cuda_allow_tf32() { return tf32; }
+
+uintptr_t cuda_event_create(int index, bool timing) {
+  check_index(index);
+  cuda::use_device({DeviceType::CUDA, index});
+  cudaEvent_t e;
+  SX_CUDA_CHECK(cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming), "cuda.Event");
+  return reinterpret_cast<uintptr_t>(e);
+}
+
+void cuda_event_destroy(uintptr_t event) {
+  if (event) cudaEventDestroy(reinterpret_cast<cudaEvent_t>(event));
+}
+
+void cuda_event_record(uintptr_t event, int index) {
+  check_index(index);
+  cuda::use_device({DeviceType::CUDA, index});
+  SX_CUDA_CHECK(cudaEventRecord(reinterpret_cast<cudaEvent_t>(event), cuda::stream()), "Event.record");
+}
+
+void cuda_event_synchronize(uintptr_t event) {
+  SX_CUDA_CHECK(cudaEventSynchronize(reinterpret_cast<cudaEvent_t>(event)), "Event.synchronize");
+}
+
+bool cuda_event_query(uintptr_t event) {
+  cudaError_t e = cudaEventQuery(reinterpret_cast<cudaEvent_t>(event));
+  if (e == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  cuda::check(e, "Event.query");
+  return true;
+}
+
+double cuda_event_elapsed_ms(uintptr_t start, uintptr_t end) {
+  float ms = 0;
+  SX_CUDA_CHECK(cudaEventElapsedTime(&ms, reinterpret_cast<cudaEvent_t>(start), reinterpret_cast<cudaEvent_t>(end)),
+                "Event.elapsed_time");
+  return ms;
 }
 
 namespace cuda {
@@ -183,7 +257,7 @@ void no_dtype(const char* op, DType dt) {
   throw NotImplementedError(msg("[", op, "] has no CUDA kernel for ", dtype_name(dt)));
 }
 
-void transfer(const Tensor& dst, const Tensor& src) {
+void transfer(const Tensor& dst, const Tensor& src, bool non_blocking) {
   size_t n = size_t(dst->numel()) * itemsize(dst->dtype);
   if (n == 0) return;
   Device dd = dst->device(), sd = src->device();
@@ -191,13 +265,17 @@ void transfer(const Tensor& dst, const Tensor& src) {
     use_device(dd);
     if (dd == sd) SX_CUDA_CHECK(cudaMemcpyAsync(dst->raw(), src->raw(), n, cudaMemcpyDeviceToDevice, stream()), "to");
     else SX_CUDA_CHECK(cudaMemcpyPeer(dst->raw(), dd.index, src->raw(), sd.index, n), "to");
-  } else if (dd.type == DeviceType::CUDA) {
-    use_device(dd);
-    SX_CUDA_CHECK(cudaMemcpy(dst->raw(), src->raw(), n, cudaMemcpyHostToDevice), "to");
-  } else {
-    use_device(sd);
-    SX_CUDA_CHECK(cudaMemcpy(dst->raw(), src->raw(), n, cudaMemcpyDeviceToHost), "to");
+    return;
   }
+  // Host memory: asynchronous on the device's stream only from or into page-locked memory and when
+  // asked (the caller then synchronizes before reusing or reading the host side); otherwise the
+  // copy has finished when this returns.
+  const bool to_device = dd.type == DeviceType::CUDA;
+  const Tensor& host = to_device ? src : dst;
+  use_device(to_device ? dd : sd);
+  cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  SX_CUDA_CHECK(cudaMemcpyAsync(dst->raw(), src->raw(), n, kind, stream()), "to");
+  if (!(non_blocking && host->storage->pinned)) SX_CUDA_CHECK(cudaStreamSynchronize(stream()), "to");
 }
 
 }  // namespace cuda

@@ -68,14 +68,25 @@ Tensor clone(const Tensor& x) {
 
 Tensor detach(const Tensor& x) { return alias_detached(x); }
 
-Tensor to_device(const Tensor& x, Device d) {
+Tensor to_device(const Tensor& x, Device d, bool non_blocking) {
   if (x->device() == d) return x;
-  Tensor out = empty(x->shape, x->dtype, d);  // raises first when d is a GPU this build or machine lacks
+  // Raises first when d is a GPU this build or machine lacks.
+  Tensor out = non_blocking && d.type == DeviceType::CPU ? empty_pinned(x->shape, x->dtype) : empty(x->shape, x->dtype, d);
   Tensor src = x->is_contiguous() ? x : clone_nograd(x);
-  kern::transfer(d.type == DeviceType::CPU ? x->device() : d)(out, src);
+  kern::transfer(d.type == DeviceType::CPU ? x->device() : d)(out, src, non_blocking);
   if (!is_floating(x->dtype)) return out;
   Device from = x->device();
   return record("ToCopyBackward", {x}, out, [from](const Tensor& g) { return TensorList{to_device(g, from)}; });
+}
+
+Tensor pin_memory(const Tensor& x) {
+  SX_CHECK(x->device().type == DeviceType::CPU, RuntimeError, "[pin_memory] only CPU tensors can be pinned, got one on ",
+           x->device().str());
+  if (x->storage->pinned) return x;
+  Tensor out = empty_pinned(x->shape, x->dtype);
+  kern::copy(out->device())(out, x);
+  if (!is_floating(x->dtype)) return out;
+  return record("PinMemoryBackward", {x}, out, [](const Tensor& g) { return TensorList{g}; });
 }
 
 namespace {

@@ -61,7 +61,12 @@ Tensor contiguous(const Tensor& x);
 Tensor clone(const Tensor& x);
 void copy_(const Tensor& dst, const Tensor& src);  // broadcasts src, converts dtype, bumps version
 Tensor detach(const Tensor& x);
-Tensor to_device(const Tensor& x, Device d);
+// x on device d (a copy, differentiable; x itself when it is there already). non_blocking: a copy from
+// or into page-locked memory may still be running when this returns (a copy to the CPU then lands in
+// page-locked memory).
+Tensor to_device(const Tensor& x, Device d, bool non_blocking = false);
+// A contiguous copy of a CPU tensor in page-locked memory (x itself when it is pinned already).
+Tensor pin_memory(const Tensor& x);
 
 // ---- elementwise (elementwise.cpp)
 // Binary ops: (enum entry, name, backward node name). Names come from this list, never from positions;

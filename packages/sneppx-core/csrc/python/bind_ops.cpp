@@ -397,7 +397,11 @@ void bind_ops(py::module_& m, Cls& cls) {
 
   // ---- conversion, factories and random numbers (Python wraps these with PyTorch signatures)
   m.def("_to_dtype", &to_dtype);
-  m.def("_to_device", [](const Tensor& x, py::handle d) { return to_device(x, parse_device(d)); });
+  m.def("_to_device", [](const Tensor& x, py::handle d, bool non_blocking) {
+    return to_device(x, parse_device(d), non_blocking);
+  }, py::arg("x"), py::arg("device"), py::arg("non_blocking") = false);
+  m.def("_pin_memory", &pin_memory);
+  m.def("_is_pinned", [](const Tensor& x) { return x->storage && x->storage->pinned; });
   m.def("_full", [](const IntList& s, py::handle v, py::handle dt, py::handle dev) {
     Scalar sv = to_scalar(v, "full");
     DType d = dt.is_none() ? (sv.kind == Scalar::Float ? DType::Float32 : (sv.kind == Scalar::Int ? DType::Int64 : DType::Bool)) : parse_dtype(dt);

@@ -1,5 +1,7 @@
 #include "python/convert.h"
 
+#include "core/cuda_api.h"
+
 #include "cpu/kernels.h"
 #include "ops/common.h"
 
@@ -66,7 +68,11 @@ std::optional<DType> opt_dtype(py::handle h) {
 Device parse_device(py::handle h) {
   if (h.is_none()) return {};
   if (py::isinstance<Device>(h)) return h.cast<Device>();
-  if (py::isinstance<py::str>(h)) return Device::parse(h.cast<std::string>());
+  if (py::isinstance<py::str>(h)) {
+    std::string s = h.cast<std::string>();
+    if (s == "cuda") return {DeviceType::CUDA, cuda_current_device()};  // the current GPU, as in PyTorch
+    return Device::parse(s);
+  }
   throw TypeError("[device] expected 'cpu', 'cuda' or a Device, got " + std::string(py::repr(h)));
 }
 

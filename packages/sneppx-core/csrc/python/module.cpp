@@ -212,6 +212,19 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
     py::gil_scoped_release nogil;
     cuda_synchronize(index);
   });
+  m.def("cuda_set_device", &cuda_set_device);
+  m.def("cuda_current_device", &cuda_current_device);
+  m.def("cuda_set_allow_tf32", &cuda_set_allow_tf32);
+  m.def("cuda_allow_tf32", &cuda_allow_tf32);
+  m.def("cuda_event_create", &cuda_event_create, "A CUDA event on device `index` (an opaque handle).");
+  m.def("cuda_event_destroy", &cuda_event_destroy);
+  m.def("cuda_event_record", &cuda_event_record);
+  m.def("cuda_event_synchronize", [](uintptr_t e) {
+    py::gil_scoped_release nogil;
+    cuda_event_synchronize(e);
+  });
+  m.def("cuda_event_query", &cuda_event_query);
+  m.def("cuda_event_elapsed_ms", &cuda_event_elapsed_ms);
   m.def("from_dlpack", &from_dlpack);
   m.def("_parallel_raise", [](const std::string& kind) {
     // Throws from every chunk but the first (which the calling thread runs), so a worker throws: the

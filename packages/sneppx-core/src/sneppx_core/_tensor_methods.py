@@ -39,13 +39,16 @@ def _parse_to(args, kwargs):
 
 
 def to(self, *args, **kwargs):
-    """Converts dtype and/or device: ``to(dtype)``, ``to("cpu")``, ``to(device, dtype)``, ``to(other)``."""
-    kwargs.pop("non_blocking", None)
+    """Converts dtype and/or device: ``to(dtype)``, ``to("cpu")``, ``to(device, dtype)``, ``to(other)``.
+
+    ``non_blocking=True`` lets a copy between a GPU and page-locked (``pin_memory()``) host memory run
+    in the background: synchronize before reading (or overwriting) the host side."""
+    non_blocking = bool(kwargs.pop("non_blocking", False))
     copy = kwargs.pop("copy", False)
     dtype, device = _parse_to(args, kwargs)
     out = self
     if device is not None and Device(device) != out.device:
-        out = _C._to_device(out, device)
+        out = _C._to_device(out, device, non_blocking)
     if dtype is not None:
         out = _C._to_dtype(out, dtype)
     return out.clone() if copy and out is self else out

@@ -284,7 +284,7 @@ METHODS = {
     "is_signed": lambda self: self.dtype in _SIGNED,
     "is_complex": lambda self: False,
     "is_inference": lambda self: False,
-    "is_pinned": lambda self, device=None: False,
+    "is_pinned": lambda self, device=None: bool(getattr(_C, "_is_pinned", lambda t: False)(self)),
     "is_same_size": lambda self, other: tuple(self.shape) == tuple(other.shape),
     "is_nonzero": lambda self: builtins.bool(self.item()),
     "itemsize": property(lambda self: self.element_size(), doc="Bytes per element."),
@@ -293,18 +293,19 @@ METHODS = {
 METHOD_DOCS = {
     "ravel": "The elements as a 1-d tensor.", "positive": "Returns self.", "is_signed": "True for signed dtypes.",
     "is_complex": "False: no complex dtypes.", "is_inference": "False: no inference tensors.",
-    "is_pinned": "False: no pinned memory.", "is_same_size": "True if ``other`` has the same shape.",
+    "is_pinned": "True when the tensor lives in page-locked memory (``pin_memory()``).", "is_same_size": "True if ``other`` has the same shape.",
     "is_nonzero": "Truth value of a one-element tensor.",
 }
 
 
 def pin_memory(self, device=None):
-    """Page-locked copy for fast GPU transfers; like PyTorch, raises when no GPU is available."""
+    """Page-locked copy for fast (and, with ``non_blocking=True``, asynchronous) GPU transfers; self when
+    it is pinned already. Like PyTorch, raises when no GPU is available."""
     from . import cuda
 
     if not cuda.is_available():
         raise RuntimeError("[pin_memory] cannot pin memory: no accelerator is available")
-    return self
+    return _C._pin_memory(self)
 
 
 METHODS["pin_memory"] = pin_memory

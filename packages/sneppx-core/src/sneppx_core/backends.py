@@ -1,9 +1,9 @@
-"""``torch.backends`` settings, as a CPU build of PyTorch exposes them.
+"""``torch.backends`` settings.
 
-The flags are accepted and readable so that training scripts run unchanged. SneppX's kernels
-compute float32 matrix products in float32 and give the same result run after run whatever the
-flags say, so none of them changes a result; ``cuda.matmul.allow_tf32`` and
-``set_float32_matmul_precision`` share one setting, as in PyTorch.
+The flags are accepted and readable so that training scripts run unchanged. The CPU kernels
+compute float32 matrix products in float32 whatever the flags say. ``cuda.matmul.allow_tf32`` and
+``set_float32_matmul_precision`` share one setting, as in PyTorch: below "highest", float32 matrix
+products on a GPU may use TF32 tensor cores (10-bit mantissa products, float32 sums).
 """
 
 from __future__ import annotations
@@ -11,6 +11,12 @@ from __future__ import annotations
 from ._backend import CPU, _C
 
 _state = {"precision": "highest", "deterministic": False, "warn_only": False}
+
+
+def _set_precision(precision: str) -> None:
+    _state["precision"] = precision
+    if hasattr(_C, "cuda_set_allow_tf32"):  # the compiled core: its CUDA matrix products read the flag
+        _C.cuda_set_allow_tf32(precision != "highest")
 
 
 class _Cudnn:
@@ -45,7 +51,7 @@ class _Matmul:
 
     @allow_tf32.setter
     def allow_tf32(self, value) -> None:
-        _state["precision"] = "high" if value else "highest"
+        _set_precision("high" if value else "highest")
 
 
 class _Cuda:
@@ -108,11 +114,11 @@ def is_deterministic_algorithms_warn_only_enabled() -> bool:
 
 
 def set_float32_matmul_precision(precision: str) -> None:
-    """Sets the float32 matrix-product precision: ``"highest"``, ``"high"`` or ``"medium"``.
-    Accepted for compatibility: the CPU kernels always compute in full float32."""
+    """Sets the float32 matrix-product precision: ``"highest"``, ``"high"`` or ``"medium"``. Below
+    "highest", CUDA matrix products may use TF32; the CPU kernels always compute in full float32."""
     if precision not in ("highest", "high", "medium"):
         raise ValueError(f"[set_float32_matmul_precision] expected 'highest', 'high' or 'medium', got {precision!r}")
-    _state["precision"] = precision
+    _set_precision(precision)
 
 
 def get_float32_matmul_precision() -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from ._backend import _C
 
-_current = [0]
 
 
 def is_available() -> bool:
@@ -80,25 +79,26 @@ def _index(device) -> int:
 
 
 def set_device(device) -> None:
-    """Makes ``device`` (an index, ``"cuda:1"`` or a device) the current GPU."""
+    """Makes ``device`` (an index, ``"cuda:1"`` or a device) the current GPU: the one a bare ``"cuda"``
+    names (``x.cuda()``, ``x.to("cuda")``) and the one NCCL's communicators of this process use."""
     index = _index(device)
     if index < 0:
         return
     _need_gpu("set_device")
     if index >= device_count():
         raise ValueError(f"[cuda.set_device] device index {index} is out of range: {device_count()} GPU(s) visible")
-    _current[0] = index
+    _C.cuda_set_device(index)
 
 
 def current_device() -> int:
     """Index of the current GPU."""
     _need_gpu("current_device")
-    return _current[0]
+    return int(_C.cuda_current_device())
 
 
 def _device_index(device, op: str) -> int:
     _need_gpu(op)
-    index = _current[0] if device is None else _index(device)
+    index = int(_C.cuda_current_device()) if device is None else _index(device)
     if not 0 <= index < device_count():
         raise ValueError(f"[cuda.{op}] device index {index} is out of range: {device_count()} GPU(s) visible")
     return index
@@ -145,6 +145,126 @@ def empty_cache() -> None:
         _C.cuda_empty_cache()
 
 
+class Event:
+    """A CUDA event (``torch.cuda.Event``): marks a point in a GPU's work, to wait for it or time it.
+
+    Every kernel and copy of a device runs on its one default stream, so ``record()`` marks the point
+    after everything queued on the device so far. ``elapsed_time`` needs ``enable_timing=True``.
+    """
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
+        if interprocess:
+            raise NotImplementedError("[cuda.Event] interprocess events are not supported")
+        self._handle, self._device, self.enable_timing = None, None, bool(enable_timing)
+
+    def record(self, stream=None) -> None:
+        """Marks the current end of the work queued on ``stream``'s device (the current GPU by default)."""
+        index = stream.device_index if stream is not None else _device_index(None, "Event.record")
+        if self._handle is None:
+            self._handle, self._device = _C.cuda_event_create(index, self.enable_timing), index
+        elif index != self._device:
+            raise ValueError(f"[cuda.Event.record] the event belongs to cuda:{self._device}, not cuda:{index}")
+        _C.cuda_event_record(self._handle, index)
+
+    def synchronize(self) -> None:
+        """Waits until the work before the recorded point has finished (returns at once if never recorded)."""
+        if self._handle is not None:
+            _C.cuda_event_synchronize(self._handle)
+
+    def query(self) -> bool:
+        """True when the work before the recorded point has finished (or the event was never recorded)."""
+        return True if self._handle is None else bool(_C.cuda_event_query(self._handle))
+
+    def wait(self, stream=None) -> None:
+        """Makes later work wait for this event; with one stream per device that order already holds."""
+
+    def elapsed_time(self, end_event: "Event") -> float:
+        """Milliseconds between this event and ``end_event`` (both recorded, both with timing)."""
+        if not (self.enable_timing and end_event.enable_timing):
+            raise RuntimeError("[cuda.Event.elapsed_time] both events need enable_timing=True")
+        if self._handle is None or end_event._handle is None:
+            raise RuntimeError("[cuda.Event.elapsed_time] both events must be recorded first")
+        return float(_C.cuda_event_elapsed_ms(self._handle, end_event._handle))
+
+    def __del__(self):
+        handle, self._handle = getattr(self, "_handle", None), None
+        if handle is not None:
+            _C.cuda_event_destroy(handle)
+
+
+class Stream:
+    """The default stream of a GPU (``torch.cuda.Stream``). Every kernel and copy of a device runs on
+    this one stream, in order; other streams are not supported (``Stream()`` is the default stream of
+    the current device, and ``stream(s)`` accepts only it)."""
+
+    def __init__(self, device=None, priority: int = 0):
+        self.device_index = _device_index(device, "Stream")
+
+    @property
+    def device(self):
+        """The stream's device."""
+        from ._C_face import Device
+
+        return Device(f"cuda:{self.device_index}")
+
+    def synchronize(self) -> None:
+        """Waits until the work queued on the stream has finished."""
+        _C.cuda_synchronize(self.device_index)
+
+    def query(self) -> bool:
+        """True when the stream has no unfinished work."""
+        e = Event()
+        e.record(self)
+        return e.query()
+
+    def record_event(self, event: Event | None = None) -> Event:
+        """Records ``event`` (a new one by default) on the stream and returns it."""
+        event = Event() if event is None else event
+        event.record(self)
+        return event
+
+    def wait_event(self, event: Event) -> None:
+        """Orders later work after ``event``: always true with one stream per device."""
+
+    def wait_stream(self, stream: "Stream") -> None:
+        """Orders later work after ``stream``'s: always true with one stream per device."""
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Stream) and other.device_index == self.device_index
+
+    def __hash__(self) -> int:
+        return hash(("cuda-stream", self.device_index))
+
+    def __repr__(self) -> str:
+        return f"<sneppx_core.cuda.Stream device=cuda:{self.device_index} (default stream)>"
+
+
+def current_stream(device=None) -> Stream:
+    """The stream work on ``device`` runs on: its default stream."""
+    return Stream(device)
+
+
+def default_stream(device=None) -> Stream:
+    """The default stream of ``device`` (the current GPU by default)."""
+    return Stream(device)
+
+
+class stream:  # noqa: N801  (torch.cuda.stream is a lower-case context manager)
+    """``with cuda.stream(s):`` runs the block's work on ``s``; only a device's default stream exists."""
+
+    def __init__(self, s: Stream | None):
+        if s is not None and not isinstance(s, Stream):
+            raise TypeError(f"[cuda.stream] expected a cuda.Stream or None, got {type(s).__name__}")
+        self.stream = s
+
+    def __enter__(self):
+        return self.stream
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
 __all__ = ["is_available", "device_count", "is_initialized", "manual_seed", "manual_seed_all", "seed", "seed_all",
            "set_device", "current_device", "synchronize", "is_bf16_supported", "get_device_name", "empty_cache",
-           "memory_allocated", "max_memory_allocated", "memory_reserved", "reset_peak_memory_stats"]
+           "memory_allocated", "max_memory_allocated", "memory_reserved", "reset_peak_memory_stats", "Event",
+           "Stream", "current_stream", "default_stream", "stream"]

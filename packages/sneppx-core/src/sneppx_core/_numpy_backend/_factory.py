@@ -29,7 +29,7 @@ def _to_dtype(t, dtype):
     return wrap(store(a, dt), dt)
 
 
-def _to_device(t, device):
+def _to_device(t, device, non_blocking=False):
     """``t`` on ``device``: the CPU only in the NumPy backend."""
     check_device(device, "to")
     return t
