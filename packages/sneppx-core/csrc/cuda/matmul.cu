@@ -1,7 +1,7 @@
-// Matrix products on CUDA through cuBLAS (float32/float64): one strided-batched GEMM per call.
-// Operands whose matrices or batch dims cuBLAS cannot address with one stride are packed first.
-#include <cublas_v2.h>
-
+// Matrix products on CUDA through cuBLAS: one strided-batched GEMM per call, float64 in float64,
+// float32 in float32 (TF32 tensor cores when backends.cuda.matmul.allow_tf32 is set), float16 and
+// bfloat16 with float32 accumulation. Operands whose matrices or batch dims cuBLAS cannot address
+// with one stride are packed first.
 #include <map>
 
 #include "cuda/cuda_util.cuh"
@@ -10,23 +10,53 @@
 
 namespace sx::cuda {
 
-namespace {
-
-void check_blas(cublasStatus_t s, const char* what) {
-  SX_CHECK(s == CUBLAS_STATUS_SUCCESS, RuntimeError, "[matmul] cuBLAS error ", int(s), " in ", what);
+void check_blas(cublasStatus_t s, const char* op, const char* what) {
+  SX_CHECK(s == CUBLAS_STATUS_SUCCESS, RuntimeError, "[", op, "] cuBLAS error ", int(s), " in ", what);
 }
 
 // One handle per device and thread (cuBLAS handles must not be shared between threads at once).
-cublasHandle_t handle(Device d) {
+cublasHandle_t blas_handle(Device d) {
   thread_local std::map<int, cublasHandle_t> handles;
   auto it = handles.find(d.index);
   if (it != handles.end()) return it->second;
+  use_device(d);
   cublasHandle_t h;
-  check_blas(cublasCreate(&h), "cublasCreate");
-  check_blas(cublasSetStream(h, stream()), "cublasSetStream");
+  check_blas(cublasCreate(&h), "matmul", "cublasCreate");
+  check_blas(cublasSetStream(h, stream()), "matmul", "cublasSetStream");
   handles[d.index] = h;
   return h;
 }
+
+void gemm(Device d, DType dt, const char* op, cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n,
+          int64_t k, const void* A, int64_t lda, int64_t sa, const void* B, int64_t ldb, int64_t sb, double beta,
+          void* C, int64_t ldc, int64_t sc, int64_t batch) {
+  cublasHandle_t h = blas_handle(d);
+  if (dt == DType::Float64) {
+    const double one = 1;
+    check_blas(cublasDgemmStridedBatched_64(h, ta, tb, m, n, k, &one, static_cast<const double*>(A), lda, sa,
+                                            static_cast<const double*>(B), ldb, sb, &beta, static_cast<double*>(C),
+                                            ldc, sc, batch),
+               op, "cublasDgemmStridedBatched");
+    return;
+  }
+  cudaDataType t;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  switch (dt) {
+    case DType::Float32:
+      t = CUDA_R_32F;
+      if (cuda_allow_tf32()) compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+      break;
+    case DType::Float16: t = CUDA_R_16F; break;
+    case DType::BFloat16: t = CUDA_R_16BF; break;
+    default: no_dtype(op, dt);
+  }
+  const float one = 1, b = float(beta);
+  check_blas(cublasGemmStridedBatchedEx_64(h, ta, tb, m, n, k, &one, A, t, lda, sa, B, t, ldb, sb, &b, C, t, ldc, sc,
+                                           batch, compute, CUBLAS_GEMM_DEFAULT),
+             op, "cublasGemmStridedBatchedEx");
+}
+
+namespace {
 
 // A row-major (rows, cols) matrix view as BLAS sees it: stored as is (trans = false) or as its
 // transpose (trans = true), with leading dimension ld. False when neither fits.
@@ -96,22 +126,8 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
   Operand A = prepare(a, M, K), B = prepare(b, K, N);
   // Row-major out = A @ B is column-major out^T = B^T @ A^T: cuBLAS gets B first.
   cublasOperation_t opb = B.trans ? CUBLAS_OP_T : CUBLAS_OP_N, opa = A.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasHandle_t h = handle(out->device());
-  if (out->dtype == DType::Float32) {
-    float one = 1, zero = 0;
-    check_blas(cublasSgemmStridedBatched_64(h, opb, opa, N, M, K, &one, B.t->data<float>(), B.ld, B.stride,
-                                            A.t->data<float>(), A.ld, A.stride, &zero, out->data<float>(), N, M * N,
-                                            batch),
-               "cublasSgemmStridedBatched");
-  } else if (out->dtype == DType::Float64) {
-    double one = 1, zero = 0;
-    check_blas(cublasDgemmStridedBatched_64(h, opb, opa, N, M, K, &one, B.t->data<double>(), B.ld, B.stride,
-                                            A.t->data<double>(), A.ld, A.stride, &zero, out->data<double>(), N, M * N,
-                                            batch),
-               "cublasDgemmStridedBatched");
-  } else {
-    no_dtype("matmul", out->dtype);
-  }
+  gemm(out->device(), out->dtype, "matmul", opb, opa, N, M, K, B.t->raw(), B.ld, B.stride, A.t->raw(), A.ld, A.stride,
+       0.0, out->raw(), N, M * N, batch);
 }
 
 }  // namespace sx::cuda

@@ -14,15 +14,21 @@ namespace {
 
 template <typename W> struct SumOp {
   __device__ static W init() { return W(0); }
+  __device__ static W read(W x) { return x; }
   __device__ static W step(W a, W b) { return bm::wadd(a, b); }
+};
+template <typename W> struct SquaresOp : SumOp<W> {  // sum of x * x
+  __device__ static W read(W x) { return bm::wmul(x, x); }
 };
 template <typename W> struct ProdOp {
   __device__ static W init() { return W(1); }
+  __device__ static W read(W x) { return x; }
   __device__ static W step(W a, W b) { return bm::wmul(a, b); }
 };
 // Max/min in which a NaN, once seen, sticks.
 template <typename W> struct MaxOp {
   __device__ static W init() { return std::numeric_limits<W>::lowest(); }
+  __device__ static W read(W x) { return x; }
   __device__ static W step(W a, W b) {
     if constexpr (std::is_integral_v<W>) return a > b ? a : b;
     else return (b > a || b != b) ? b : a;
@@ -30,51 +36,58 @@ template <typename W> struct MaxOp {
 };
 template <typename W> struct MinOp {
   __device__ static W init() { return std::numeric_limits<W>::max(); }
+  __device__ static W read(W x) { return x; }
   __device__ static W step(W a, W b) {
     if constexpr (std::is_integral_v<W>) return a < b ? a : b;
     else return (b < a || b != b) ? b : a;
   }
 };
 
+// The stored result: the accumulator, times `scale` for a mean (scale 0: none).
+template <typename T, typename W> __device__ T finish(W acc, double scale) {
+  if constexpr (std::is_floating_point_v<W>) if (scale != 0) return T(acc * W(scale));
+  return T(acc);
+}
+
 template <typename T, typename W, typename Op>
-__global__ void reduce_rows(const T* in, T* out, int64_t outer, int64_t n) {
+__global__ void reduce_rows(const T* in, T* out, int64_t outer, int64_t n, double scale) {
   __shared__ W buf[kThreads];
   for (int64_t o = blockIdx.x; o < outer; o += gridDim.x) {
     const T* p = in + o * n;
     W acc = Op::init();
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) acc = Op::step(acc, W(p[i]));
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) acc = Op::step(acc, Op::read(W(p[i])));
     buf[threadIdx.x] = acc;
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s >>= 1) {
       if (int(threadIdx.x) < s) buf[threadIdx.x] = Op::step(buf[threadIdx.x], buf[threadIdx.x + s]);
       __syncthreads();
     }
-    if (threadIdx.x == 0) out[o] = T(buf[0]);
+    if (threadIdx.x == 0) out[o] = finish<T>(buf[0], scale);
     __syncthreads();
   }
 }
 
 template <typename T, typename W, typename Op>
-__global__ void reduce_cols(const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
+__global__ void reduce_cols(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, double scale) {
   int64_t total = outer * inner;
   for (int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += int64_t(gridDim.x) * blockDim.x) {
     int64_t o = idx / inner, j = idx % inner;
     const T* p = in + o * n * inner + j;
     W acc = Op::init();
-    for (int64_t i = 0; i < n; ++i) acc = Op::step(acc, W(p[i * inner]));
-    out[idx] = T(acc);
+    for (int64_t i = 0; i < n; ++i) acc = Op::step(acc, Op::read(W(p[i * inner])));
+    out[idx] = finish<T>(acc, scale);
   }
 }
 
 template <typename T, typename W, typename Op>
-void launch(const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner) {
+void launch(const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner, double scale = 0) {
   const T* p = in->data<T>();
   T* o = out->data<T>();
   if (inner == 1) {
     unsigned grid = unsigned(outer < 65535 * 8 ? outer : 65535 * 8);
-    reduce_rows<T, W, Op><<<grid, kThreads, 0, stream()>>>(p, o, outer, n);
+    reduce_rows<T, W, Op><<<grid, kThreads, 0, stream()>>>(p, o, outer, n, scale);
   } else {
-    reduce_cols<T, W, Op><<<blocks_for(outer * inner), kThreads, 0, stream()>>>(p, o, outer, n, inner);
+    reduce_cols<T, W, Op><<<blocks_for(outer * inner), kThreads, 0, stream()>>>(p, o, outer, n, inner, scale);
   }
 }
 
@@ -113,6 +126,10 @@ void reduce(ReduceOp op, const Tensor& in, const Tensor& out, int64_t outer, int
     using W = std::conditional_t<std::is_floating_point_v<C>, double, C>;  // sums of floats in double
     switch (op) {
       case ReduceOp::Sum: launch<T, W, SumOp<W>>(in, out, outer, n, inner); break;
+      case ReduceOp::Mean:  // integer means are rejected by the op; n = 0 gives NaN as on the CPU
+        launch<T, W, SumOp<W>>(in, out, outer, n, inner, n ? 1.0 / double(n) : NAN);
+        break;
+      case ReduceOp::SumSquares: launch<T, W, SquaresOp<W>>(in, out, outer, n, inner); break;
       case ReduceOp::Prod: launch<T, C, ProdOp<C>>(in, out, outer, n, inner); break;
       case ReduceOp::Max: launch<T, C, MaxOp<C>>(in, out, outer, n, inner); break;
       case ReduceOp::Min: launch<T, C, MinOp<C>>(in, out, outer, n, inner); break;

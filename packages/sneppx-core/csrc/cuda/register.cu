@@ -1,7 +1,6 @@
 // Fills the CUDA slots of the kernel table. Slots left empty here raise NotImplementedError
 // ("[name] has no kernel for device cuda:0") when an op reaches them with CUDA tensors.
 #include "cuda/kernels.h"
-#include "ops/nn.h"
 
 namespace sx::cuda {
 
@@ -18,5 +17,65 @@ SX_REGISTER_KERNEL(kern::arg_reduce, CUDA, &arg_reduce);
 SX_REGISTER_KERNEL(kern::matmul, CUDA, &matmul);
 SX_REGISTER_KERNEL(kern::softmax_fwd, CUDA, &softmax_fwd);
 SX_REGISTER_KERNEL(kern::softmax_bwd, CUDA, &softmax_bwd);
+SX_REGISTER_KERNEL(kern::cumsum, CUDA, &cumsum);
+SX_REGISTER_KERNEL(kern::scan, CUDA, &scan);
+SX_REGISTER_KERNEL(kern::logsumexp, CUDA, &logsumexp);
+SX_REGISTER_KERNEL(kern::cumprod_bwd, CUDA, &cumprod_bwd);
+SX_REGISTER_KERNEL(kern::arange, CUDA, &arange);
+SX_REGISTER_KERNEL(kern::random, CUDA, &random);
+SX_REGISTER_KERNEL(kern::randint, CUDA, &randint);
+SX_REGISTER_KERNEL(kern::randperm, CUDA, &randperm);
+SX_REGISTER_KERNEL(kern::multinomial, CUDA, &multinomial);
+SX_REGISTER_KERNEL(kern::index_in_range, CUDA, &index_in_range);
+SX_REGISTER_KERNEL(kern::gather, CUDA, &gather);
+SX_REGISTER_KERNEL(kern::scatter, CUDA, &scatter);
+SX_REGISTER_KERNEL(kern::index_select, CUDA, &index_select);
+SX_REGISTER_KERNEL(kern::index_add, CUDA, &index_add);
+SX_REGISTER_KERNEL(kern::index_front, CUDA, &index_front);
+SX_REGISTER_KERNEL(kern::index_put_front, CUDA, &index_put_front);
+SX_REGISTER_KERNEL(kern::one_hot, CUDA, &one_hot);
+SX_REGISTER_KERNEL(kern::sort_rows, CUDA, &sort_rows);
+SX_REGISTER_KERNEL(kern::count_nonzero, CUDA, &count_nonzero);
+SX_REGISTER_KERNEL(kern::masked_select, CUDA, &masked_select);
+SX_REGISTER_KERNEL(kern::nonzero, CUDA, &nonzero);
+SX_REGISTER_KERNEL(kern::norm_fwd, CUDA, &norm_fwd);
+SX_REGISTER_KERNEL(kern::norm_bwd, CUDA, &norm_bwd);
+SX_REGISTER_KERNEL(kern::gate_fwd, CUDA, &gate_fwd);
+SX_REGISTER_KERNEL(kern::gate_bwd, CUDA, &gate_bwd);
+SX_REGISTER_KERNEL(kern::linear_fwd, CUDA, &linear_fwd);
+SX_REGISTER_KERNEL(kern::linear_bwd, CUDA, &linear_bwd);
+SX_REGISTER_KERNEL(kern::embedding_fwd, CUDA, &embedding_fwd);
+SX_REGISTER_KERNEL(kern::embedding_bwd, CUDA, &embedding_bwd);
+SX_REGISTER_KERNEL(kern::dropout, CUDA, &dropout);
+SX_REGISTER_KERNEL(kern::ce_fwd, CUDA, &ce_fwd);
+SX_REGISTER_KERNEL(kern::ce_bwd, CUDA, &ce_bwd);
+SX_REGISTER_KERNEL(kern::nll_fwd, CUDA, &nll_fwd);
+SX_REGISTER_KERNEL(kern::nll_bwd, CUDA, &nll_bwd);
+SX_REGISTER_KERNEL(kern::ploss_fwd, CUDA, &ploss_fwd);
+SX_REGISTER_KERNEL(kern::ploss_bwd, CUDA, &ploss_bwd);
+SX_REGISTER_KERNEL(kern::attn_fwd, CUDA, &attn_fwd);
+SX_REGISTER_KERNEL(kern::attn_bwd, CUDA, &attn_bwd);
+SX_REGISTER_KERNEL(kern::lstm_cell_fwd, CUDA, &lstm_cell_fwd);
+SX_REGISTER_KERNEL(kern::lstm_cell_bwd, CUDA, &lstm_cell_bwd);
+SX_REGISTER_KERNEL(kern::gru_cell_fwd, CUDA, &gru_cell_fwd);
+SX_REGISTER_KERNEL(kern::gru_cell_bwd, CUDA, &gru_cell_bwd);
+SX_REGISTER_KERNEL(kern::lstm_seq_fwd, CUDA, &lstm_seq_fwd);
+SX_REGISTER_KERNEL(kern::lstm_seq_bwd, CUDA, &lstm_seq_bwd);
+SX_REGISTER_KERNEL(kern::gru_seq_fwd, CUDA, &gru_seq_fwd);
+SX_REGISTER_KERNEL(kern::gru_seq_bwd, CUDA, &gru_seq_bwd);
+SX_REGISTER_KERNEL(kern::im2col, CUDA, &im2col);
+SX_REGISTER_KERNEL(kern::col2im, CUDA, &col2im);
+SX_REGISTER_KERNEL(kern::max_pool_fwd, CUDA, &max_pool_fwd);
+SX_REGISTER_KERNEL(kern::max_pool_bwd, CUDA, &max_pool_bwd);
+SX_REGISTER_KERNEL(kern::avg_pool_fwd, CUDA, &avg_pool_fwd);
+SX_REGISTER_KERNEL(kern::avg_pool_bwd, CUDA, &avg_pool_bwd);
+SX_REGISTER_KERNEL(kern::batch_norm_fwd, CUDA, &batch_norm_fwd);
+SX_REGISTER_KERNEL(kern::batch_norm_bwd, CUDA, &batch_norm_bwd);
+SX_REGISTER_KERNEL(kern::sgd_step, CUDA, &sgd_step);
+SX_REGISTER_KERNEL(kern::adam_step, CUDA, &adam_step);
+SX_REGISTER_KERNEL(kern::lion_step, CUDA, &lion_step);
+SX_REGISTER_KERNEL(kern::lamb_step, CUDA, &lamb_step);
+SX_REGISTER_KERNEL(kern::total_norm, CUDA, &total_norm);
+SX_REGISTER_KERNEL(kern::scale, CUDA, &scale);
 
 }  // namespace sx::cuda

@@ -9,38 +9,17 @@ namespace sx::cuda {
 
 namespace {
 
-struct Sum {
-  template <typename T> __device__ T operator()(T a, T b) const { return a + b; }
-};
-struct Max {
-  template <typename T> __device__ T operator()(T a, T b) const { return (b > a || b != b) ? b : a; }
-};
-
-// Reduces v over the block; every thread gets the result. blockDim.x is a multiple of 32.
-template <typename T, typename Op>
-__device__ T block_reduce(T v, Op op) {
-  __shared__ T warp_part[32];
-  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
-  int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nwarps = blockDim.x / 32;
-  __syncthreads();  // warp_part may still be read by a previous call
-  if (lane == 0) warp_part[warp] = v;
-  __syncthreads();
-  v = warp_part[0];
-  for (int w = 1; w < nwarps; ++w) v = op(v, warp_part[w]);
-  return v;
-}
-
 template <typename T>
 __global__ void softmax_rows(const T* x, T* y, int64_t outer, int64_t n, bool log) {
   for (int64_t r = blockIdx.x; r < outer; r += gridDim.x) {
     const T* xr = x + r * n;
     T* yr = y + r * n;
     T m = -INFINITY;
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) m = Max{}(m, xr[j]);
-    m = block_reduce(m, Max{});
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) m = MaxOf{}(m, xr[j]);
+    m = block_reduce(m, MaxOf{});
     T s = 0;
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) s += std::exp(xr[j] - m);
-    s = block_reduce(s, Sum{});
+    s = block_reduce(s, SumOf{});
     if (log) {
       T ls = m + std::log(s);
       for (int64_t j = threadIdx.x; j < n; j += blockDim.x) yr[j] = xr[j] - ls;
@@ -58,7 +37,7 @@ __global__ void softmax_cols(const T* x, T* y, int64_t outer, int64_t n, int64_t
     const T* xc = x + o * n * inner + c;
     T* yc = y + o * n * inner + c;
     T m = -INFINITY;
-    for (int64_t j = 0; j < n; ++j) m = Max{}(m, xc[j * inner]);
+    for (int64_t j = 0; j < n; ++j) m = MaxOf{}(m, xc[j * inner]);
     T s = 0;
     for (int64_t j = 0; j < n; ++j) s += std::exp(xc[j * inner] - m);
     T ls = m + std::log(s);
@@ -75,7 +54,7 @@ __global__ void softmax_bwd_rows(const T* g, const T* y, T* gx, int64_t outer, i
     T* o = gx + r * n;
     T s = 0;
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) s += log ? gr[j] : gr[j] * yr[j];
-    s = block_reduce(s, Sum{});
+    s = block_reduce(s, SumOf{});
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) o[j] = log ? gr[j] - std::exp(yr[j]) * s : yr[j] * (gr[j] - s);
   }
 }
@@ -94,7 +73,6 @@ __global__ void softmax_bwd_cols(const T* g, const T* y, T* gx, int64_t outer, i
   }
 }
 
-unsigned row_grid(int64_t outer) { return unsigned(outer < 65535 * 8 ? outer : 65535 * 8); }
 
 }  // namespace
 
