@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.cuda,
               pytest.mark.skipif(not sx.cuda.is_available(), reason="no CUDA device is visible")]
 
 DEV = "cuda:0"
-DTYPES = ("float32", "float64", "int64")  # the dtypes every CUDA kernel is compiled for
+DTYPES = ("float32", "float64", "int64", "float16", "bfloat16")  # compared against the CPU on the device
 # How an op says it cannot run on the GPU yet: an empty kernel slot, a dtype without a CUDA kernel, or
 # an op written in Python over NumPy (host memory only).
 NO_KERNEL = ("has no kernel for device cuda", "has no CUDA kernel for", "tensor to NumPy; use .cpu() first")
@@ -38,6 +38,8 @@ def _outputs(out):
 
 def _tol(spec, dtype):
     rtol, atol = tolerance(spec, dtype)
+    if dtype in ("float16", "bfloat16"):  # both devices compute in float32: an ulp of the half apart at most
+        return max(rtol, 1e-2), max(atol, 1e-2)
     return (max(rtol, 1e-5), max(atol, 1e-6)) if dtype == "float32" else (max(rtol, 1e-10), max(atol, 1e-12))
 
 
@@ -233,13 +235,10 @@ def test_mixed_devices_raise_as_pytorch_does():
 
 
 def test_ops_without_a_cuda_kernel_say_so():
-    x = sx.ones(2, 3, device=DEV)
-    with pytest.raises(NotImplementedError, match=r"\[\w+\] has no kernel for device cuda:0"):
-        x.cumsum(0)
-    with pytest.raises(NotImplementedError, match=r"\[\w+\] has no kernel for device cuda:0"):
-        x.gather(0, sx.zeros(1, 3, dtype=sx.int64, device=DEV))
-    with pytest.raises(NotImplementedError, match=r"has no CUDA kernel for float16"):
-        x.half()
+    # every kernel slot has a CUDA kernel or a composed fallback; what is left are dtypes cuBLAS lacks
+    x = sx.ones(2, 2, dtype=sx.int64, device=DEV)
+    with pytest.raises(NotImplementedError, match=r"\[matmul\] has no CUDA kernel for int64"):
+        x @ x
 
 
 def test_device_queries():
