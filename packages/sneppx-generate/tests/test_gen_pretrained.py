@@ -241,3 +241,25 @@ def test_padded_batch_rows_match_rows_run_alone(tmp_path):
     np.testing.assert_allclose(padded[0, 2:], _run(model, ids[:1, 2:]).numpy()[0], rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="attention_mask must have shape"):
         model(sx.Tensor.from_numpy(ids), attention_mask=mask[:, 1:])
+
+
+def test_to_moves_every_weight_and_keeps_tied_ones_shared(tmp_path):
+    cfg, arrays = random_gpt2(tmp_path)
+    ids = np.random.default_rng(5).integers(0, cfg["vocab_size"], (2, 7))
+    ref = gpt2_reference(arrays, cfg, ids)
+    model = load_model(tmp_path, device="cpu")
+    assert model.device == "cpu" and model.lm_head is model.wte
+    assert model.blocks[0]["attn.c_attn.weight"] is model._block_tuples[0][2]
+    assert _rel_err(_run(model, ids).numpy(), ref) <= 1e-5
+    cache = model.new_cache(2, 10)
+    assert all(str(k.device) == "cpu" for k in cache.keys)
+    if sx.cuda.is_available():
+        gpu = load_model(tmp_path, device="cuda")
+        assert gpu.device == "cuda:0" and gpu.lm_head is gpu.wte and str(gpu.wte.device) == "cuda:0"
+        out = gpu(sx.tensor(ids, device="cuda")).cpu().numpy()
+        assert _rel_err(out, ref) <= 1e-5
+        sequences = generate(gpu, ids.tolist(), max_new_tokens=5, do_sample=False)["sequences"]
+        assert sequences == generate(model, ids.tolist(), max_new_tokens=5, do_sample=False)["sequences"]
+    else:
+        with pytest.raises(RuntimeError, match="(no CUDA device is visible|has no CUDA)"):
+            load_model(tmp_path, device="cuda")

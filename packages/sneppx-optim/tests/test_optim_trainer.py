@@ -217,3 +217,18 @@ def test_progress_bar_on_a_terminal_shows_loss_lr_and_throughput(monkeypatch):
     term.truncate(0)
     so.Trainer(model, so.SGD(model.parameters(), lr=0.01), mse, progress=False).fit(Loader(x, y, 4))
     assert term.getvalue().strip("\x00") == ""
+
+
+def test_batches_follow_the_model_device():
+    from sneppx_optim.callbacks import model_device, split_batch
+
+    model = TinyModel()
+    assert model_device(model) == "cpu" and model_device(lambda x: x) is None
+    x, y = sx.ones(2, 3), sx.zeros(2)
+    assert split_batch((x, y), device="cpu") == (x, y)  # already there: the same tensors
+    got = split_batch({"input_ids": x, "labels": y}, device=model_device(model))
+    assert got[0] is x and got[1] is y
+    assert split_batch([x, 3], device="cpu")[1] == 3  # only tensors move
+    if not sx.cuda.is_available():
+        with pytest.raises(RuntimeError, match="(no CUDA device is visible|has no CUDA)"):
+            split_batch((x, y), device="cuda")  # a batch for a CUDA model needs the GPU

@@ -47,7 +47,7 @@ def _sneppx_file(path: str):
     return _sneppx_config(json.loads(raw), path), Weights([f])
 
 
-def load_model(path, dtype=None):
+def load_model(path, dtype=None, device=None):
     """Load a pretrained causal language model that follows the generation protocol.
 
     Args:
@@ -55,6 +55,7 @@ def load_model(path, dtype=None):
             ``model.safetensors.index.json``), a folder written by ``sneppx train`` or a SneppX
             checkpoint file written by ``Module.save_checkpoint``.
         dtype: compute dtype, ``sneppx_core.float32`` (default), ``bfloat16``, ``float16`` or a name.
+        device: where the weights go (``"cuda"`` in a CUDA build); the CPU by default.
 
     The safetensors files are memory-mapped; float32 weights computed in float32 share the mapped
     pages, others are converted tensor by tensor. Returns a model with ``model(ids, cache=None)``,
@@ -62,8 +63,11 @@ def load_model(path, dtype=None):
     that ``generate`` uses when none are given) and ``weights_source`` (the mapped files).
     Unsupported ``model_type``: ValueError; a missing tensor: KeyError naming it.
     """
-    path = os.fspath(path)
-    dt = compute_dtype(dtype)
+    model = _load(os.fspath(path), compute_dtype(dtype))
+    return model if device is None else model.to(device)
+
+
+def _load(path: str, dt):
     if os.path.isfile(path):
         found = _sneppx_file(path)
         if found is None:

@@ -63,13 +63,33 @@ def _pick(batch: dict, keys: tuple, what: str):
     raise KeyError(f"Trainer: a dict batch needs a {what} under one of {list(keys)}, got keys {sorted(batch)}")
 
 
-def split_batch(batch, need_target: bool = True):
-    """Unpacks a loader item into ``(input, target)``.
+def model_device(model):
+    """The device of the model's first parameter (None for a model without parameters)."""
+    params = getattr(model, "parameters", None)
+    if callable(params):
+        for p in params():
+            return p.device
+    return None
+
+
+def _to(value, device):
+    if device is not None and isinstance(value, sx.Tensor) and value.device != device:
+        return value.to(device)
+    return value
+
+
+def split_batch(batch, need_target: bool = True, device=None):
+    """Unpacks a loader item into ``(input, target)``, moving tensors to ``device`` when it is given.
 
     Accepted items: an ``(input, target)`` tuple or list; a dict with the input under ``"input"``,
     ``"x"``, ``"inputs"`` or ``"input_ids"`` and the target under ``"target"``, ``"y"``,
     ``"targets"`` or ``"labels"``; and, when ``need_target`` is False, a bare input (target None).
     """
+    x, y = _split(batch, need_target)
+    return _to(x, device), _to(y, device)
+
+
+def _split(batch, need_target: bool):
     if isinstance(batch, dict):
         x = _pick(batch, INPUT_KEYS, "input")
         y = _pick(batch, TARGET_KEYS, "target") if need_target else None

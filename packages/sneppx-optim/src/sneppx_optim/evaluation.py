@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sneppx_core as sx
 
-from .callbacks import batch_size, split_batch
+from .callbacks import batch_size, model_device, split_batch
 
 
 def set_mode(model, training: bool) -> None:
@@ -24,7 +24,7 @@ def evaluate_loss(model, loss_fn, loader) -> float:
     try:
         with sx.no_grad():
             for batch in loader:
-                x, y = split_batch(batch)
+                x, y = split_batch(batch, device=model_device(model))
                 n = batch_size(y)
                 total += float(loss_fn(model(x), y).item()) * n
                 count += n
@@ -42,7 +42,7 @@ def predict_outputs(model, loader):
     try:
         with sx.no_grad():
             for batch in loader:
-                outs.append(model(split_batch(batch, need_target=False)[0]))
+                outs.append(model(split_batch(batch, need_target=False, device=model_device(model))[0]))
     finally:
         set_mode(model, True)
     if outs and all(isinstance(o, sx.Tensor) for o in outs):

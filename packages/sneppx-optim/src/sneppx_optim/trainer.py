@@ -11,7 +11,7 @@ import time
 import sneppx_core as sx
 from tqdm.auto import tqdm
 
-from .callbacks import History, batch_size, split_batch
+from .callbacks import History, batch_size, model_device, split_batch
 from .checkpoint import checkpoint_name, load_checkpoint, save_checkpoint
 from .clip_grad import clip_grad_norm_
 from .evaluation import evaluate_loss, predict_outputs, set_mode
@@ -191,7 +191,7 @@ class Trainer:
         self._end_epoch()
 
     def _forward_backward(self, batch):
-        x, y = split_batch(batch)
+        x, y = split_batch(batch, device=model_device(self.model))  # a CPU batch goes to a CUDA model
         loss = self.loss_fn(self.model(x), y)
         value = float(loss.item())
         if not math.isfinite(value):

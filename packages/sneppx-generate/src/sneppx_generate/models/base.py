@@ -14,12 +14,12 @@ class KVCache:
     (B, H_kv, max_len, head_dim). ``update`` writes new positions in place and returns views of all
     cached positions; the model advances ``length`` after its last layer."""
 
-    def __init__(self, n_layers, batch_size, n_kv_heads, head_dim, max_len, dtype):
+    def __init__(self, n_layers, batch_size, n_kv_heads, head_dim, max_len, dtype, device="cpu"):
         if batch_size <= 0 or max_len <= 0:
             raise ValueError(f"[KVCache] batch_size and max_len must be positive, got {batch_size}, {max_len}")
         shape = (batch_size, n_kv_heads, max_len, head_dim)
-        self.keys = [sx.zeros(shape, dtype=dtype) for _ in range(n_layers)]
-        self.values = [sx.zeros(shape, dtype=dtype) for _ in range(n_layers)]
+        self.keys = [sx.zeros(shape, dtype=dtype, device=device) for _ in range(n_layers)]
+        self.values = [sx.zeros(shape, dtype=dtype, device=device) for _ in range(n_layers)]
         self.batch_size, self.max_len, self.length = batch_size, max_len, 0
 
     def update(self, layer: int, k, v):
@@ -100,8 +100,8 @@ class Step:
     keys, so a left-padded row computes what it would alone.
     """
 
-    def __init__(self, start: int, t: int, attention_mask=None):
-        self.start, self.t, self.positions, self.keep = start, t, None, None
+    def __init__(self, start: int, t: int, attention_mask=None, device="cpu"):
+        self.start, self.t, self.positions, self.keep, self.device = start, t, None, None, device
         if attention_mask is not None and not bool(attention_mask.to(sx.bool_).all().item()):
             keep = attention_mask.to(sx.bool_)
             self.positions = (attention_mask.to(sx.int64).cumsum(-1) - 1).clamp(0, None)[:, start:start + t]
@@ -111,7 +111,7 @@ class Step:
         """(B, T) position ids with padding, else a 1-D range."""
         if self.positions is not None:
             return self.positions
-        return sx.arange(self.start, self.start + self.t)
+        return sx.arange(self.start, self.start + self.t, device=self.device)
 
     def rope(self, cos, sin):
         """The rows of the (max_len, d) rotary tables for the new tokens, broadcastable to (B, H, T, d)."""
@@ -131,8 +131,8 @@ class Step:
         sliding = window is not None and s > window
         if self.keep is None and not sliding:
             return F.scaled_dot_product_attention(q, k, v, is_causal=t > 1, enable_gqa=gqa)
-        rows = sx.arange(t).unsqueeze(1) + (s - t)
-        cols = sx.arange(s).unsqueeze(0)
+        rows = sx.arange(t, device=self.device).unsqueeze(1) + (s - t)
+        cols = sx.arange(s, device=self.device).unsqueeze(0)
         allowed = cols <= rows
         if sliding:
             allowed = allowed.logical_and(cols > rows - window)
@@ -162,7 +162,29 @@ class CausalLM:
         if max_len > self.max_positions:
             raise ValueError(f"[{self.model_type}] max_len {max_len} exceeds the model's "
                              f"{self.max_positions} positions")
-        return KVCache(self.n_layers, batch_size, self.n_kv_heads, self.head_dim, max_len, self.dtype)
+        return KVCache(self.n_layers, batch_size, self.n_kv_heads, self.head_dim, max_len, self.dtype, self.device)
+
+    def to(self, device):
+        """Moves every weight (and the rotary tables) to ``device`` (``"cuda"`` in a CUDA build); weights
+        shared between places (a tied head) stay shared. Returns the model."""
+        moved = {}
+
+        def move(v):
+            if isinstance(v, sx.Tensor):
+                if id(v) not in moved:
+                    moved[id(v)] = v.to(device)
+                return moved[id(v)]
+            if isinstance(v, (list, tuple)):
+                return type(v)(move(x) for x in v)
+            if isinstance(v, dict):
+                return {k: move(x) for k, x in v.items()}
+            return v
+
+        for name, value in list(vars(self).items()):
+            if name not in ("config", "generation_defaults", "weights_source"):
+                setattr(self, name, move(value))
+        self.device = str(sx.device(device))
+        return self
 
     def __call__(self, input_ids, cache=None, attention_mask=None, logits_to_keep=0):
         """Same as ``forward``."""
@@ -189,7 +211,7 @@ class CausalLM:
             raise ValueError(f"[{self.model_type}] attention_mask must have shape {(b, start + t)} (cached + new "
                              f"tokens), got {tuple(attention_mask.shape)}")
         with sx.no_grad():
-            step = Step(start, t, attention_mask)
+            step = Step(start, t, attention_mask, self.device)
             x = self.embed(input_ids, step)
             for i in range(self.n_layers):
                 x = self.layer(i, x, cache, step)
