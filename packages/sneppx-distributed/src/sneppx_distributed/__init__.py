@@ -31,16 +31,13 @@ from .collectives import (
     all_reduce,
     broadcast,
     gather,
-    irecv,
-    isend,
-    recv,
     reduce,
     reduce_scatter,
     reduce_scatter_tensor,
     scatter,
-    send,
 )
 from .ddp import DistributedDataParallel, DistributedWrapper
+from .p2p import irecv, isend, recv, send
 from .group import (
     Backend,
     DistributedContext,

@@ -81,6 +81,37 @@ def _aliases(grad, view) -> bool:
     return grad is not None and grad.data_ptr() == view.data_ptr() and grad.is_contiguous()
 
 
+def check_complete(reducer) -> None:
+    """Raise when the last iteration got some gradients but not all (a parameter outside the graph)."""
+    if reducer.partial:
+        missing = [reducer.names[i] for i, r in enumerate(reducer.ready) if not r]
+        raise RuntimeError(
+            "DistributedDataParallel: the previous iteration's gradient reduction did not finish; parameters "
+            f"{missing[:8]} got no gradient. Pass find_unused_parameters=True when part of the model is "
+            "unused in forward, and make sure every forward with grad enabled is followed by backward"
+        )
+
+
+def mark_unused(reducer, unused: set) -> None:
+    """Start agreeing (over MPI, in host memory) which parameters some rank used, and give the ones this
+    rank did not use zero gradients."""
+    reducer.used_mask = np.array([i not in unused for i in range(len(reducer.params))], np.uint8)
+    reducer.mask_request = reducer.group.comm.Iallreduce(mpi().IN_PLACE, reducer.used_mask, mpi().MAX)
+    for i in sorted(unused):
+        reducer.mark_ready(i, zero=True)
+
+
+def arrive(reducer, i: int, zero: bool) -> bool:
+    """Record that parameter ``i``'s gradient (or its zero stand-in) is in; False outside an iteration."""
+    if not reducer.active:
+        return False
+    if reducer.ready[i]:
+        raise RuntimeError(f"DistributedDataParallel: parameter {reducer.names[i]!r} received a gradient twice "
+                           "in one iteration (backward called twice without no_sync()?)")
+    reducer.ready[i], reducer.partial = True, reducer.partial or not zero
+    return True
+
+
 class Reducer:
     """Bucketed gradient averaging for a list of ``(name, parameter)`` pairs."""
 
@@ -116,10 +147,7 @@ class Reducer:
         self.used_mask, self.mask_request = None, None
         self.stats = {"buckets": len(self.buckets), "bytes": sum(b.nbytes() for b in self.buckets)}
         if unused is not None:
-            self.used_mask = np.array([i not in unused for i in range(len(self.params))], np.uint8)
-            self.mask_request = self.group.comm.Iallreduce(mpi().IN_PLACE, self.used_mask, mpi().MAX)
-            for i in sorted(unused):
-                self.mark_ready(i, zero=True)
+            mark_unused(self, unused)
 
     def check_finished(self) -> None:
         """Complete what the previous iteration started; raise if its reduction never finished."""
@@ -131,22 +159,12 @@ class Reducer:
         wait_requests(reqs, self.group.timeout, "DistributedDataParallel forward", self.group.rank)
         if self.progress is not None:
             self.progress.stop()
-        if self.partial:  # some gradients arrived, but not all: a parameter was outside the graph
-            missing = [self.names[i] for i, r in enumerate(self.ready) if not r]
-            raise RuntimeError(
-                "DistributedDataParallel: the previous iteration's gradient reduction did not finish; parameters "
-                f"{missing[:8]} got no gradient. Pass find_unused_parameters=True when part of the model is "
-                "unused in forward, and make sure every forward with grad enabled is followed by backward"
-            )
+        check_complete(self)
 
     def mark_ready(self, i: int, zero: bool = False) -> None:
         """Record parameter ``i``'s gradient in its bucket; start full buckets in order."""
-        if not self.active:
+        if not arrive(self, i, zero):
             return
-        if self.ready[i]:
-            raise RuntimeError(f"DistributedDataParallel: parameter {self.names[i]!r} received a gradient twice "
-                               "in one iteration (backward called twice without no_sync()?)")
-        self.ready[i], self.partial = True, self.partial or not zero
         b = self.buckets[self.where[i][0]]
         grad = self.params[i].grad
         if b.flat is not None:

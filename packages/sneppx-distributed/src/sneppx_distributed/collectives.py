@@ -14,12 +14,13 @@ import enum
 import numpy as np
 import sneppx_core as sx
 
+from . import _nccl_ops as _nccl
 from ._checks import header, start_checked
 from ._mpi import mpi
 from ._ring import RingAllreduce, ring_worthwhile
 from ._tensorbuf import Buffer, check_like, check_tensor, stack_arrays, write_array
 from .group import default_group
-from .work import start
+from .p2p import _check_rank
 
 
 class ReduceOp(enum.Enum):
@@ -59,12 +60,6 @@ def _mpi_op(op, dtype, fn: str):
     return found
 
 
-def _check_rank(value, g, fn: str, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < g.world_size:
-        raise ValueError(f"{fn}: {what}={value!r} is not a rank in [0, {g.world_size})")
-    return value
-
-
 def _averaged(array: np.ndarray, op, g) -> None:
     if op is ReduceOp.AVG:
         np.divide(array, g.world_size, out=array)
@@ -76,6 +71,8 @@ def all_reduce(tensor, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool =
     SUM and AVG of large contiguous float tensors go round a ring of point-to-point messages
     (:mod:`._ring`), everything else through ``MPI_Iallreduce``."""
     g = default_group("all_reduce", group)
+    if g.nccl is not None:
+        return _nccl.all_reduce(g, tensor, op, async_op)
     buf, mop = Buffer(tensor, "all_reduce"), _mpi_op(op, tensor.dtype, "all_reduce")
     ring = op in (ReduceOp.SUM, ReduceOp.AVG) and not buf.staged and ring_worthwhile(buf.array)
 
@@ -97,6 +94,8 @@ def reduce(tensor, dst: int, op: ReduceOp = ReduceOp.SUM, group=None, async_op: 
     """Reduce ``tensor`` across all ranks into rank ``dst``'s tensor (others are left unchanged)."""
     g = default_group("reduce", group)
     _check_rank(dst, g, "reduce", "dst")
+    if g.nccl is not None:
+        return _nccl.reduce(g, tensor, dst, op, async_op)
     buf, mop = Buffer(tensor, "reduce"), _mpi_op(op, tensor.dtype, "reduce")
 
     def launch(comm):
@@ -116,6 +115,8 @@ def broadcast(tensor, src: int, group=None, async_op: bool = False):
     """Copy rank ``src``'s ``tensor`` into ``tensor`` on every rank."""
     g = default_group("broadcast", group)
     _check_rank(src, g, "broadcast", "src")
+    if g.nccl is not None:
+        return _nccl.broadcast(g, tensor, src, async_op)
     buf = Buffer(tensor, "broadcast")
 
     def launch(comm):
@@ -128,9 +129,11 @@ def broadcast(tensor, src: int, group=None, async_op: bool = False):
 def all_gather(tensor_list: list, tensor, group=None, async_op: bool = False):
     """Fill ``tensor_list[r]`` with rank ``r``'s ``tensor`` on every rank."""
     g = default_group("all_gather", group)
-    check_tensor(tensor, "all_gather")
     if len(tensor_list) != g.world_size:
         raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} tensors, world size is {g.world_size}")
+    if g.nccl is not None:
+        return _nccl.all_gather(g, tensor_list, tensor, async_op)
+    check_tensor(tensor, "all_gather")
     for i, t in enumerate(tensor_list):
         check_like(t, tensor, "all_gather", f"tensor_list[{i}]")
     send = Buffer(tensor, "all_gather").array
@@ -151,6 +154,8 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
     """Concatenate every rank's ``input_tensor`` along dim 0 into ``output_tensor``
     (shape ``(world_size * n, ...)`` or ``(world_size, n, ...)``; rank ``r``'s block is the r-th)."""
     g = default_group("all_gather_into_tensor", group)
+    if g.nccl is not None:
+        return _nccl.all_gather_into_tensor(g, output_tensor, input_tensor, async_op)
     _check_blocks(output_tensor, input_tensor, g, "all_gather_into_tensor", "output_tensor")
     send = Buffer(input_tensor, "all_gather_into_tensor", "input_tensor")
     recv = Buffer(output_tensor, "all_gather_into_tensor", "output_tensor")
@@ -176,6 +181,8 @@ def _check_blocks(big, small, g, fn: str, what: str) -> None:
 def reduce_scatter(output, input_list: list, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool = False):
     """Reduce ``input_list[r]`` across ranks into rank ``r``'s ``output``."""
     g = default_group("reduce_scatter", group)
+    if g.nccl is not None:
+        return _nccl.reduce_scatter(g, output, input_list, op, async_op)
     check_tensor(output, "reduce_scatter", "output")
     if len(input_list) != g.world_size:
         raise ValueError(f"reduce_scatter: input_list has {len(input_list)} tensors, world size is {g.world_size}")
@@ -196,6 +203,8 @@ def reduce_scatter(output, input_list: list, op: ReduceOp = ReduceOp.SUM, group=
 def reduce_scatter_tensor(output, input, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool = False):
     """Reduce ``input`` (``world_size`` blocks along dim 0) across ranks; rank ``r`` gets block ``r``."""
     g = default_group("reduce_scatter_tensor", group)
+    if g.nccl is not None:
+        return _nccl.reduce_scatter_tensor(g, output, input, op, async_op)
     _check_blocks(input, output, g, "reduce_scatter_tensor", "input")
     send = Buffer(input, "reduce_scatter_tensor", "input")
     out, mop = Buffer(output, "reduce_scatter_tensor", "output"), _mpi_op(op, output.dtype, "reduce_scatter_tensor")
@@ -228,6 +237,8 @@ def gather(tensor, gather_list=None, dst: int = 0, group=None, async_op: bool = 
     """Collect every rank's ``tensor`` into ``gather_list`` on rank ``dst``."""
     g = default_group("gather", group)
     _check_rank(dst, g, "gather", "dst")
+    if g.nccl is not None:
+        return _nccl.gather(g, tensor, gather_list, dst, async_op)
     check_tensor(tensor, "gather")
     outs = _root_list(gather_list, dst, g, tensor, "gather", "gather_list")
     send = Buffer(tensor, "gather").array
@@ -248,6 +259,8 @@ def scatter(tensor, scatter_list=None, src: int = 0, group=None, async_op: bool 
     """Give rank ``r`` the tensor ``scatter_list[r]`` of rank ``src``, written into ``tensor``."""
     g = default_group("scatter", group)
     _check_rank(src, g, "scatter", "src")
+    if g.nccl is not None:
+        return _nccl.scatter(g, tensor, scatter_list, src, async_op)
     check_tensor(tensor, "scatter")
     ins = _root_list(scatter_list, src, g, tensor, "scatter", "scatter_list")
     send = stack_arrays(ins, tensor, "scatter", "scatter_list") if ins is not None else None
@@ -258,41 +271,3 @@ def scatter(tensor, scatter_list=None, src: int = 0, group=None, async_op: bool 
 
     sig = header("scatter", tensor, root=src)
     return start_checked("scatter", g, sig, launch, async_op, out.written, [tensor], (send, out))
-
-
-def isend(tensor, dst: int, group=None, tag: int = 0):
-    """Start sending ``tensor`` to rank ``dst``; returns a :class:`Work`."""
-    g = default_group("send", group)
-    _check_rank(dst, g, "send", "dst")
-    buf = Buffer(tensor, "send")
-    return start("send", g, [g.comm.Isend(buf.array, dest=dst, tag=tag)], True, keep=buf)
-
-
-def irecv(tensor, src: int | None = None, group=None, tag: int = 0):
-    """Start receiving into ``tensor`` from rank ``src`` (any rank when None); returns a :class:`Work`
-    whose ``wait()`` completes the receive (the sender's rank is then ``work.source``)."""
-    g = default_group("recv", group)
-    MPI = mpi()
-    source = MPI.ANY_SOURCE if src is None else _check_rank(src, g, "recv", "src")
-    buf, status = Buffer(tensor, "recv"), MPI.Status()
-    req = g.comm.Irecv(buf.array, source=source, tag=tag)
-
-    def finish():
-        buf.written()
-        work.source = status.Get_source()
-        return work.source
-
-    work = start("recv", g, [req], True, finish, [tensor], buf, [status])
-    return work
-
-
-def send(tensor, dst: int, group=None, tag: int = 0) -> None:
-    """Send ``tensor`` to rank ``dst`` (blocks until the buffer may be reused, with the group timeout)."""
-    isend(tensor, dst, group, tag).wait()
-
-
-def recv(tensor, src: int | None = None, group=None, tag: int = 0) -> int:
-    """Receive into ``tensor`` from rank ``src`` (any rank when None); returns the sender's rank."""
-    work = irecv(tensor, src, group, tag)
-    work.wait()
-    return work.source

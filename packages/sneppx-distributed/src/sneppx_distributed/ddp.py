@@ -16,6 +16,7 @@ import zlib
 import sneppx_core as sx
 
 from . import _progress as progress
+from ._device_reducer import DeviceReducer
 from ._reducer import Reducer
 from .collectives import all_gather, broadcast
 from .group import default_group
@@ -65,7 +66,8 @@ class DistributedDataParallel:
     Args:
         module: any callable object with ``parameters()`` (and ideally ``named_parameters()``,
             ``buffers()``, ``state_dict()``), such as a ``sneppx_nn.Module``.
-        device_ids, output_device: must be None (CPU modules; accepted for PyTorch compatibility).
+        device_ids, output_device: None; with backend "nccl" also ``[local GPU index]`` and that index
+            (PyTorch's ``device_ids=[local_rank]``).
         broadcast_buffers: copy rank 0's buffers to all ranks at every forward.
         bucket_cap_mb: bucket size in megabytes.
         find_unused_parameters: walk the autograd graph of the outputs at each forward so that
@@ -89,9 +91,7 @@ class DistributedDataParallel:
                  bucket_cap_mb: float = 25, find_unused_parameters: bool = False, progress_thread=None,
                  gradient_as_bucket_view: bool = True) -> None:
         self._group = default_group("DistributedDataParallel")
-        if device_ids is not None or output_device is not None:
-            raise ValueError("DistributedDataParallel: device_ids and output_device must be None for CPU modules, "
-                             f"got device_ids={device_ids!r}, output_device={output_device!r}")
+        self._check_devices(device_ids, output_device)
         if not callable(module) or not hasattr(module, "parameters"):
             raise TypeError(f"DistributedDataParallel: module must be callable and have parameters(), got "
                             f"{type(module).__name__}")
@@ -108,16 +108,36 @@ class DistributedDataParallel:
             progress_thread = (os.cpu_count() or 1) >= 2 * self._group.local_world_size and progress.available()
         if progress_thread and not progress.available():
             raise RuntimeError("DistributedDataParallel: progress_thread=True needs MPI_THREAD_MULTIPLE")
-        self.reducer = Reducer(named, int(bucket_cap_mb * 2**20), self._group, bool(progress_thread),
-                               bool(gradient_as_bucket_view))
+        if self._group.nccl is not None:
+            self.reducer = DeviceReducer(named, int(bucket_cap_mb * 2**20), self._group)
+        else:
+            self.reducer = Reducer(named, int(bucket_cap_mb * 2**20), self._group, bool(progress_thread),
+                                   bool(gradient_as_bucket_view))
+
+    def _check_devices(self, device_ids, output_device) -> None:
+        g = self._group
+        if g.nccl is None:
+            if device_ids is not None or output_device is not None:
+                raise ValueError("DistributedDataParallel: device_ids and output_device must be None for CPU modules, "
+                                 f"got device_ids={device_ids!r}, output_device={output_device!r}")
+            return
+        index = g.device.index
+        ids = None if device_ids is None else [d if isinstance(d, int) else sx.device(d).index for d in device_ids]
+        ok_ids = ids is None or ids == [index]
+        ok_out = output_device is None or (output_device if isinstance(output_device, int)
+                                           else sx.device(output_device).index) == index
+        if not (ok_ids and ok_out):
+            raise ValueError(f"DistributedDataParallel: this rank's GPU is {g.device}; device_ids must be None or "
+                             f"[{index}] and output_device None or {index}, got {device_ids!r} and {output_device!r}")
 
     def _buffers(self) -> list:
         return [b for _, b in _named(self.module, "named_buffers", "buffers")]
 
     def _check_same_layout(self, named) -> None:
         sig = repr([(n, tuple(p.shape), str(p.dtype)) for n, p in named]).encode()
-        mine = sx.Tensor([zlib.crc32(sig)], dtype=sx.int64)
-        every = [sx.zeros(1, dtype=sx.int64) for _ in range(self._group.world_size)]
+        device = self._group.device or "cpu"  # NCCL moves CUDA tensors only
+        mine = sx.tensor([zlib.crc32(sig)], dtype=sx.int64, device=device)
+        every = [sx.zeros(1, dtype=sx.int64, device=device) for _ in range(self._group.world_size)]
         all_gather(every, mine)
         if len({int(t.item()) for t in every}) != 1:
             raise RuntimeError("DistributedDataParallel: the ranks' models have different parameter names, "

@@ -42,6 +42,8 @@ class _Group:
     timeout: float
     data_comm: object = None  # collectives' data transfers; their agreement headers go on ``comm``
     ring_calls: int = 0  # ring all-reduces started on data_comm (each takes its own range of tags)
+    nccl: object = None  # the NCCL communicator of backend "nccl" (collectives on CUDA tensors)
+    device: object = None  # the CUDA device of this rank with backend "nccl"
 
     def next_ring_tag(self) -> int:
         """A tag for the next ring all-reduce on ``data_comm``; collectives start in the same order on
@@ -70,14 +72,10 @@ def _check_backend(backend) -> str:
     name = "mpi" if backend is None else str(backend).lower()
     if name not in BACKENDS:
         raise ValueError(f"init_process_group: unknown backend {backend!r}; supported: {', '.join(BACKENDS)}")
-    if name == "nccl":
-        if not sx.cuda.is_available():
-            raise RuntimeError(
-                "init_process_group: backend 'nccl' needs CUDA tensors, but this build of sneppx-core has no "
-                "CUDA tensors (sneppx_core.cuda.is_available() is False); use backend='mpi' for CPU tensors"
-            )
-        raise NotImplementedError(
-            "init_process_group: the NCCL backend for CUDA tensors is not implemented yet; use backend='mpi'"
+    if name == "nccl" and not sx.cuda.is_available():
+        raise RuntimeError(
+            "init_process_group: backend 'nccl' needs CUDA tensors, but this build of sneppx-core has no "
+            "CUDA tensors (sneppx_core.cuda.is_available() is False); use backend='mpi' for CPU tensors"
         )
     return name
 
@@ -87,8 +85,9 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
     """Initialise the default process group over MPI.
 
     Args:
-        backend: ``"mpi"`` (default; CPU tensors) or ``"nccl"`` (CUDA tensors; raises ``RuntimeError``
-            when sneppx-core has no CUDA tensors).
+        backend: ``"mpi"`` (default; CPU tensors) or ``"nccl"`` (CUDA tensors, through NVIDIA's NCCL;
+            raises ``RuntimeError`` without a visible GPU). With NCCL, rank r uses GPU
+            ``local_rank % device_count()`` (made the current device) and MPI only starts the ranks.
         init_method: ``None`` or ``"env://"``; MPI does the rendezvous itself.
         timeout: seconds (or ``timedelta``) a collective may wait for its peers before raising
             ``RuntimeError``; default ``SNEPPX_DIST_TIMEOUT`` from the environment, else 30 minutes.
@@ -117,8 +116,26 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
     node = comm.Split_type(MPI.COMM_TYPE_SHARED)
     local, local_size = node.Get_rank(), node.Get_size()
     node.Free()
-    _default = _Group(comm, me, size, local, local_size, name, seconds, comm.Dup())
+    g = _Group(comm, me, size, local, local_size, name, seconds, comm.Dup())
+    if name == "nccl":
+        _start_nccl(g)
+    _default = g
     os.environ.update({RANK_ENV: str(me), WORLD_SIZE_ENV: str(size), LOCAL_RANK_ENV: str(local)})
+
+
+def _start_nccl(g: _Group) -> None:
+    """Picks this rank's GPU and creates the NCCL communicator (rank 0's id reaches the others over MPI)."""
+    from . import _nccl
+
+    index = g.local_rank % sx.cuda.device_count()
+    sx.cuda.set_device(index)
+    try:
+        uid = g.comm.bcast(_nccl.unique_id() if g.rank == 0 else None, root=0)
+        g.nccl, g.device = _nccl.Comm(g.world_size, uid, g.rank), sx.device("cuda", index)
+    except BaseException:
+        g.data_comm.Free()
+        g.comm.Free()
+        raise
 
 
 def destroy_process_group(group=None) -> None:
@@ -131,6 +148,9 @@ def destroy_process_group(group=None) -> None:
     from ._checks import forget
 
     forget(g)
+    if g.nccl is not None:
+        sx.cuda.synchronize(g.device)
+        g.nccl.destroy()
     g.data_comm.Free()
     g.comm.Free()
 
@@ -174,6 +194,8 @@ def barrier(group=None, async_op: bool = False, timeout=None):
     from .work import start
 
     g = default_group("barrier", group)
+    if g.nccl is not None:  # the ranks' queued GPU work is done when they meet
+        sx.cuda.synchronize(g.device)
     return start("barrier", g, [g.comm.Ibarrier()], async_op, timeout=timeout)
 
 
