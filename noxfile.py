@@ -320,7 +320,8 @@ def cuda(session: nox.Session):
     SNEPPX_CUDA_ARCHS (e.g. "90"). It is installed with the NVIDIA runtime wheels it depends on,
     imported (the CUDA libraries must resolve through its RPATH; without a GPU, `x.to("cuda")` must
     raise "no CUDA device is visible"), and core's test suite runs against it: on a machine without a
-    GPU the `cuda`-marked comparisons skip and everything else runs on the CPU.
+    GPU the `cuda`-marked comparisons skip and everything else runs on the CPU. Then the NCCL tests
+    (the library from nvidia-nccl-cu13) and the CUDA training comparisons.
     Arguments after `--` go to pytest (e.g. `-- -m cuda` for the GPU comparisons only).
     """
     args = "-DSNEPPX_CUDA=ON"
@@ -329,11 +330,18 @@ def cuda(session: nox.Session):
     tag = "cuda-" + os.environ.get("SNEPPX_CUDA_ARCHS", "default").replace(";", "_")
     # Its own CMake build folder, apart from the CPU wheel's.
     wheel = core_wheel(session, env={"CMAKE_ARGS": args, "SKBUILD_BUILD_DIR": f"build/{tag}"}, tag=tag)
-    session.install(str(wheel), *TEST_DEPS)  # brings nvidia-cuda-runtime and nvidia-cublas along
+    # brings nvidia-cuda-runtime and nvidia-cublas along; the distributed package with NCCL's wheel
+    session.install(str(wheel), *[str(ROOT / "packages" / n) for n in _present(SIBLINGS) if n != "sneppx-distributed"],
+                    f"{ROOT / 'packages' / 'sneppx-distributed'}[cuda]", *TEST_DEPS)
     installed = {"PYTHONPATH": ""}  # the wheel just installed, never package sources on PYTHONPATH
     session.run("python", "-c", CUDA_IMPORT_CHECK, env=installed)
     session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "not parity", str(CORE / "tests"),
                 *session.posargs, env=installed)
+    # NCCL from its wheel (loads and makes ids without a GPU; the GPU tests skip without one) and the
+    # training and generation comparisons (skip without a GPU)
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "not parity",
+                str(ROOT / "packages" / "sneppx-distributed" / "tests" / "test_nccl.py"),
+                str(ROOT / "tests" / "test_cuda_training.py"), env=installed)
 
 
 DOCS_DEPS = ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"]

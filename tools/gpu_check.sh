@@ -3,9 +3,12 @@
 #
 # Builds the CUDA-enabled sneppx-core wheel for this machine's GPU architecture (nvcc and the CUDA
 # libraries from the NVIDIA wheels; no system CUDA install needed), installs it with its NVIDIA
-# runtime wheels in a fresh virtual environment, runs the `cuda`-marked tests (every op of the op
-# table and its gradient on the GPU against the CPU, copies, memory statistics, errors) and prints
-# the CUDA benchmark rows. Output goes to stdout; the exit status is pytest's.
+# runtime wheels, the other packages and NCCL's wheel in a fresh virtual environment, runs the
+# `cuda`-marked tests (every op of the op table and its gradient on the GPU against the CPU, the
+# fused nn kernels, attention, optimizer steps, convolutions, half dtypes, pinned copies and events,
+# copies, memory statistics, errors; a small GPT trained 50 steps and sampled on GPU and CPU; NCCL
+# collectives and DDP on 1 and 2 GPUs) and prints the CUDA benchmark rows. Output goes to stdout;
+# the exit status is pytest's.
 #
 # This script has not been run yet: the machines it was written on have no GPU. The CUDA code it
 # builds has been compiled there, never executed.
@@ -27,7 +30,8 @@ mkdir -p "$VENV/wheels"
 echo "== building the CUDA wheel for sm_$ARCHS"
 CMAKE_ARGS="-DSNEPPX_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=$ARCHS" \
   "$VENV/bin/pip" wheel -q --no-deps -w "$VENV/wheels" packages/sneppx-core
-"$VENV/bin/pip" install -q "$VENV"/wheels/sneppx_core-*.whl pytest hypothesis
+"$VENV/bin/pip" install -q "$VENV"/wheels/sneppx_core-*.whl packages/sneppx-nn packages/sneppx-optim \
+  packages/sneppx-data packages/sneppx-generate "packages/sneppx-distributed[cuda]" pytest hypothesis
 echo "== build and install: $(( $(date +%s) - start )) s"
 
 "$VENV/bin/python" - <<'PY'
@@ -39,7 +43,8 @@ PY
 
 echo "== cuda tests"
 status=0
-"$VENV/bin/python" -m pytest -q -p no:cacheprovider -m cuda packages/sneppx-core/tests -rs || status=$?
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider -m cuda -rs packages/sneppx-core/tests \
+  tests/test_cuda_training.py packages/sneppx-distributed/tests/test_nccl.py || status=$?
 
 echo "== CUDA benchmark rows (PyTorch columns need a CUDA build of torch in $VENV)"
 "$VENV/bin/python" benchmarks/run.py --only cuda --quick --no-write || status=$?
