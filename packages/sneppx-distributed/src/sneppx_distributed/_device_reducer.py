@@ -11,12 +11,11 @@ never waits, and the optimizer step that follows reads the averaged slots in str
 from __future__ import annotations
 
 import time
-import weakref
 
 import sneppx_core as sx
 
 from . import _nccl_ops
-from ._reducer import _aliases, _assign_buckets, arrive, check_complete, mark_unused
+from ._reducer import _aliases, _assign_buckets, arrive, check_complete, hook_gradients, mark_unused
 from .collectives import ReduceOp
 from .work import wait_requests
 
@@ -37,9 +36,7 @@ class DeviceReducer:
             b.flat = sx.zeros(b.size, dtype=b.dtype, device=group.device)
             b.views = [b.flat[off:off + n].reshape(tuple(self.params[i].shape)) for i, off, n in b.slots]
         self.active, self.stats, self.mask_request = False, {}, None
-        ref = weakref.ref(self)
-        for i, p in enumerate(self.params):
-            p.register_post_accumulate_grad_hook(lambda t, i=i: (r := ref()) is not None and r.mark_ready(i))
+        hook_gradients(self)
 
     def prepare(self, unused: set | None = None) -> None:
         """Start an iteration; ``unused`` holds the indices of parameters outside this rank's graph."""

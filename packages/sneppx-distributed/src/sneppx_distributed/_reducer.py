@@ -92,6 +92,13 @@ def check_complete(reducer) -> None:
         )
 
 
+def hook_gradients(reducer) -> None:
+    """Call ``reducer.mark_ready(i)`` as each parameter's gradient is accumulated (while the reducer lives)."""
+    ref = weakref.ref(reducer)
+    for i, p in enumerate(reducer.params):
+        p.register_post_accumulate_grad_hook(lambda t, i=i: (r := ref()) is not None and r.mark_ready(i))
+
+
 def mark_unused(reducer, unused: set) -> None:
     """Start agreeing (over MPI, in host memory) which parameters some rank used, and give the ones this
     rank did not use zero gradients."""
@@ -133,9 +140,7 @@ class Reducer:
         self.ring_comm = group.comm.Dup() if any(b.flat is not None for b in self.buckets) else None
         self.active, self.stats = False, {}
         self.progress = ProgressThread(group.comm) if progress_thread else None
-        ref = weakref.ref(self)
-        for i, p in enumerate(self.params):
-            p.register_post_accumulate_grad_hook(lambda t, i=i: (r := ref()) is not None and r.mark_ready(i))
+        hook_gradients(self)
 
     def prepare(self, unused: set | None = None) -> None:
         """Start an iteration; ``unused`` holds the indices of parameters outside this rank's graph."""
