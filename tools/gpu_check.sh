@@ -13,6 +13,9 @@
 # This script has not been run yet: the machines it was written on have no GPU. The CUDA code it
 # builds has been compiled there, never executed.
 #
+# On a machine that reaches no package index, run tools/gpu_wheels.sh first where one is reached and
+# bring .whl/ along: the script then builds with the machine's own CUDA toolkit and packages.
+#
 # Usage: tools/gpu_check.sh            (SNEPPX_CUDA_ARCHS=90 to choose the architecture by hand)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,14 +27,35 @@ VENV=${SNEPPX_GPU_VENV:-/tmp/sneppx-gpu-check}
 PY=${PYTHON:-python3}
 
 start=$(date +%s)
-rm -rf "$VENV" && "$PY" -m venv "$VENV"
-"$VENV/bin/pip" install -q --upgrade pip
+rm -rf "$VENV"
+if [ -d .whl ]; then
+  # Offline (a lent GPU machine reaches no package index): the machine's own packages (PyTorch for the
+  # benchmark columns, pybind11, scikit-build-core, pytest, mpi4py, NVIDIA's CUDA and NCCL wheels) plus
+  # the wheels tools/gpu_wheels.sh fetched into .whl/; the machine's CUDA toolkit builds.
+  "$PY" -m venv --system-site-packages "$VENV"
+  "$VENV/bin/pip" install -q --no-index --no-deps .whl/*.whl
+  PIPX=(--no-index --no-build-isolation --no-deps)
+  NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  CUDA_ROOT=$(dirname "$(dirname "$(readlink -f "$NVCC")")")
+  TOOLKIT="-DCUDAToolkit_ROOT=$CUDA_ROOT -DCMAKE_CUDA_COMPILER=$CUDA_ROOT/bin/nvcc"
+  export LD_LIBRARY_PATH="$CUDA_ROOT/lib64:$CUDA_ROOT/lib:${LD_LIBRARY_PATH:-}"
+else
+  "$PY" -m venv "$VENV"
+  "$VENV/bin/pip" install -q --upgrade pip
+  PIPX=(--no-deps)
+  TOOLKIT=""
+fi
 mkdir -p "$VENV/wheels"
 echo "== building the CUDA wheel for sm_$ARCHS"
-CMAKE_ARGS="-DSNEPPX_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=$ARCHS" \
-  "$VENV/bin/pip" wheel -q --no-deps -w "$VENV/wheels" packages/sneppx-core
-"$VENV/bin/pip" install -q "$VENV"/wheels/sneppx_core-*.whl packages/sneppx-nn packages/sneppx-optim \
-  packages/sneppx-data packages/sneppx-generate "packages/sneppx-distributed[cuda]" pytest hypothesis
+CMAKE_ARGS="-DSNEPPX_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=$ARCHS $TOOLKIT" CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) \
+  "$VENV/bin/pip" wheel -q "${PIPX[@]}" -w "$VENV/wheels" packages/sneppx-core
+if [ -d .whl ]; then
+  "$VENV/bin/pip" install -q "${PIPX[@]}" "$VENV"/wheels/sneppx_core-*.whl packages/sneppx-nn packages/sneppx-optim \
+    packages/sneppx-data packages/sneppx-generate packages/sneppx-distributed
+else
+  "$VENV/bin/pip" install -q "$VENV"/wheels/sneppx_core-*.whl packages/sneppx-nn packages/sneppx-optim \
+    packages/sneppx-data packages/sneppx-generate "packages/sneppx-distributed[cuda]" pytest hypothesis
+fi
 echo "== build and install: $(( $(date +%s) - start )) s"
 
 "$VENV/bin/python" - <<'PY'
