@@ -12,9 +12,6 @@ namespace sx::cuda {
 
 namespace {
 
-#define SX_GRID_LOOP(i, n) \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
-
 // cols[(r * N + n) * L + l], r = (c, ki, kj), l = (oy, ox): x[n, c, oy sh - ph + ki dh, ox sw - pw + kj dw] or 0.
 template <typename T> __global__ void im2col_kernel(const T* x, T* cols, ConvGeom g) {
   const int64_t K = g.kh * g.kw, L = g.oh * g.ow;

@@ -28,6 +28,10 @@ inline unsigned blocks_for(int64_t n) {
   return unsigned(b < 65535 * 8 ? (b < 1 ? 1 : b) : 65535 * 8);  // grid-stride loops cover the rest
 }
 
+// The grid-stride loop of a kernel over [0, n): each thread takes i, i + all threads, ...
+#define SX_GRID_LOOP(i, n) \
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
+
 // Raises after a launch when the launch itself failed (bad configuration, no kernel image for the GPU).
 void check_launch(const char* op);
 
@@ -184,6 +188,20 @@ void check_blas(cublasStatus_t s, const char* op, const char* what);
 void gemm(Device d, DType dt, const char* op, cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n,
           int64_t k, const void* A, int64_t lda, int64_t sa, const void* B, int64_t ldb, int64_t sb, double beta,
           void* C, int64_t ldc, int64_t sc, int64_t batch);
+
+// Calls f(W{}) with W the unsigned integer type of `bytes` (1, 2, 4 or 8): kernels that only move
+// elements move them as words of their size, whatever the dtype.
+template <typename F> void with_word(size_t bytes, F f) {
+  switch (bytes) {
+    case 2: return f(uint16_t());
+    case 4: return f(uint32_t());
+    case 8: return f(uint64_t());
+    default: return f(uint8_t());
+  }
+}
+
+// The DType of float / double (the fused kernels' two compute types).
+template <typename T> constexpr DType float_dtype() { return std::is_same_v<T, float> ? DType::Float32 : DType::Float64; }
 
 // The data of an optional operand (null when absent).
 template <typename T> T* ptr(const Tensor& t) { return t ? t->data<T>() : nullptr; }

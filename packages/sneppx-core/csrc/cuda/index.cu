@@ -15,9 +15,6 @@ namespace sx::cuda {
 
 namespace {
 
-#define SX_GRID_LOOP(i, n) \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
-
 // i wrapped into [0, size), or -1 (the flag raised) when it lies outside [-size, size).
 __device__ inline int64_t checked(int64_t i, int64_t size, int* bad) {
   if (i < 0) i += size;
@@ -272,17 +269,11 @@ void masked_select(const Tensor& out, const Tensor& x, const Tensor& mask) {
   if (m * block == 0) return;
   use_device(x->device());
   Compaction c = compact(mask->data<bool>(), m, x->device(), "masked_select");
-  auto run = [&](auto word) {
+  with_word(itemsize(x->dtype), [&](auto word) {
     using W = decltype(word);
     masked_copy<W><<<blocks_for(m * block), kThreads, 0, stream()>>>(x->data<W>(), out->data<W>(), mask->data<bool>(),
                                                                      c.pos.as<int64_t>(), m, block);
-  };
-  switch (itemsize(x->dtype)) {  // elements move as words of their size
-    case 2: run(uint16_t()); break;
-    case 4: run(uint32_t()); break;
-    case 8: run(uint64_t()); break;
-    default: run(uint8_t()); break;
-  }
+  });
   check_launch("masked_select");
 }
 

@@ -121,7 +121,7 @@ __global__ void ce_bwd_kernel(CE a, const int64_t* target, const T* x, const T* 
 template <typename T>
 __global__ void nll_fwd_kernel(const int64_t* y, const T* x, const T* w, int64_t ignore, double* loss, double* wrow,
                                int64_t rows, int64_t C) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < rows; i += int64_t(gridDim.x) * blockDim.x) {
+  SX_GRID_LOOP(i, rows) {
     if (y[i] == ignore) {
       loss[i] = wrow[i] = 0;
       continue;
@@ -134,7 +134,7 @@ __global__ void nll_fwd_kernel(const int64_t* y, const T* x, const T* w, int64_t
 template <typename T>
 __global__ void nll_bwd_kernel(const int64_t* y, const T* w, const T* grow, int64_t ignore, T* gx, int64_t rows,
                                int64_t C) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < rows; i += int64_t(gridDim.x) * blockDim.x)
+  SX_GRID_LOOP(i, rows)
     if (y[i] != ignore) gx[i * C + y[i]] = -(w ? w[y[i]] : T(1)) * grow[i];
 }
 
@@ -208,14 +208,14 @@ struct DeviceMath {
 
 template <nn::PLoss K, typename T>
 __global__ void ploss_fwd_kernel(const T* x, const T* t, const T* w, T* out, int64_t n, T beta) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+  SX_GRID_LOOP(i, n)
     out[i] = nn::loss_f<K, DeviceMath, T>(x[i], t[i], w ? w[i] : T(1), beta);
 }
 
 template <nn::PLoss K, typename T>
 __global__ void ploss_bwd_kernel(const T* g, const T* x, const T* t, const T* w, T* gx, T* gt, T* gw, int64_t n,
                                  T beta) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+  SX_GRID_LOOP(i, n) {
     T dx, dt, dw;
     nn::loss_df<K, DeviceMath, T>(x[i], t[i], w ? w[i] : T(1), beta, dx, dt, dw);
     if (gx) gx[i] = g[i] * dx;

@@ -85,7 +85,7 @@ template <typename T, typename F> void launch_column_sums(int64_t M, int64_t N, 
 // ---- gated units over `outer` blocks of `len` elements (see ops/nn.h)
 template <typename T>
 __global__ void gate_fwd_kernel(bool glu, const T* a, const T* b, T* y, int64_t outer, int64_t len, int64_t in_stride) {
-  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < outer * len; e += int64_t(gridDim.x) * blockDim.x) {
+  SX_GRID_LOOP(e, outer * len) {
     int64_t o = e / len, j = e % len, k = o * in_stride + j;
     y[e] = glu ? a[k] / (T(1) + std::exp(-b[k])) : a[k] / (T(1) + std::exp(-a[k])) * b[k];
   }
@@ -94,7 +94,7 @@ __global__ void gate_fwd_kernel(bool glu, const T* a, const T* b, T* y, int64_t 
 template <typename T>
 __global__ void gate_bwd_kernel(bool glu, const T* g, const T* a, const T* b, T* ga, T* gb, int64_t outer, int64_t len,
                                 int64_t in_stride) {
-  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < outer * len; e += int64_t(gridDim.x) * blockDim.x) {
+  SX_GRID_LOOP(e, outer * len) {
     int64_t o = e / len, j = e % len, k = o * in_stride + j;
     if (glu) {
       T s = T(1) / (T(1) + std::exp(-b[k]));
@@ -112,23 +112,22 @@ __global__ void gate_bwd_kernel(bool glu, const T* g, const T* a, const T* b, T*
 template <typename T>
 void gemm2(Device d, cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n, int64_t k, const T* A,
            int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
-  gemm(d, std::is_same_v<T, float> ? DType::Float32 : DType::Float64, "linear", ta, tb, m, n, k, A, lda, 0, B, ldb, 0,
-       double(beta), C, ldc, 0, 1);
+  gemm(d, float_dtype<T>(), "linear", ta, tb, m, n, k, A, lda, 0, B, ldb, 0, double(beta), C, ldc, 0, 1);
 }
 
 template <typename T> __global__ void fill_rows(T* out, const T* b, int64_t M, int64_t N) {
-  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < M * N; e += int64_t(gridDim.x) * blockDim.x)
+  SX_GRID_LOOP(e, M * N)
     out[e] = b[e % N];
 }
 
 // ---- embedding rows, copied as words of the weight's item size
 template <typename W> __global__ void embedding_rows(const int64_t* ids, const W* w, W* out, int64_t n, int64_t D) {
-  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n * D; e += int64_t(gridDim.x) * blockDim.x)
+  SX_GRID_LOOP(e, n * D)
     out[e] = w[ids[e / D] * D + e % D];
 }
 
 __global__ void count_ids(const int64_t* ids, int64_t n, int* count) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+  SX_GRID_LOOP(i, n)
     atomicAdd(count + ids[i], 1);
 }
 
@@ -136,7 +135,7 @@ __global__ void count_ids(const int64_t* ids, int64_t n, int* count) {
 template <typename T>
 __global__ void embedding_grad(const int64_t* ids, const T* g, T* gw, int64_t n, int64_t D, int64_t pad,
                                const int* count) {
-  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n * D; e += int64_t(gridDim.x) * blockDim.x) {
+  SX_GRID_LOOP(e, n * D) {
     int64_t id = ids[e / D];
     if (id == pad) continue;
     T v = g[e];
@@ -149,7 +148,7 @@ __global__ void embedding_grad(const int64_t* ids, const T* g, T* gw, int64_t n,
 template <typename T>
 __global__ void dropout_kernel(const T* x, T* y, int64_t n, uint64_t thr, T scale, uint64_t seed, uint64_t base) {
   int64_t groups = (n + 3) / 4;
-  for (int64_t q = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; q < groups; q += int64_t(gridDim.x) * blockDim.x) {
+  SX_GRID_LOOP(q, groups) {
     auto r = philox(seed, base + uint64_t(q));
     for (int64_t l = 0; l < 4 && q * 4 + l < n; ++l) y[q * 4 + l] = uint64_t(r[l]) >= thr ? x[q * 4 + l] * scale : T(0);
   }
@@ -254,16 +253,10 @@ void embedding_fwd(const Tensor& ids, const Tensor& w, const Tensor& out) {
   if (n * D == 0) return;
   use_device(w->device());
   const int64_t* pi = ids->data<int64_t>();
-  auto run = [&](auto word) {
+  with_word(itemsize(w->dtype), [&](auto word) {
     using W = decltype(word);
     embedding_rows<W><<<blocks_for(n * D), kThreads, 0, stream()>>>(pi, w->data<W>(), out->data<W>(), n, D);
-  };
-  switch (itemsize(w->dtype)) {
-    case 2: run(uint16_t()); break;
-    case 4: run(uint32_t()); break;
-    case 8: run(uint64_t()); break;
-    default: run(uint8_t()); break;
-  }
+  });
   check_launch("embedding");
 }
 

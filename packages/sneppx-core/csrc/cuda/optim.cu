@@ -12,9 +12,6 @@ namespace sx::cuda {
 
 namespace {
 
-#define SX_GRID_LOOP(i, n) \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
-
 template <typename T> struct SgdK {
   T nlr, mom, keep, wd, gs;
   bool momentum, nesterov, first_step;

@@ -13,9 +13,6 @@ namespace sx::cuda {
 
 namespace {
 
-#define SX_GRID_LOOP(i, n) \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
-
 template <typename T>
 __global__ void arange_kernel(T* p, int64_t n, int64_t half, double start, double step, double end) {
   using C = acc_t<T>;

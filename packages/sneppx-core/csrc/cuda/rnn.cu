@@ -11,9 +11,6 @@ namespace sx::cuda {
 
 namespace {
 
-#define SX_GRID_LOOP(i, n) \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
-
 template <typename T> __device__ T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
 
 // LSTM rows: pre-activations a (B, 4H) (+ e (B, 4H) when set), c_prev -> h, c; ws (B, 5H) when set.
@@ -96,22 +93,20 @@ template <typename T> __global__ void sum_rows(const T* x, T* out, int64_t rows,
   }
 }
 
-template <typename T> constexpr DType dtype_of() { return std::is_same_v<T, float> ? DType::Float32 : DType::Float64; }
-
 // Row-major products of the sequences: y (B, G) = h (B, H) W^T for W (G, H) ...
 template <typename T> void times_wt(Device d, const T* h, const T* w, T* y, int64_t B, int64_t G, int64_t H) {
-  gemm(d, dtype_of<T>(), "rnn", CUBLAS_OP_T, CUBLAS_OP_N, G, B, H, w, H, 0, h, H, 0, 0.0, y, G, 0, 1);
+  gemm(d, float_dtype<T>(), "rnn", CUBLAS_OP_T, CUBLAS_OP_N, G, B, H, w, H, 0, h, H, 0, 0.0, y, G, 0, 1);
 }
 
 // ... y (B, H) (+)= g (B, G) W ...
 template <typename T>
 void times_w(Device d, const T* g, const T* w, T* y, int64_t B, int64_t G, int64_t H, double beta) {
-  gemm(d, dtype_of<T>(), "rnn", CUBLAS_OP_N, CUBLAS_OP_N, H, B, G, w, H, 0, g, G, 0, beta, y, H, 0, 1);
+  gemm(d, float_dtype<T>(), "rnn", CUBLAS_OP_N, CUBLAS_OP_N, H, B, G, w, H, 0, g, G, 0, beta, y, H, 0, 1);
 }
 
 // ... and dW (G, H) = g^T (G, M) h (M, H) over M rows.
 template <typename T> void weight_grad(Device d, const T* g, const T* h, T* dw, int64_t M, int64_t G, int64_t H) {
-  gemm(d, dtype_of<T>(), "rnn", CUBLAS_OP_N, CUBLAS_OP_T, H, G, M, h, H, 0, g, G, 0, 0.0, dw, H, 0, 1);
+  gemm(d, float_dtype<T>(), "rnn", CUBLAS_OP_N, CUBLAS_OP_T, H, G, M, h, H, 0, g, G, 0, 0.0, dw, H, 0, 1);
 }
 
 void copy_rows(void* dst, const void* src, size_t bytes) {

@@ -12,9 +12,6 @@ namespace sx::cuda {
 
 namespace {
 
-#define SX_GRID_LOOP(i, n) \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
-
 template <typename T> using wide_t = std::conditional_t<std::is_same_v<T, float>, double, acc_t<T>>;
 
 // log(exp(a) + exp(b)) without overflow; equal arguments (infinities included) give a + log 2.
