@@ -69,6 +69,8 @@ echo "== cuda tests"
 status=0
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider -m cuda -rs packages/sneppx-core/tests \
   tests/test_cuda_training.py packages/sneppx-distributed/tests/test_nccl.py || status=$?
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider -m cuda -rs packages/sneppx-data/tests/test_torch_names.py \
+  || status=$?
 
 echo "== CUDA benchmark rows (PyTorch columns need a CUDA build of torch in $VENV)"
 "$VENV/bin/python" benchmarks/run.py --only cuda --quick --no-write || status=$?

@@ -609,3 +609,25 @@ def test_radix_sorted_rows_of_spread_values(threads, n, dtype):
         np.testing.assert_array_equal(i.numpy(), order)
         np.testing.assert_array_equal(v.numpy(), np.take_along_axis(a, order, 1))
         np.testing.assert_array_equal(x.argsort(dim=1, stable=True, descending=descending).numpy(), order)
+
+
+@pytest.mark.parametrize("mean", [False, True])
+def test_column_sums_every_block_width_and_thread_count(mean):
+    """Sums down a middle dim (outer, n, inner) for inner widths that take every register block (64,
+    32, 16 and 8 columns) and the scalar tail, with chunks of the thread pool starting mid-row: the
+    float64 reference within float32 rounding, and the same bits at 1 and 2 threads."""
+    before = sx.get_num_threads()
+    try:
+        for inner in (1, 7, 8, 9, 15, 16, 23, 24, 31, 40, 57, 63, 65, 88, 130):
+            a = RNG.standard_normal((13, 37, inner)).astype(np.float32)
+            x = sx.from_numpy(a)
+            got = {}
+            for threads in (1, 2):
+                sx.set_num_threads(threads)
+                got[threads] = (x.mean(dim=1) if mean else x.sum(dim=1)).numpy()
+            ref = a.astype(np.float64).mean(axis=1) if mean else a.astype(np.float64).sum(axis=1)
+            scale = np.abs(a.astype(np.float64)).sum(axis=1) / (37 if mean else 1)
+            _check(got[1], ref, np.float32, scale)
+            assert np.array_equal(got[1], got[2]), inner
+    finally:
+        sx.set_num_threads(before)

@@ -55,6 +55,48 @@ def test_pin_memory_and_worker_options_are_accepted():
         DataLoader(_ds(), prefetch_factor=2)
 
 
+class _Pinnable:
+    """A custom batch type: DataLoader(pin_memory=True) calls its pin_memory(), as PyTorch's does."""
+
+    def __init__(self, v):
+        self.v, self.pinned = v, False
+
+    def pin_memory(self):
+        out = _Pinnable(self.v)
+        out.pinned = True
+        return out
+
+
+def test_pin_memory_walks_batches_and_keeps_their_types():
+    import collections
+
+    from sneppx_data.dataloader import pin_memory
+
+    Pair = collections.namedtuple("Pair", "a b")
+    batch = {"x": [_Pinnable(1), (_Pinnable(2), "s")], "p": Pair(_Pinnable(3), 4),
+             "o": collections.OrderedDict(k=_Pinnable(5))}
+    out = pin_memory(batch)
+    assert out["x"][0].pinned and out["x"][1][0].pinned and out["x"][1][1] == "s"
+    assert isinstance(out["x"], list) and isinstance(out["x"][1], tuple)
+    assert isinstance(out["p"], Pair) and out["p"].a.pinned and out["p"].b == 4
+    assert isinstance(out["o"], collections.OrderedDict) and out["o"]["k"].pinned
+    assert not batch["x"][0].pinned  # the input batch is left as it was
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not sx.cuda.is_available(), reason="needs a GPU")
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_pin_memory_loader_batches_are_pinned(num_workers):
+    ds = TensorDataset(sx.arange(12, dtype=sx.float32), sx.arange(12))
+    loader = DataLoader(ds, batch_size=4, pin_memory=True, num_workers=num_workers)
+    batches = list(loader)
+    assert len(batches) == 3 and all(x.is_pinned() and y.is_pinned() for x, y in batches)
+    assert [x.tolist() for x, _ in batches] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
+    x = batches[1][0].to("cuda", non_blocking=True)
+    sx.cuda.synchronize()
+    assert x.cpu().tolist() == [4, 5, 6, 7]
+
+
 @pytest.mark.parity
 def test_signature_matches_torch():
     torch_data = pytest.importorskip("torch.utils.data")

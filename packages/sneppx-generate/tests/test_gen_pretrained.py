@@ -212,6 +212,22 @@ def test_command_line_reports_bad_folders(tmp_path):
         cli.main([str(tmp_path), "--prompt", "x"])
 
 
+def test_command_line_device_option(tmp_path, capsys):
+    Tokenizer(vocab_size=260).save(str(tmp_path / "tokenizer.json"))
+    random_gpt2(tmp_path, vocab=260)
+    cli.main([str(tmp_path), "--prompt", "Hi", "--max-new-tokens", "4", "--temperature", "0", "--device", "cpu"])
+    cpu_out = capsys.readouterr().out
+    assert cpu_out.startswith("Hi") and cpu_out.endswith("\n")
+    with pytest.raises(SystemExit, match="sneppx-generate: .*device.*'gpu'"):
+        cli.main([str(tmp_path), "--prompt", "Hi", "--device", "gpu"])
+    if sx.cuda.is_available():  # the GPU's greedy continuation is the CPU's
+        cli.main([str(tmp_path), "--prompt", "Hi", "--max-new-tokens", "4", "--temperature", "0", "--device", "cuda"])
+        assert capsys.readouterr().out == cpu_out
+    else:
+        with pytest.raises(SystemExit, match="sneppx-generate: .*cuda"):
+            cli.main([str(tmp_path), "--prompt", "Hi", "--device", "cuda"])
+
+
 def test_command_line_chat_mode_applies_the_template(tmp_path, capsys):
     pytest.importorskip("jinja2")
     tok = Tokenizer(vocab_size=260)

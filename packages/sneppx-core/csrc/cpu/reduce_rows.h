@@ -229,13 +229,15 @@ void sum_columns_f32(const float* p, int64_t n, int64_t stride, float* out, doub
     for (int l = 0; l < 4; ++l) out[4 * k + l] = finish_sum<float>(t[k][l], scale);
 }
 
-// The columns [0, w) of such a sum in register blocks of 64, then 32, columns; returns how many it did
-// (a multiple of 32; the caller sums the rest).
+// The columns [0, w) of such a sum in register blocks of 64, 32, 16, then 8 columns; returns how many it did
+// (a multiple of 8; the caller sums the rest).
 template <bool Sq>
 int64_t sum_column_blocks_f32(const float* p, int64_t n, int64_t stride, float* out, int64_t w, double scale) {
   int64_t j = 0;
   for (; j + 64 <= w; j += 64) sum_columns_f32<Sq, 8>(p + j, n, stride, out + j, scale);
   for (; j + 32 <= w; j += 32) sum_columns_f32<Sq, 4>(p + j, n, stride, out + j, scale);
+  for (; j + 16 <= w; j += 16) sum_columns_f32<Sq, 2>(p + j, n, stride, out + j, scale);
+  for (; j + 8 <= w; j += 8) sum_columns_f32<Sq, 1>(p + j, n, stride, out + j, scale);
   return j;
 }
 

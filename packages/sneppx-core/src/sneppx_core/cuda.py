@@ -12,7 +12,6 @@ from __future__ import annotations
 from ._backend import _C
 
 
-
 def is_available() -> bool:
     """True when this build has CUDA and a GPU is visible."""
     return bool(_C._HAS_CUDA and _C.cuda_is_available())
@@ -92,8 +91,7 @@ def set_device(device) -> None:
 
 def current_device() -> int:
     """Index of the current GPU."""
-    _need_gpu("current_device")
-    return int(_C.cuda_current_device())
+    return _device_index(None, "current_device")
 
 
 def _device_index(device, op: str) -> int:

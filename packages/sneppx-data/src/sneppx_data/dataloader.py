@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Mapping
 from typing import Callable
 
 import numpy as np
@@ -66,6 +67,45 @@ class _SingleProcessIter:
         return self._length
 
 
+def pin_memory(data):
+    """``data`` with every tensor in it copied to page-locked memory (``Tensor.pin_memory``), recursing into
+    dicts, lists, tuples and named tuples; other objects with a ``pin_memory()`` method are pinned by it,
+    anything else is returned as is. This is what ``DataLoader(pin_memory=True)`` does to each batch."""
+    if isinstance(data, sx.Tensor):
+        return data.pin_memory()
+    if isinstance(data, (str, bytes)):
+        return data
+    if isinstance(data, Mapping):
+        items = {k: pin_memory(v) for k, v in data.items()}
+        try:
+            return type(data)(items)
+        except TypeError:
+            return items
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(pin_memory(v) for v in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(pin_memory(v) for v in data)
+    if hasattr(data, "pin_memory"):
+        return data.pin_memory()
+    return data
+
+
+class _PinnedIter:
+    """Wraps a batch iterator so that each batch comes out in pinned memory."""
+
+    def __init__(self, it) -> None:
+        self._it = it
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return pin_memory(next(self._it))
+
+    def __len__(self) -> int:
+        return len(self._it)
+
+
 class DataLoader:
     """Iterates over batches of a dataset, like ``torch.utils.data.DataLoader``.
 
@@ -93,8 +133,9 @@ class DataLoader:
         num_workers: worker processes; 0 loads in this process.
         collate_fn: merges a list of samples into a batch (default :func:`default_collate`).
         drop_last: drop the last incomplete batch.
-        pin_memory: accepted as in PyTorch; batches stay in ordinary memory (a warning says so when
-            no GPU is visible, as PyTorch's does). pin_memory_device: accepted, unused.
+        pin_memory: copy each batch's tensors to page-locked memory (:func:`pin_memory`) when a GPU is
+            visible, for fast ``.to("cuda", non_blocking=True)``; without one batches stay in ordinary
+            memory and a warning says so, as PyTorch's does. pin_memory_device: accepted, unused.
         prefetch_factor: batches in flight per worker (default 2; only with ``num_workers > 0``).
         persistent_workers: keep the workers alive between epochs.
         worker_init_fn: called as ``worker_init_fn(worker_id)`` in each worker after seeding.
@@ -177,6 +218,10 @@ class DataLoader:
         return functools.partial(_index_batches, self.sampler, self.batch_sampler)
 
     def __iter__(self):
+        it = self._batches()
+        return _PinnedIter(it) if self.pin_memory and sx.cuda.is_available() else it
+
+    def _batches(self):
         if self.num_workers == 0:
             return _SingleProcessIter(self, self._index_fn())
         if not self.persistent_workers:

@@ -1,11 +1,12 @@
 """The ``sneppx-generate`` command: stream text from a pretrained model folder.
 
     sneppx-generate MODEL_DIR --prompt "Once upon a time" [--max-new-tokens N --temperature T
-                    --top-k K --top-p P --seed S --dtype bfloat16 --chat]
+                    --top-k K --top-p P --seed S --dtype bfloat16 --device cuda --chat]
 
 MODEL_DIR is a Hugging Face folder (config.json, safetensors, tokenizer.json) or a folder written
 by ``sneppx train``. ``--chat`` wraps the prompt as a user message in the tokenizer's chat template
-(needs Jinja2). ``--temperature 0`` decodes greedily.
+(needs Jinja2). ``--temperature 0`` decodes greedily. ``--device cuda`` runs on the GPU (a CUDA build of
+sneppx-core); the CPU by default.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--top-p", type=float, default=0.95)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    p.add_argument("--device", default="cpu", help="where the model runs: cpu, cuda or cuda:N")
     p.add_argument("--chat", action="store_true", help="apply the tokenizer's chat template to the prompt")
     p.add_argument("--version", action="version", version=version_line(),
                    help="print the versions and the active sneppx-core backend, then exit")
@@ -88,9 +90,9 @@ def main(argv=None) -> int:
     """Entry point of ``sneppx-generate``."""
     args = parser().parse_args(argv)
     try:
-        model = load_model(args.model_dir, dtype=args.dtype)
+        model = load_model(args.model_dir, dtype=args.dtype, device=args.device)
         tok = load_tokenizer(args.model_dir)
-    except (OSError, ValueError, KeyError, NotImplementedError) as e:
+    except (OSError, ValueError, KeyError, NotImplementedError, RuntimeError) as e:
         raise SystemExit(f"sneppx-generate: {e}")
     if args.chat:
         if not hasattr(tok, "apply_chat_template"):
