@@ -2,6 +2,7 @@
 // cuda/runtime.cu in CUDA builds and by cuda/no_cuda.cpp otherwise (where every call that needs
 // a GPU raises "this build of sneppx-core has no CUDA").
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -40,8 +41,12 @@ void cuda_host_free(void* p);
 
 // Whether float32 matrix products on CUDA may use TF32 tensor cores (backends.cuda.matmul.allow_tf32,
 // set_float32_matmul_precision("high")); off by default. Kept by builds without CUDA too.
-void cuda_set_allow_tf32(bool on);
-bool cuda_allow_tf32();
+inline std::atomic<bool>& cuda_tf32_flag() {
+  static std::atomic<bool> on{false};
+  return on;
+}
+inline void cuda_set_allow_tf32(bool on) { cuda_tf32_flag() = on; }
+inline bool cuda_allow_tf32() { return cuda_tf32_flag(); }
 
 // Events on the stream of device `index` (every kernel and copy of a device runs on its one default
 // stream): created with or without timing, recorded, waited for, queried, and the milliseconds

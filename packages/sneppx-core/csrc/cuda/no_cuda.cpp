@@ -1,5 +1,4 @@
 // Linked into builds without CUDA: every CUDA entry point that needs a GPU raises a clear error.
-#include <atomic>
 
 #include "core/cuda_api.h"
 #include "core/error.h"
@@ -23,12 +22,6 @@ void cuda_set_device(int) { no_cuda(); }
 int cuda_current_device() { return 0; }
 void* cuda_host_alloc(size_t) { no_cuda(); }
 void cuda_host_free(void*) {}
-
-namespace {
-std::atomic<bool> tf32{false};
-}
-void cuda_set_allow_tf32(bool on) { tf32 = on; }
-bool cuda_allow_tf32() { return tf32; }
 
 uintptr_t cuda_event_create(int, bool) { no_cuda(); }
 void cuda_event_destroy(uintptr_t) {}

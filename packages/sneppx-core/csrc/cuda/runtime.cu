@@ -191,12 +191,6 @@ void cuda_host_free(void* p) {
   if (p) cudaFreeHost(p);
 }
 
-namespace {
-std::atomic<bool> tf32{false};
-}
-void cuda_set_allow_tf32(bool on) { tf32 = on; }
-bool cuda_allow_tf32() { return tf32; }
-
 uintptr_t cuda_event_create(int index, bool timing) {
   check_index(index);
   cuda::use_device({DeviceType::CUDA, index});
