@@ -203,7 +203,8 @@ def lint(session: nox.Session):
 def bench(session: nox.Session):
     """The benchmark suite side by side with PyTorch; rewrites docs/benchmarks.md and its charts
     (matplotlib). Arguments after `--` go to benchmarks/run.py (`-- --only core,ops --quick`)."""
-    install_all(session, ["torch==2.13.0", "matplotlib>=3.7"])
+    # transformers: the pretrained-model rows of the generate group save a GPT-2 with it (without it they are left out)
+    install_all(session, ["torch==2.13.0", "matplotlib>=3.7", "transformers>=5,<6"])
     session.run("python", str(ROOT / "benchmarks" / "run.py"), *session.posargs)
 
 
