@@ -16,25 +16,8 @@ void add_scaled_t(const Tensor& out, const Tensor& a, const Tensor& b, acc_t<T> 
     C p = C(T(bm::wmul(y, w)));  // rounded to the dtype, as mul's result would be
     return T(Sub ? bm::wsub(x, p) : bm::wadd(x, p));
   };
-  for_each<3>(out->shape, {out.get(), a.get(), b.get()}, [&](char** p, const int64_t* s, int64_t n) {
-    T* o = reinterpret_cast<T*>(p[0]);
-    const T* x = reinterpret_cast<const T*>(p[1]);
-    const T* y = reinterpret_cast<const T*>(p[2]);
-    constexpr int64_t st = sizeof(T);
-    if (s[0] == st && s[1] == st && s[2] == st) {
-      for (int64_t i = 0; i < n; ++i) o[i] = f(C(x[i]), C(y[i]));
-    } else if (s[0] == st && s[1] == st && s[2] == 0) {
-      const C yv = C(*y);
-      for (int64_t i = 0; i < n; ++i) o[i] = f(C(x[i]), yv);
-    } else if (s[0] == st && s[1] == 0 && s[2] == st) {
-      const C xv = C(*x);
-      for (int64_t i = 0; i < n; ++i) o[i] = f(xv, C(y[i]));
-    } else {
-      for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<T*>(p[0] + i * s[0]) =
-            f(C(*reinterpret_cast<const T*>(p[1] + i * s[1])), C(*reinterpret_cast<const T*>(p[2] + i * s[2])));
-    }
-  });
+  for_each<3>(out->shape, {out.get(), a.get(), b.get()},
+              [&](char** p, const int64_t* s, int64_t n) { binary_run<T, T, C>(p, s, n, f); });
 }
 
 void add_scaled(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha, bool subtract) {

@@ -16,37 +16,12 @@ namespace sx::cpu {
 namespace {
 using namespace bm;
 
-// run2's inner loop over a run of n elements where the output is contiguous and each input either
-// contiguous (step 1) or a scalar (step 0), compiled on its own so that f is inlined and the loop
-// vectorises however many formulas the file instantiates.
-template <typename O, typename T, typename C, typename F>
-[[gnu::noinline, gnu::flatten]] void run2_contig(O* o, const T* x, int64_t sx, const T* y, int64_t sy, int64_t n, F f) {
-  if (sx == 1 && sy == 1) {
-    for (int64_t i = 0; i < n; ++i) o[i] = O(f(C(x[i]), C(y[i])));
-  } else if (sx == 1) {
-    const C yv = C(*y);
-    for (int64_t i = 0; i < n; ++i) o[i] = O(f(C(x[i]), yv));
-  } else {
-    const C xv = C(*x);
-    for (int64_t i = 0; i < n; ++i) o[i] = O(f(xv, C(y[i])));
-  }
-}
-
 // Runs o = f(x, y) over three operands with fast paths for contiguous and scalar operands; f sees
 // the operands as C (acc_t<T> unless given).
 template <typename O, typename T, typename C = acc_t<T>, typename F>
 void run2(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
-  for_each<3>(out->shape, {out.get(), a.get(), b.get()}, [&](char** p, const int64_t* s, int64_t n) {
-    constexpr int64_t so = sizeof(O), st = sizeof(T);
-    if (s[0] == so && (s[1] == st || s[1] == 0) && (s[2] == st || s[2] == 0) && (s[1] | s[2]) != 0) {
-      run2_contig<O, T, C>(reinterpret_cast<O*>(p[0]), reinterpret_cast<const T*>(p[1]), s[1] / st,
-                           reinterpret_cast<const T*>(p[2]), s[2] / st, n, f);
-    } else {
-      for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<O*>(p[0] + i * s[0]) =
-            O(f(C(*reinterpret_cast<const T*>(p[1] + i * s[1])), C(*reinterpret_cast<const T*>(p[2] + i * s[2]))));
-    }
-  });
+  for_each<3>(out->shape, {out.get(), a.get(), b.get()},
+              [&](char** p, const int64_t* s, int64_t n) { binary_run<O, T, C>(p, s, n, f); });
 }
 
 // run2 for a float formula `f` valid where bad(x, y) is false: the loops note whether any element

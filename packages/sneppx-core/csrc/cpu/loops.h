@@ -109,4 +109,36 @@ void for_each(const Shape& shape, const std::array<const TensorImpl*, N>& ts, F&
   });
 }
 
+// A run of o = O(f(C(x), C(y))) where the output is contiguous and each input contiguous (step 1) or a
+// scalar (step 0), compiled on its own so that f is inlined and the loop vectorises however many
+// formulas a file instantiates.
+template <typename O, typename T, typename C, typename F>
+[[gnu::noinline, gnu::flatten]] void binary_run_contig(O* o, const T* x, int64_t sx, const T* y, int64_t sy,
+                                                       int64_t n, F f) {
+  if (sx == 1 && sy == 1) {
+    for (int64_t i = 0; i < n; ++i) o[i] = O(f(C(x[i]), C(y[i])));
+  } else if (sx == 1) {
+    const C yv = C(*y);
+    for (int64_t i = 0; i < n; ++i) o[i] = O(f(C(x[i]), yv));
+  } else {
+    const C xv = C(*x);
+    for (int64_t i = 0; i < n; ++i) o[i] = O(f(xv, C(y[i])));
+  }
+}
+
+// The body of a for_each<3> over (out, x, y) of dtypes (O, T, T): o = O(f(C(x), C(y))) for each element
+// of the run (pointers p, byte strides s), contiguous and scalar operands through binary_run_contig.
+template <typename O, typename T, typename C, typename F>
+inline void binary_run(char** p, const int64_t* s, int64_t n, F f) {
+  constexpr int64_t so = sizeof(O), st = sizeof(T);
+  if (s[0] == so && (s[1] == st || s[1] == 0) && (s[2] == st || s[2] == 0) && (s[1] | s[2]) != 0) {
+    binary_run_contig<O, T, C>(reinterpret_cast<O*>(p[0]), reinterpret_cast<const T*>(p[1]), s[1] / st,
+                               reinterpret_cast<const T*>(p[2]), s[2] / st, n, f);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    *reinterpret_cast<O*>(p[0] + i * s[0]) =
+        O(f(C(*reinterpret_cast<const T*>(p[1] + i * s[1])), C(*reinterpret_cast<const T*>(p[2] + i * s[2]))));
+}
+
 }  // namespace sx::cpu

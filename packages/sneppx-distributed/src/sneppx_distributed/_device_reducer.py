@@ -15,7 +15,7 @@ import time
 import sneppx_core as sx
 
 from . import _nccl_ops
-from ._reducer import _aliases, _assign_buckets, arrive, check_complete, hook_gradients, mark_unused
+from ._reducer import _aliases, _assign_buckets, arrive, check_complete, hook_gradients, start_iteration
 from .collectives import ReduceOp
 from .work import wait_requests
 
@@ -43,13 +43,7 @@ class DeviceReducer:
         self.check_finished()
         for b in self.buckets:
             b.pending = len(b.slots)
-        self.ready = [False] * len(self.params)
-        self.next_launch, self.active, self.partial = 0, True, False
-        self.used_mask = None
-        self.stats = {"buckets": len(self.buckets), "bytes": sum(b.flat.numel() * b.flat.element_size()
-                                                                 for b in self.buckets)}
-        if unused is not None:
-            mark_unused(self, unused)
+        start_iteration(self, sum(b.flat.numel() * b.flat.element_size() for b in self.buckets), unused)
 
     def check_finished(self) -> None:
         """Complete what the previous iteration started; raise if its reduction never finished."""

@@ -99,6 +99,17 @@ def hook_gradients(reducer) -> None:
         p.register_post_accumulate_grad_hook(lambda t, i=i: (r := ref()) is not None and r.mark_ready(i))
 
 
+def start_iteration(reducer, nbytes: int, unused: set | None) -> None:
+    """The per-iteration state both reducers start ``prepare`` from: no gradient in, no bucket launched,
+    fresh stats; with ``unused``, those parameters' agreement and zero gradients begin (:func:`mark_unused`)."""
+    reducer.ready = [False] * len(reducer.params)
+    reducer.next_launch, reducer.active, reducer.partial = 0, True, False
+    reducer.used_mask, reducer.mask_request = None, None
+    reducer.stats = {"buckets": len(reducer.buckets), "bytes": nbytes}
+    if unused is not None:
+        mark_unused(reducer, unused)
+
+
 def mark_unused(reducer, unused: set) -> None:
     """Start agreeing (over MPI, in host memory) which parameters some rank used, and give the ones this
     rank did not use zero gradients."""
@@ -147,12 +158,7 @@ class Reducer:
         self.check_finished()
         for b in self.buckets:
             b.pending, b.request, b.buffer = len(b.slots), None, b.array
-        self.ready = [False] * len(self.params)
-        self.next_launch, self.active, self.partial = 0, True, False
-        self.used_mask, self.mask_request = None, None
-        self.stats = {"buckets": len(self.buckets), "bytes": sum(b.nbytes() for b in self.buckets)}
-        if unused is not None:
-            mark_unused(self, unused)
+        start_iteration(self, sum(b.nbytes() for b in self.buckets), unused)
 
     def check_finished(self) -> None:
         """Complete what the previous iteration started; raise if its reduction never finished."""
