@@ -38,6 +38,28 @@ def bench_elementwise(torch, sizes):
     return rows
 
 
+def bench_broadcast(torch):
+    """Elementwise ops over many short rows: a broadcast operand or a permuted view, so the kernel sees
+    rows of the last dim rather than one flat run (a per-row cost shows here, not in the flat rows above)."""
+    rows = []
+    x = sx.randn(64, 128, 96)
+    cases = [("x + bias (128, 1), x (64, 128, 96)", (128, 1)), ("x + row (1, 96), x (64, 128, 96)", (1, 96))]
+    for name, shape in cases:
+        b = sx.randn(*shape)
+        tx, tb = (torch.from_numpy(x.numpy().copy()), torch.from_numpy(b.numpy().copy())) if torch else (None, None)
+        rows.append(compare(name, lambda: x + b, (lambda: tx + tb) if torch else None, unit="us"))
+    s, c = sx.randn(49152, 16), sx.randn(49152, 1)
+    ts, tc = (torch.from_numpy(s.numpy().copy()), torch.from_numpy(c.numpy().copy())) if torch else (None, None)
+    rows.append(compare("x * col (49152, 1), x (49152, 16)", lambda: s * c, (lambda: ts * tc) if torch else None,
+                        unit="us"))
+    tx = torch.from_numpy(x.numpy().copy()) if torch else None
+    rows.append(compare("x.permute(1, 0, 2) + 1, x (64, 128, 96)", lambda: x.permute(1, 0, 2) + 1.0,
+                        (lambda: tx.permute(1, 0, 2) + 1.0) if torch else None, unit="us"))
+    rows.append(compare("x.permute(1, 0, 2).relu(), x (64, 128, 96)", lambda: x.permute(1, 0, 2).relu(),
+                        (lambda: tx.permute(1, 0, 2).relu()) if torch else None, unit="us"))
+    return rows
+
+
 def _chain(x):
     y = x
     for _ in range(25):
@@ -108,6 +130,7 @@ def run(quick: bool = False) -> list[dict]:
     sizes = [256, 512] if quick else [256, 512, 1024, 2048]
     rows = bench_gemm(torch, sizes)
     rows += bench_elementwise(torch, [1_000_000] if quick else [1_000_000, 10_000_000])
+    rows += bench_broadcast(torch)
     rows += bench_overhead(torch)
     rows += bench_reduce(torch)
     rows += bench_inplace(torch)

@@ -248,6 +248,45 @@ BOUND_SHAPES = [((300, 400), (400,), (300, 1)), ((300, 400), (300, 400), (300, 4
                 ((300, 400), (), (1, 400)), ((1, 400), (300, 1), (300, 400))]
 
 
+@pytest.mark.parametrize("shape,other", [((3000, 16), (3000, 1)), ((40, 128, 13), (128, 1)), ((7, 5, 2000), (5, 1)),
+                                         ((5000, 9), (9,)), ((3, 4, 5000), (4, 5000)), ((70000,), ())], ids=str)
+@pytest.mark.parametrize("thread_count", [1, 2, 3])
+def test_binary_ops_over_batches_of_short_rows(shape, other, thread_count):
+    # rows handed to the kernel in batches along the second-to-last dim, chunks of the thread pool starting
+    # and ending mid-row and mid-batch; operands broadcast, permuted and written in place
+    rng = np.random.default_rng(len(shape))
+    a, b = rng.standard_normal(shape).astype(np.float32), rng.standard_normal(other).astype(np.float32)
+    n0 = sx.get_num_threads()
+    sx.set_num_threads(thread_count)
+    try:
+        x, y = sx.from_numpy(a), sx.from_numpy(b)
+        np.testing.assert_array_equal((x + y).numpy(), a + b)
+        np.testing.assert_array_equal((y - x).numpy(), b - a)
+        np.testing.assert_array_equal(sx.maximum(x, y).numpy(), np.maximum(a, b))
+        np.testing.assert_array_equal((x < y).numpy(), a < b)
+        np.testing.assert_array_equal(sx.add(x, y, alpha=0.5).numpy(), a + np.float32(0.5) * b)
+        t, at = (x.transpose(0, 1), a.swapaxes(0, 1)) if a.ndim >= 2 else (x[::3], a[::3])  # strided views
+        np.testing.assert_array_equal((t * 2.0).numpy(), at * 2)
+        z = x.clone()
+        z += y
+        np.testing.assert_array_equal(z.numpy(), a + b)
+    finally:
+        sx.set_num_threads(n0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_maximum_minimum_propagate_nan_from_either_side(threads, dtype):
+    # every pair of special values, long enough for the vector loop and its tail, contiguous and against a scalar
+    v = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -2.0, 3.5], dtype)
+    a, b = np.repeat(v, len(v)), np.tile(v, len(v))
+    for mine, ref in ((sx.maximum, np.maximum), (sx.minimum, np.minimum)):
+        np.testing.assert_array_equal(mine(sx.tensor(a), sx.tensor(b)).numpy(), ref(a, b))
+        for s in v:
+            col = np.full_like(a, s)
+            np.testing.assert_array_equal(mine(sx.tensor(a), sx.tensor(col[:1]).reshape(())).numpy(), ref(a, col))
+            np.testing.assert_array_equal(mine(sx.tensor(col[:1]).reshape(()), sx.tensor(a)).numpy(), ref(col, a))
+
+
 @pytest.mark.parametrize("shapes", BOUND_SHAPES, ids=str)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.float16])
 def test_clamp_with_tensor_bounds(threads, shapes, dtype):

@@ -16,8 +16,10 @@ void add_scaled_t(const Tensor& out, const Tensor& a, const Tensor& b, acc_t<T> 
     C p = C(T(bm::wmul(y, w)));  // rounded to the dtype, as mul's result would be
     return T(Sub ? bm::wsub(x, p) : bm::wadd(x, p));
   };
-  for_each<3>(out->shape, {out.get(), a.get(), b.get()},
-              [&](char** p, const int64_t* s, int64_t n) { binary_run<T, T, C>(p, s, n, f); });
+  for_each_rows<3>(out->shape, {out.get(), a.get(), b.get()},
+                   [&](char** p, const int64_t* s, int64_t n, const int64_t* os, int64_t m) {
+                     binary_run<T, T, C>(p, s, n, os, m, f);
+                   });
 }
 
 void add_scaled(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha, bool subtract) {

@@ -20,8 +20,10 @@ using namespace bm;
 // the operands as C (acc_t<T> unless given).
 template <typename O, typename T, typename C = acc_t<T>, typename F>
 void run2(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
-  for_each<3>(out->shape, {out.get(), a.get(), b.get()},
-              [&](char** p, const int64_t* s, int64_t n) { binary_run<O, T, C>(p, s, n, f); });
+  for_each_rows<3>(out->shape, {out.get(), a.get(), b.get()},
+                   [&](char** p, const int64_t* s, int64_t n, const int64_t* os, int64_t m) {
+                     binary_run<O, T, C>(p, s, n, os, m, f);
+                   });
 }
 
 // run2 for a float formula `f` valid where bad(x, y) is false: the loops note whether any element

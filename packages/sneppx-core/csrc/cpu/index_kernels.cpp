@@ -326,10 +326,21 @@ void index_select_cpu(const Tensor& out, const Tensor& x, const Tensor& idx, int
     T* po = out->data<T>();
     const T* px = x->data<T>();
     const int64_t a0 = sp.along[0], a1 = sp.along[1], t1 = sp.tail[1];
+    if (sp.inner == 1) {  // one element per index: a gather along each line, through offsets wrapped once
+      std::vector<int64_t> off(size_t(sp.n));
+      for (int64_t k = 0; k < sp.n; ++k) off[size_t(k)] = wrap(pi[k], size) * a1;
+      const int64_t* of = off.data();
+      over_lines(sp.outer, sp.n, 1, [&](int64_t o, int64_t, int64_t) {
+        T* __restrict yo = po + sp.lead[0][size_t(o)];
+        const T* __restrict xo = px + sp.lead[1][size_t(o)];
+        for (int64_t k = 0; k < sp.n; ++k) yo[k * a0] = xo[of[k]];
+      });
+      return;
+    }
     over_lines(sp.outer, sp.n, sp.inner, [&](int64_t o, int64_t j0, int64_t j1) {
       T* yo = po + sp.lead[0][size_t(o)];
       const T* xo = px + sp.lead[1][size_t(o)];
-      if (j1 - j0 == 1) {  // one element per index: a gather along the line
+      if (j1 - j0 == 1) {  // one element of a line
         for (int64_t k = 0; k < sp.n; ++k) yo[k * a0 + j0] = xo[wrap(pi[k], size) * a1 + j0 * t1];
         return;
       }

@@ -52,27 +52,36 @@ template <typename T, typename F>
 template <typename O, typename T, typename F, typename B, typename E>
 void map1(const Tensor& out, const Tensor& x, F f, B bad, E exact) {
   using C = acc_t<T>;
-  for_each<2>(out->shape, {out.get(), x.get()}, [&](char** p, const int64_t* s, int64_t n) {
-    O* o = reinterpret_cast<O*>(p[0]);
-    const T* a = reinterpret_cast<const T*>(p[1]);
-    if (s[0] == int64_t(sizeof(O)) && s[1] == int64_t(sizeof(T)) && static_cast<const void*>(o) != a) {
-      map1_contig<O, T>(o, a, n, f, bad, exact);
-    } else if (s[0] == int64_t(sizeof(O)) && s[1] == int64_t(sizeof(T))) {
-      if constexpr (std::is_same_v<O, T>) {
-        map1_inplace<T>(o, n, f, bad, exact);
-      } else {
-        constexpr int64_t kBlk = 512;  // in place into another dtype: blocks of the input go through a copy
-        T buf[kBlk];
-        for (int64_t i = 0; i < n; i += kBlk) {
-          int64_t m = std::min(kBlk, n - i);
-          std::copy(a + i, a + i + m, buf);
-          map1_contig<O, T>(o + i, buf, m, f, bad, exact);
+  for_each_rows<2>(out->shape, {out.get(), x.get()}, [&](char** p, const int64_t* s, int64_t n, const int64_t* os,
+                                                         int64_t m) {
+    const bool contig = s[0] == int64_t(sizeof(O)) && s[1] == int64_t(sizeof(T));
+    if (contig && static_cast<const void*>(p[0]) != p[1]) {  // distinct operands: all m rows in one call
+      map1_contig<O, T>(reinterpret_cast<O*>(p[0]), reinterpret_cast<const T*>(p[1]), n, f, bad, exact, m,
+                        os[0] / int64_t(sizeof(O)), os[1] / int64_t(sizeof(T)));
+      return;
+    }
+    for (int64_t r = 0; r < m; ++r) {
+      O* o = reinterpret_cast<O*>(p[0] + r * os[0]);
+      const T* a = reinterpret_cast<const T*>(p[1] + r * os[1]);
+      if (contig && static_cast<const void*>(o) != a) {
+        map1_contig<O, T>(o, a, n, f, bad, exact);
+      } else if (contig) {  // in place
+        if constexpr (std::is_same_v<O, T>) {
+          map1_inplace<T>(o, n, f, bad, exact);
+        } else {
+          constexpr int64_t kBlk = 512;  // in place into another dtype: blocks of the input go through a copy
+          T buf[kBlk];
+          for (int64_t i = 0; i < n; i += kBlk) {
+            int64_t k = std::min(kBlk, n - i);
+            std::copy(a + i, a + i + k, buf);
+            map1_contig<O, T>(o + i, buf, k, f, bad, exact);
+          }
         }
-      }
-    } else {
-      for (int64_t i = 0; i < n; ++i) {
-        C v = C(*reinterpret_cast<const T*>(p[1] + i * s[1]));
-        *reinterpret_cast<O*>(p[0] + i * s[0]) = bad(v) ? O(exact(v)) : O(f(v));
+      } else {
+        for (int64_t i = 0; i < n; ++i) {
+          C v = C(*reinterpret_cast<const T*>(reinterpret_cast<const char*>(a) + i * s[1]));
+          *reinterpret_cast<O*>(reinterpret_cast<char*>(o) + i * s[0]) = bad(v) ? O(exact(v)) : O(f(v));
+        }
       }
     }
   });

@@ -46,13 +46,17 @@ template <typename C> SX_HD C ipow(C a, C b) {
     return std::pow(a, b);
   }
 }
+// NaN from either side propagates. Written as the compare-select (maxps / minps: a NaN in b or a tie gives
+// b) and one fix-up for a NaN in a, which compiles to three vector instructions per block.
 template <typename C> SX_HD C vmax(C a, C b) {
-  if constexpr (!std::is_integral_v<C>) if (a != a || b != b) return a + b;
-  return a > b ? a : b;
+  C r = a > b ? a : b;
+  if constexpr (!std::is_integral_v<C>) if (a != a) return a;
+  return r;
 }
 template <typename C> SX_HD C vmin(C a, C b) {
-  if constexpr (!std::is_integral_v<C>) if (a != a || b != b) return a + b;
-  return a < b ? a : b;
+  C r = a < b ? a : b;
+  if constexpr (!std::is_integral_v<C>) if (a != a) return a;
+  return r;
 }
 
 // Integer add/sub/mul wrap around (two's complement) rather than overflow, which is undefined.
