@@ -267,6 +267,12 @@ def test_binary_ops_over_batches_of_short_rows(shape, other, thread_count):
         np.testing.assert_array_equal(sx.add(x, y, alpha=0.5).numpy(), a + np.float32(0.5) * b)
         t, at = (x.transpose(0, 1), a.swapaxes(0, 1)) if a.ndim >= 2 else (x[::3], a[::3])  # strided views
         np.testing.assert_array_equal((t * 2.0).numpy(), at * 2)
+        np.testing.assert_array_equal(t.neg().numpy(), -at)
+        sl, asl = x[..., 1:], a[..., 1:]  # rows contiguous, a gap between them: unary rows in batches
+        np.testing.assert_array_equal(sl.relu().numpy(), np.maximum(asl, 0))
+        np.testing.assert_array_equal((sl - y[..., :1] if b.ndim else sl - y).numpy(), asl - (b[..., :1] if b.ndim else b))
+        np.testing.assert_allclose(sl.exp().numpy(), np.exp(asl.astype(np.float64)), rtol=2e-6)
+        np.testing.assert_array_equal(sl.to(sx.float64).numpy(), asl.astype(np.float64))
         z = x.clone()
         z += y
         np.testing.assert_array_equal(z.numpy(), a + b)

@@ -11,18 +11,22 @@ namespace {
 // The contiguous inner loops, compiled on their own so that each vectorises like a plain loop.
 // `bad(v)` marks inputs where `f` is out of its range (see out_of_range in ops/unary_defs.h); the loop
 // only notes whether there were any, and a second pass computes those elements with `exact`.
+// m rows of n elements, each operand's rows oo and oa elements apart.
 template <typename O, typename T, typename F, typename B, typename E>
-[[gnu::noinline, gnu::flatten]] void map1_contig(O* __restrict o, const T* __restrict a, int64_t n, F f, B bad, E exact) {
+[[gnu::noinline, gnu::flatten]] void map1_contig(O* __restrict o, const T* __restrict a, int64_t n, F f, B bad, E exact,
+                                                 int64_t m = 1, int64_t oo = 0, int64_t oa = 0) {
   using C = acc_t<T>;
-  int any = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    C v = C(a[i]);
-    o[i] = O(f(v));
-    any |= int(bad(v));
+  for (int64_t r = 0; r < m; ++r, o += oo, a += oa) {
+    int any = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      C v = C(a[i]);
+      o[i] = O(f(v));
+      any |= int(bad(v));
+    }
+    if (any)
+      for (int64_t i = 0; i < n; ++i)
+        if (bad(C(a[i]))) o[i] = O(exact(C(a[i])));
   }
-  if (any)
-    for (int64_t i = 0; i < n; ++i)
-      if (bad(C(a[i]))) o[i] = O(exact(C(a[i])));
 }
 // map1_contig written into its input: blocks of L1 size, each checked for out-of-range inputs before
 // it is overwritten (the check folds away for formulas without a range).
