@@ -270,7 +270,8 @@ def test_binary_ops_over_batches_of_short_rows(shape, other, thread_count):
         np.testing.assert_array_equal(t.neg().numpy(), -at)
         sl, asl = x[..., 1:], a[..., 1:]  # rows contiguous, a gap between them: unary rows in batches
         np.testing.assert_array_equal(sl.relu().numpy(), np.maximum(asl, 0))
-        np.testing.assert_array_equal((sl - y[..., :1] if b.ndim else sl - y).numpy(), asl - (b[..., :1] if b.ndim else b))
+        yc, bc = (y[..., :1], b[..., :1]) if b.ndim else (y, b)
+        np.testing.assert_array_equal((sl - yc).numpy(), asl - bc)
         np.testing.assert_allclose(sl.exp().numpy(), np.exp(asl.astype(np.float64)), rtol=2e-6)
         np.testing.assert_array_equal(sl.to(sx.float64).numpy(), asl.astype(np.float64))
         z = x.clone()
