@@ -51,11 +51,7 @@ Tensor full(const Shape& s, const Scalar& v, DType dt, Device dev) {
   kern::fill(t->device())(t, v);
   return t;
 }
-Tensor zeros(const Shape& s, DType dt, Device dev) {
-  Tensor t = empty(s, dt, dev);
-  kern::fill(dev)(t, Scalar(int64_t(0)));  // on the CPU a memset per chunk, over the thread pool
-  return t;
-}
+Tensor zeros(const Shape& s, DType dt, Device dev) { return full(s, Scalar(int64_t(0)), dt, dev); }
 Tensor ones(const Shape& s, DType dt, Device dev) { return full(s, Scalar(int64_t(1)), dt, dev); }
 Tensor zeros_like(const Tensor& t) { return zeros(t->shape, t->dtype, t->device()); }
 Tensor ones_like(const Tensor& t) { return ones(t->shape, t->dtype, t->device()); }
