@@ -123,3 +123,61 @@ def test_pow_scalar_special_values_match_torch(torch, c):
     ref = (torch.tensor(a) ** c).numpy()
     np.testing.assert_allclose(y, ref, rtol=1e-6, atol=0)
     np.testing.assert_array_equal(np.signbit(y[y == 0]), np.signbit(ref[y == 0]))
+
+
+# The kernels' paths: contiguous, strided (a transposed view), in place, and float16 / bfloat16 (blocks
+# widened to float). Values span the float formulas' ranges and beyond (the trig and exp formulas hand
+# large inputs to their double fallback) and rows longer than a block.
+PATH_DTYPES = ["float16", "bfloat16", "float32", "float64"]
+
+
+def _path_input(dtype):
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((37, 300)) * 3
+    a[3, :40] = rng.uniform(-3e4, 3e4, 40)
+    a[5, :6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-3]
+    return sx.tensor(a, dtype=sx.float32).to(getattr(sx, dtype))
+
+
+def _bits(t):
+    """The elements as float64 (exact for every dtype here), NaNs compared by position."""
+    return t.to(sx.float64).numpy() if t.dtype != sx.bool else t.numpy()
+
+
+@pytest.mark.parametrize("dtype", PATH_DTYPES)
+@pytest.mark.parametrize("name", [n for n, *_ in SHEET if n != "pow"])
+def test_every_path_of_a_sheet_op_gives_the_contiguous_result(name, dtype):
+    x = _path_input(dtype)
+    fn = getattr(sx, name)
+    y = fn(x)
+    if dtype in ("float16", "bfloat16"):  # these compute in float: the float32 result, rounded once
+        np.testing.assert_array_equal(_bits(y), _bits(fn(x.float()).to(y.dtype)))
+    np.testing.assert_array_equal(_bits(fn(x.t())), _bits(y).T)
+    if hasattr(x, name + "_") and y.dtype == x.dtype:
+        z = x.clone()
+        getattr(z, name + "_")()
+        np.testing.assert_array_equal(_bits(z), _bits(y))
+        w = x.t().contiguous().t()  # in place on a strided view
+        getattr(w, name + "_")()
+        np.testing.assert_array_equal(_bits(w), _bits(y))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", [n for n, _k, _p, _params, order in SHEET if order >= 1])
+def test_fused_gradients_of_half_types_are_the_float_ones_rounded(name, dtype):
+    x = _path_input(dtype)
+    x = sx.where(x.isfinite(), x, sx.zeros_like(x)).requires_grad_()
+    xf = x.detach().float().requires_grad_()
+    fn = getattr(sx, name)
+    (g,) = sx.autograd.grad(fn(x.t()).sum(), [x])
+    (gf,) = sx.autograd.grad(fn(xf.t()).sum(), [xf])
+    np.testing.assert_array_equal(_bits(g), _bits(gf.to(g.dtype)))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_pow_scalar_of_half_types_is_the_float_one_rounded(dtype):
+    x = _path_input(dtype).abs()
+    for c in POW_EXPONENTS + [1.7]:
+        want = _bits((x.float() ** c).to(x.dtype))
+        np.testing.assert_array_equal(_bits(x ** c), want)
+        np.testing.assert_array_equal(_bits(x.t() ** c), want.T)

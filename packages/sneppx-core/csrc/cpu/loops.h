@@ -2,6 +2,7 @@
 // and the innermost dimension is handed to a kernel as (pointers, byte strides, count).
 #pragma once
 #include <array>
+#include <memory>
 
 #include "core/parallel.h"
 #include "core/tensor.h"
@@ -40,84 +41,31 @@ Geometry<N> coalesce(const Shape& shape, const std::array<const TensorImpl*, N>&
   return g;
 }
 
+// A for_each_rows kernel with its state behind a pointer: the loop (loops.cpp) is compiled once per
+// operand count, not once per kernel.
+using RowsFn = void (*)(void* ctx, char** p, const int64_t* s, int64_t n, const int64_t* os, int64_t m);
+template <int N>
+void for_each_rows_erased(const Shape& shape, const std::array<const TensorImpl*, N>& ts, RowsFn fn, void* ctx,
+                          int64_t grain);
+template <int N>
+using Operands = std::array<const TensorImpl*, N>;
+extern template void for_each_rows_erased<1>(const Shape&, const Operands<1>&, RowsFn, void*, int64_t);
+extern template void for_each_rows_erased<2>(const Shape&, const Operands<2>&, RowsFn, void*, int64_t);
+extern template void for_each_rows_erased<3>(const Shape&, const Operands<3>&, RowsFn, void*, int64_t);
+extern template void for_each_rows_erased<4>(const Shape&, const Operands<4>&, RowsFn, void*, int64_t);
+
 // fn(char** p, const int64_t* s, int64_t n, const int64_t* os, int64_t m): m rows of n elements, element i
 // of row r of operand k at p[k] + r * os[k] + i * s[k] (byte strides). Consecutive rows of the innermost
 // outer dim come in one call, so that a kernel over short rows (a broadcast bias, a permuted view) loops
-// over them itself instead of being called once per row.
+// over them itself instead of being called once per row. The operands are coalesced and the range is
+// split over the thread pool (see loops.cpp).
 template <int N, typename F>
 void for_each_rows(const Shape& shape, const std::array<const TensorImpl*, N>& ts, F&& fn, int64_t grain = kGrain) {
-  int64_t zero[N] = {};
-  // Fast path: every operand is contiguous with the full shape, so the loop is one flat range.
-  bool flat = true;
-  for (int k = 0; k < N && flat; ++k) flat = ts[k]->shape == shape && ts[k]->is_contiguous();
-  if (flat) {
-    int64_t total = 1;
-    for (auto s : shape) total *= s;
-    int64_t st[N];
-    for (int k = 0; k < N; ++k) st[k] = int64_t(itemsize(ts[k]->dtype));
-    auto run = [&](int64_t b, int64_t e) {
-      char* p[N];
-      for (int k = 0; k < N; ++k) p[k] = ts[k]->raw() + b * st[k];
-      fn(p, st, e - b, zero, int64_t(1));
-    };
-    if (total <= grain) {
-      if (total > 0) run(0, total);
-    } else {
-      parallel_for(total, grain, run);
-    }
-    return;
-  }
-  Geometry<N> g = coalesce<N>(shape, ts);
-  std::array<char*, N> base;
-  for (int k = 0; k < N; ++k) base[k] = ts[k]->raw();
-  int64_t nd = int64_t(g.shape.size());
-  if (nd == 0) {
-    char* p[N];
-    for (int k = 0; k < N; ++k) p[k] = base[k];
-    int64_t numel = 1;
-    for (auto s : shape) numel *= s;
-    if (numel) fn(p, zero, int64_t(1), zero, int64_t(1));
-    return;
-  }
-  int64_t total = 1;
-  for (auto s : g.shape) total *= s;
-  const int64_t inner = g.shape[nd - 1], rows = nd > 1 ? g.shape[nd - 2] : 1;
-  int64_t istr[N], ostr[N];
-  for (int k = 0; k < N; ++k) istr[k] = g.strides[k][nd - 1], ostr[k] = nd > 1 ? g.strides[k][nd - 2] : 0;
-  parallel_for(total, grain, [&](int64_t b, int64_t e) {
-    // multi-index of b
-    Shape idx(nd);
-    int64_t rem = b;
-    for (int64_t d = nd - 1; d >= 0; --d) {
-      idx[d] = rem % g.shape[d];
-      rem /= g.shape[d];
-    }
-    char* row[N];  // each operand at the start of the current row (its outer dims at idx)
-    for (int k = 0; k < N; ++k) {
-      row[k] = base[k];
-      for (int64_t d = 0; d < nd - 1; ++d) row[k] += idx[d] * g.strides[k][d];
-    }
-    for (int64_t pos = b, col = idx[nd - 1]; pos < e; col = 0) {
-      char* p[N];
-      for (int k = 0; k < N; ++k) p[k] = row[k] + col * istr[k];
-      // whole rows from here along dim nd - 2, or else the part of one row left in the row or the chunk
-      int64_t m = col == 0 && nd > 1 ? std::min(rows - idx[nd - 2], (e - pos) / inner) : 0;
-      int64_t n = m ? inner : std::min(inner - col, e - pos);
-      fn(p, istr, n, ostr, std::max<int64_t>(m, 1));
-      pos += n * std::max<int64_t>(m, 1);
-      if (m > 1) {
-        idx[nd - 2] += m - 1;
-        for (int k = 0; k < N; ++k) row[k] += (m - 1) * ostr[k];
-      }
-      // The next row: step the outer dims like an odometer, moving the row pointers along.
-      for (int64_t d = nd - 2; d >= 0 && pos < e; --d) {
-        for (int k = 0; k < N; ++k) row[k] += g.strides[k][d];
-        if (++idx[d] < g.shape[d]) break;
-        for (int k = 0; k < N; ++k) row[k] -= g.shape[d] * g.strides[k][d];
-        idx[d] = 0;
-      }
-    }
-  });
+  using Fn = std::remove_reference_t<F>;
+  RowsFn call = [](void* c, char** p, const int64_t* s, int64_t n, const int64_t* os, int64_t m) {
+    (*static_cast<Fn*>(c))(p, s, n, os, m);
+  };
+  for_each_rows_erased<N>(shape, ts, call, const_cast<void*>(static_cast<const void*>(std::addressof(fn))), grain);
 }
 
 // fn(char* ptrs[N], const int64_t inner_strides[N], int64_t n): for_each_rows one row at a time.

@@ -1,6 +1,6 @@
 // The unary formula sheet: every elementwise op of one tensor, activations included, is defined
 // here once: its name, its dtype rule, its forward formula and its gradient. Everything else follows
-// from these definitions: the UnaryOp enum, the CPU kernels (cpu/unary_kernels.cpp instantiates `f`,
+// from these definitions: the UnaryOp enum, the CPU kernels (cpu/unary_impl.h instantiates `f`,
 // `df` and `d2f`), the op with its autograd (ops/unary.cpp), the Python functions, Tensor methods,
 // in-place methods and `functional` entries (python/bind_ops.cpp, functional.py).
 //

@@ -1,0 +1,285 @@
+// CPU kernels for the unary formula sheet (ops/unary_defs.h): each definition's f, df and d2f instantiated
+// per dtype, over contiguous or strided operands. The definitions are spread over the unary_part*.cpp
+// files by their UnaryOp index (SX_UNARY_PART), which compile in parallel and fill the table that
+// unary_kernels.cpp dispatches through. float16 and bfloat16 compute in float, so they run the float32
+// loops on blocks widened into a buffer instead of instantiating every loop again.
+#pragma once
+#include <algorithm>
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
+#include "cpu/loops.h"
+#include "cpu/unary_kernels.h"
+#include "ops/unary_defs.h"
+
+namespace sx::cpu::unary_impl {
+
+// The formulas as named function objects: a float16 and a float32 kernel of one definition then share
+// every loop instantiated on them.
+template <typename D, typename C> struct Fn {
+  C a, b;
+  auto operator()(C v) const { return D::template f<C>(v, a, b); }
+};
+template <typename D, int K, typename C> struct Fixed {
+  C operator()(C v) const { return D::template fixed<K, C>(v); }
+};
+template <typename D, typename C> struct OutOfRange {
+  bool operator()(C v) const { return D::template out_of_range<C>(v); }
+};
+template <typename D, typename C> struct Exact {  // the double formula, for inputs out of the float one's range
+  double p0, p1;
+  C operator()(C v) const { return C(D::template f<double>(double(v), p0, p1)); }
+};
+template <typename D, typename C> struct Df {
+  C a, b;
+  C operator()(C v) const { return D::template df<C>(v, a, b); }
+};
+template <typename D, typename C> struct D2f {
+  C a, b;
+  C operator()(C v) const { return D::template d2f<C>(v, a, b); }
+};
+struct Never {
+  template <typename C> bool operator()(C) const { return false; }
+};
+
+constexpr int64_t kBlk = 512;  // elements of a block (map1_inplace, the buffered paths): it stays in L1
+template <typename T> constexpr bool kLowp = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+// The contiguous inner loops, compiled on their own so that each vectorises like a plain loop.
+// `bad(v)` marks inputs where `f` is out of its range (see out_of_range in ops/unary_defs.h); the loop
+// only notes whether there were any, and a second pass computes those elements with `exact`.
+// m rows of n elements, each operand's rows oo and oa elements apart.
+template <typename O, typename T, typename F, typename B, typename E>
+[[gnu::noinline, gnu::flatten]] void map1_contig(O* __restrict o, const T* __restrict a, int64_t n, F f, B bad, E exact,
+                                                 int64_t m = 1, int64_t oo = 0, int64_t oa = 0) {
+  using C = acc_t<T>;
+  for (int64_t r = 0; r < m; ++r, o += oo, a += oa) {
+    int any = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      C v = C(a[i]);
+      o[i] = O(f(v));
+      any |= int(bad(v));
+    }
+    if (any)
+      for (int64_t i = 0; i < n; ++i)
+        if (bad(C(a[i]))) o[i] = O(exact(C(a[i])));
+  }
+}
+// map1_contig written into its input: blocks of L1 size, each checked for out-of-range inputs before
+// it is overwritten (the check folds away for formulas without a range).
+template <typename T, typename F, typename B, typename E>
+[[gnu::noinline, gnu::flatten]] void map1_inplace(T* o, int64_t n, F f, B bad, E exact) {
+  using C = acc_t<T>;
+  for (int64_t i0 = 0; i0 < n; i0 += kBlk) {
+    int64_t m = std::min(kBlk, n - i0);
+    T* p = o + i0;
+    int any = 0;
+    for (int64_t i = 0; i < m; ++i) any |= int(bad(C(p[i])));
+    if (!any) {
+      for (int64_t i = 0; i < m; ++i) p[i] = T(f(C(p[i])));
+    } else {
+      for (int64_t i = 0; i < m; ++i) p[i] = bad(C(p[i])) ? T(exact(C(p[i]))) : T(f(C(p[i])));
+    }
+  }
+}
+template <typename T, typename F>
+[[gnu::noinline, gnu::flatten]] void map2_contig(T* __restrict o, const T* __restrict g, const T* __restrict x, int64_t n,
+                                                 F h) {
+  using C = acc_t<T>;
+  for (int64_t i = 0; i < n; ++i) o[i] = T(C(g[i]) * h(C(x[i])));
+}
+
+// Rows that are strided, float16 / bfloat16, or in place into another dtype go through the contiguous
+// loops in blocks copied to L1 buffers (float16 / bfloat16 widened to float, the type their formulas
+// compute in): a block of the input is read whole before any of its results is written, so in place
+// is safe, and each (formula, dtype) has one vectorised loop.
+template <typename T> using buf_t = std::conditional_t<kLowp<T>, float, T>;
+
+// n elements s bytes apart into dst, converted to D.
+template <typename D, typename T>
+inline void gather(D* __restrict dst, const char* src, int64_t s, int64_t n) {
+  if (s == int64_t(sizeof(T))) {
+    const T* a = reinterpret_cast<const T*>(src);
+    int64_t i = 0;
+#if defined(__F16C__)
+    if constexpr (std::is_same_v<T, Half> && std::is_same_v<D, float>)  // the CPU's conversion, as copy() does
+      for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i))));
+#endif
+    for (; i < n; ++i) dst[i] = D(a[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = D(*reinterpret_cast<const T*>(src + i * s));
+  }
+}
+template <typename O, typename S>
+inline void scatter(char* dst, int64_t s, const S* __restrict src, int64_t n) {
+  if (s == int64_t(sizeof(O))) {
+    O* o = reinterpret_cast<O*>(dst);
+    int64_t i = 0;
+#if defined(__F16C__)
+    if constexpr (std::is_same_v<O, Half> && std::is_same_v<S, float>)  // to nearest even, as Half(float)
+      for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+#endif
+    for (; i < n; ++i) o[i] = O(src[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) *reinterpret_cast<O*>(dst + i * s) = O(src[i]);
+  }
+}
+
+// o[i] = f(x[i]) over two operands of one shape (elements where bad(x) holds: exact(x)).
+template <typename O, typename T, typename F, typename B, typename E>
+void map1(const Tensor& out, const Tensor& x, F f, B bad, E exact) {
+  using TB = buf_t<T>;
+  using OB = std::conditional_t<kLowp<T> && !std::is_same_v<O, bool>, float, O>;
+  for_each_rows<2>(out->shape, {out.get(), x.get()}, [&](char** p, const int64_t* s, int64_t n, const int64_t* os,
+                                                         int64_t m) {
+    const bool contig = s[0] == int64_t(sizeof(O)) && s[1] == int64_t(sizeof(T));
+    if constexpr (!kLowp<T>) {
+      if (contig && static_cast<const void*>(p[0]) != p[1]) {  // distinct operands: all m rows in one call
+        map1_contig<O, T>(reinterpret_cast<O*>(p[0]), reinterpret_cast<const T*>(p[1]), n, f, bad, exact, m,
+                          os[0] / int64_t(sizeof(O)), os[1] / int64_t(sizeof(T)));
+        return;
+      }
+      if constexpr (std::is_same_v<O, T>) {
+        if (contig && os[0] == os[1]) {  // in place
+          for (int64_t r = 0; r < m; ++r) map1_inplace<T>(reinterpret_cast<T*>(p[0] + r * os[0]), n, f, bad, exact);
+          return;
+        }
+      }
+    }
+    TB in[kBlk];
+    OB res[kBlk];
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t i = 0; i < n; i += kBlk) {
+        const int64_t k = std::min(kBlk, n - i);
+        char* o = p[0] + r * os[0] + i * s[0];
+        gather<TB, T>(in, p[1] + r * os[1] + i * s[1], s[1], k);
+        if constexpr (std::is_same_v<OB, O>) {
+          if (s[0] == int64_t(sizeof(O))) {
+            map1_contig<O, TB>(reinterpret_cast<O*>(o), in, k, f, bad, exact);
+            continue;
+          }
+        }
+        map1_contig<OB, TB>(res, in, k, f, bad, exact);
+        scatter<O>(o, s[0], res, k);
+      }
+  });
+}
+
+// o[i] = g[i] * h(x[i]) over three operands of one shape and dtype.
+template <typename T, typename F>
+void map2(const Tensor& out, const Tensor& g, const Tensor& x, F h) {
+  using TB = buf_t<T>;
+  for_each<3>(out->shape, {out.get(), g.get(), x.get()}, [&](char** p, const int64_t* s, int64_t n) {
+    constexpr int64_t st = sizeof(T);
+    if constexpr (!kLowp<T>) {
+      if (s[0] == st && s[1] == st && s[2] == st && p[0] != p[1] && p[0] != p[2]) {
+        map2_contig<T>(reinterpret_cast<T*>(p[0]), reinterpret_cast<const T*>(p[1]),
+                       reinterpret_cast<const T*>(p[2]), n, h);
+        return;
+      }
+    }
+    TB gb[kBlk], xb[kBlk], res[kBlk];
+    for (int64_t i = 0; i < n; i += kBlk) {
+      const int64_t k = std::min(kBlk, n - i);
+      gather<TB, T>(gb, p[1] + i * s[1], s[1], k);
+      gather<TB, T>(xb, p[2] + i * s[2], s[2], k);
+      map2_contig<TB>(res, gb, xb, k, h);
+      scatter<T>(p[0] + i * s[0], s[0], res, k);
+    }
+  });
+}
+
+// A definition with fixed formulas for some parameter values (PowScalar: x ** c for the exponents of
+// `half_steps`) runs the formula picked once for the whole call; returns false for other values.
+template <typename D, typename T>
+bool fixed_form(const Tensor& out, const Tensor& x, double p0) {
+  using C = acc_t<T>;
+  auto run = [&]<int K>() {
+    map1<T, T>(out, x, Fixed<D, K, C>{}, Never{}, Fixed<D, K, C>{});
+    return true;
+  };
+  switch (D::half_steps(p0)) {
+    case 0: return run.template operator()<0>();
+    case 1: return run.template operator()<1>();
+    case -1: return run.template operator()<-1>();
+    case 2: return run.template operator()<2>();
+    case -2: return run.template operator()<-2>();
+    case 3: return run.template operator()<3>();
+    case -3: return run.template operator()<-3>();
+    case 5: return run.template operator()<5>();
+    case 7: return run.template operator()<7>();
+    case 4: return run.template operator()<4>();
+    case -4: return run.template operator()<-4>();
+    case 6: return run.template operator()<6>();
+    case 8: return run.template operator()<8>();
+    default: return false;
+  }
+}
+
+template <typename D> constexpr bool kHasRange = requires(float v) { D::template out_of_range<float>(v); };
+
+// One function per definition (not inlined into the dispatcher), so that each gets the compiler's
+// full inlining budget and its loop vectorises.
+template <typename D>
+[[gnu::noinline]] void unary_def_cpu(const Tensor& out, const Tensor& x, double p0, double p1) {
+  SX_DISPATCH_ALL(x->dtype, D::name, [&] {
+    using T = scalar_t;
+    using C = acc_t<T>;
+    if constexpr (D::rule == DRule::Float && !std::is_floating_point_v<C>) {
+      throw TypeError(msg("[", D::name, "] kernel called with ", dtype_name(x->dtype)));
+    } else {
+      if constexpr (std::is_floating_point_v<C> && requires { D::half_steps(0.0); }) {
+        if (fixed_form<D, T>(out, x, p0)) return;
+      }
+      Fn<D, C> f{C(p0), C(p1)};
+      if constexpr (D::rule == DRule::Bool) {
+        map1<bool, T>(out, x, f, Never{}, f);
+      } else if constexpr (kHasRange<D> && std::is_same_v<C, float>) {
+        map1<T, T>(out, x, f, OutOfRange<D, C>{}, Exact<D, C>{p0, p1});
+      } else {
+        map1<T, T>(out, x, f, Never{}, f);
+      }
+    }
+  });
+}
+
+template <typename D>
+[[gnu::noinline]] void unary_grad_def_cpu(const Tensor& gx, const Tensor& g, const Tensor& x, double p0, double p1,
+                                          int order) {
+  if constexpr (kFusedGrad<D>) {
+    SX_DISPATCH_FLOAT(x->dtype, D::name, [&] {
+      using T = scalar_t;
+      using C = acc_t<T>;
+      if (order == 1) {
+        map2<T>(gx, g, x, Df<D, C>{C(p0), C(p1)});
+      } else if constexpr (kHasD2f<D>) {
+        map2<T>(gx, g, x, D2f<D, C>{C(p0), C(p1)});
+      }
+    });
+  } else {
+    throw RuntimeError(msg("[", D::name, "] has no fused gradient kernel"));
+  }
+}
+
+// Fills the table entries of the definitions whose UnaryOp index is `part` modulo kUnaryParts.
+template <int part>
+bool register_part() {
+  auto add = [&]<typename D>(UnaryOp op) {
+    unary_kernel_table()[int(op)] = {&unary_def_cpu<D>, &unary_grad_def_cpu<D>};
+  };
+#define SX_UNARY_PART_ENTRY(D) \
+  if constexpr (int(UnaryOp::D) % kUnaryParts == part) add.template operator()<unary_def::D>(UnaryOp::D);
+  SX_UNARY_OPS(SX_UNARY_PART_ENTRY)
+#undef SX_UNARY_PART_ENTRY
+  return true;
+}
+
+}  // namespace sx::cpu::unary_impl
+
+// In a unary_part*.cpp: registers that part's definitions when the module loads.
+#define SX_UNARY_PART(part) \
+  [[maybe_unused]] static const bool sx_unary_part_registered = ::sx::cpu::unary_impl::register_part<part>();

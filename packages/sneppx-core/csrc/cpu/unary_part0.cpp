@@ -1,0 +1,4 @@
+// Part 0 of the CPU unary kernels: the definitions whose UnaryOp index is 0 modulo kUnaryParts.
+#include "cpu/unary_impl.h"
+
+SX_UNARY_PART(0)
