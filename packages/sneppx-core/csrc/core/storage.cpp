@@ -48,8 +48,11 @@ void* system_alloc(size_t n) {
   if (n < 2 * kHuge) return std::aligned_alloc(kAlign, n);
   // No MADV_HUGEPAGE: with defrag=madvise, first touches of fresh blocks stalled for seconds
   // under memory pressure. 2 MiB alignment still lets transparent huge pages be used where enabled.
-  char* base = static_cast<char*>(std::aligned_alloc(kHuge, n + kOffset));
-  return base ? base + kOffset : nullptr;
+  // posix_memalign, not aligned_alloc: n + kOffset is not a multiple of the alignment, which C's
+  // aligned_alloc requires (glibc lets it pass; AddressSanitizer's returns null).
+  void* base = nullptr;
+  if (posix_memalign(&base, kHuge, n + kOffset) != 0) return nullptr;
+  return static_cast<char*>(base) + kOffset;
 }
 
 void system_free(void* p, size_t n) {
