@@ -60,6 +60,26 @@ def bench_broadcast(torch):
     return rows
 
 
+def bench_dtypes(torch):
+    """Elementwise ops of the other float dtypes at 1e6 elements: float16 / bfloat16 (which compute in
+    float, widened and narrowed on the fly) and float64 (exp, which has its own vectorised formula)."""
+    rows = []
+    n = 1_000_000
+    for dt in ("float16", "bfloat16"):
+        a, b = sx.randn(n).to(getattr(sx, dt)), sx.randn(n).to(getattr(sx, dt))
+        ta, tb = ((torch.from_numpy(a.float().numpy()).to(getattr(torch, dt)),
+                   torch.from_numpy(b.float().numpy()).to(getattr(torch, dt))) if torch else (None, None))
+        cases = {"a + b": (lambda: a + b, lambda: ta + tb), "a * 2.0": (lambda: a * 2.0, lambda: ta * 2.0),
+                 "relu": (lambda: a.relu(), lambda: ta.relu()), "exp": (lambda: a.exp(), lambda: ta.exp())}
+        for name, (fs, ft) in cases.items():
+            rows.append(compare(f"{name} {dt} n=1e+06", fs, ft if torch else None, unit="Gelem/s", work=n / 1e9))
+    x = sx.randn(n).to(sx.float64)
+    tx = torch.from_numpy(x.numpy().copy()) if torch else None
+    rows.append(compare("exp float64 n=1e+06", lambda: x.exp(), (lambda: tx.exp()) if torch else None,
+                        unit="Gelem/s", work=n / 1e9))
+    return rows
+
+
 def _chain(x):
     y = x
     for _ in range(25):
@@ -131,6 +151,7 @@ def run(quick: bool = False) -> list[dict]:
     rows = bench_gemm(torch, sizes)
     rows += bench_elementwise(torch, [1_000_000] if quick else [1_000_000, 10_000_000])
     rows += bench_broadcast(torch)
+    rows += bench_dtypes(torch)
     rows += bench_overhead(torch)
     rows += bench_reduce(torch)
     rows += bench_inplace(torch)

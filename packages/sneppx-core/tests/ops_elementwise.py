@@ -107,6 +107,7 @@ op("floordiv", lambda m, a, b: a // b, np.floor_divide, bcast("normal", "nonzero
 
 
 op("remainder", lambda m, a, b: a % b, np.mod, bcast("normal", "nonzero"), dtypes=NUMERIC)
+op("fmod", lambda m, a, b: m.fmod(a, b), np.fmod, bcast("normal", "nonzero"), dtypes=NUMERIC)
 op("pow", lambda m, a, b: a**b, np.power, bcast("positive", "exponent"), dtypes=SIGNED + ("uint8",),
    tol={"bfloat16": (3e-2, 3e-2), "float16": (4e-3, 4e-3)})
 op("maximum", lambda m, a, b: m.maximum(a, b), np.maximum, bcast("distinct", "distinct"), dtypes=ALL)

@@ -3,7 +3,8 @@
 transposing copies by tiles (ragged edges included), copies of whole rows under permuted outer
 dims, matrix products split over the thread pool, and one-row / one-column matrix products in
 every operand layout; copies of short rows, of rows into shifted views (roll, cat) and of flipped
-rows; the one-pass lerp; the reuse order of the block cache; and integer powers by squaring."""
+rows; the one-pass lerp; the reuse order of the block cache; integer powers by squaring; and float16 /
+bfloat16 binary ops, which compute on blocks widened to float, on every operand layout."""
 
 from __future__ import annotations
 
@@ -692,6 +693,34 @@ def test_float16_conversions_match_numpy_bit_for_bit(threads):
         assert np.isnan(got[bad]).all()
 
 
+def _bf16_bits(x):
+    """float32 -> bfloat16 bits in NumPy: round to nearest even on the top 16 bits, NaN kept NaN (quiet)."""
+    u = x.view(np.uint32).astype(np.uint64)
+    rounded = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(x), ((u >> 16) | 0x40).astype(np.uint16), rounded)
+
+
+def test_bfloat16_conversions_match_the_rounding_rule_bit_for_bit(threads):
+    # every bfloat16 bit pattern to float32 (exact: the top half) and float32 values around every
+    # bfloat16 rounding boundary (ties to even, subnormals, overflow to inf, NaN payloads), contiguous
+    # (the vector loop, the fused loops and their tails) and strided
+    pats = np.arange(1 << 16, dtype=np.uint32)
+    f32 = (pats << 16).view(np.float32)
+    back = sx.from_numpy(f32).to(sx.bfloat16).float().numpy()
+    nan = np.isnan(f32)
+    np.testing.assert_array_equal(back[~nan].view(np.uint32), (pats << 16)[~nan])
+    np.testing.assert_array_equal(back[nan].view(np.uint32), (pats << 16)[nan] | 0x400000)  # made quiet
+    lo = (pats << 16).astype(np.uint32)
+    near = np.concatenate([lo, lo | 0x7FFF, lo | 0x8000, lo | 0x8001, lo | 0x0001]).view(np.float32)
+    for t, x in ((sx.from_numpy(near), near), (sx.from_numpy(near)[::3], near[::3])):
+        got = t.to(sx.bfloat16).float().numpy().view(np.uint32) >> 16
+        np.testing.assert_array_equal(got.astype(np.uint16), _bf16_bits(np.ascontiguousarray(x)))
+    # the fused elementwise loops round the same way (a + 0 is exact in float)
+    sb = sx.from_numpy(f32).to(sx.bfloat16)
+    np.testing.assert_array_equal((sb + 0.0).float().numpy().view(np.uint32) >> 16,
+                                  _bf16_bits(f32 + np.float32(0)).astype(np.uint32))
+
+
 @pytest.mark.parametrize("m,k,n", [(16, 16, 48), (17, 129, 49), (23, 128, 64), (40, 300, 65), (90, 120, 150),
                                    (64, 320, 79), (31, 257, 100), (128, 64, 129)])
 @pytest.mark.parametrize("trans_a, trans_b", [(False, False), (True, False), (False, True), (True, True)])
@@ -735,3 +764,88 @@ def test_float32_products_read_in_place_propagate_nan_and_inf():
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
         np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
         np.testing.assert_allclose(got[np.isfinite(want)], want[np.isfinite(want)], rtol=1e-6)
+
+
+# float16 / bfloat16 binary ops compute in float on blocks widened into buffers: every operand layout
+# (same shape, a row or a column broadcast, a Python scalar, a transposed view, in place) gives the result
+# of contiguous operands, which is the float32 op on the widened operands rounded once (pow and atan2 use
+# other float formulas than float32's: within one rounding step of it); for the correctly rounded ops that
+# is NumPy's float32 result.
+HALF_BINARY_EXACT = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+                     "maximum": np.maximum, "minimum": np.minimum, "eq": np.equal, "lt": np.less,
+                     "ge": np.greater_equal, "ne": np.not_equal}
+HALF_BINARY_OTHER = ["remainder", "floor_divide", "fmod", "pow", "atan2"]
+
+
+def _half_operands(dtype):
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((37, 1030)).astype(np.float32) * 4
+    b = rng.standard_normal((37, 1030)).astype(np.float32) * 4
+    a[0, :6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 65504.0]
+    b[0, :6] = [np.nan, 1.0, np.inf, 2.0, 0.0, 2.0]
+    b[1] = a[1]  # equal elements for the comparisons
+    sa, sb = sx.from_numpy(a).to(dtype), sx.from_numpy(b).to(dtype)
+    return sa, sb, sa.float().numpy(), sb.float().numpy()  # the last two: the values the dtype holds
+
+
+def _as_float(t):
+    return t.numpy() if t.dtype == sx.bool else t.float().numpy()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", list(HALF_BINARY_EXACT) + HALF_BINARY_OTHER)
+def test_half_type_binary_ops_on_every_layout_are_the_float_op_rounded(threads, name, dtype):
+    dt = getattr(sx, dtype)
+    sa, sb, a, b = _half_operands(dt)
+    fn = getattr(sx, name)
+
+    def want(x, y):  # contiguous operands of the same values
+        return _as_float(fn(sx.from_numpy(np.ascontiguousarray(x)).to(dt), sx.from_numpy(np.ascontiguousarray(y)).to(dt)))
+
+    full = fn(sa, sb)
+    assert full.dtype == (sx.bool if name in ("eq", "lt", "ge", "ne") else dt)
+    f32 = fn(sa.float(), sb.float())
+    f32 = _as_float(f32 if f32.dtype == sx.bool else f32.to(dt))
+    if name in ("pow", "atan2"):
+        step = 2.0 ** -10 if dtype == "float16" else 2.0 ** -7
+        np.testing.assert_allclose(_as_float(full), f32, rtol=step, atol=0)
+    else:
+        np.testing.assert_array_equal(_as_float(full), f32)
+    if name in HALF_BINARY_EXACT and dtype == "float16":  # NumPy's float32 op, rounded
+        with np.errstate(all="ignore"):
+            ref = HALF_BINARY_EXACT[name](a, b)
+        np.testing.assert_array_equal(_as_float(full), ref if ref.dtype == bool else ref.astype(np.float16))
+    np.testing.assert_array_equal(_as_float(fn(sa, sb[3:4])), want(a, np.broadcast_to(b[3:4], a.shape)))
+    np.testing.assert_array_equal(_as_float(fn(sa, sb[:, 7:8])), want(a, np.broadcast_to(b[:, 7:8], a.shape)))
+    np.testing.assert_array_equal(_as_float(fn(sa[:, 7:8], sb)), want(np.broadcast_to(a[:, 7:8], b.shape), b))
+    np.testing.assert_array_equal(_as_float(fn(sa.t(), sb.t())), _as_float(full).T)
+    np.testing.assert_array_equal(_as_float(fn(sa, sb.t().contiguous().t())), _as_float(full))
+    np.testing.assert_array_equal(_as_float(fn(sa, 1.5)), want(a, np.full_like(a, 1.5)))
+    both = fn(sa[2:3, 5:6].expand(37, 1030), sb[4:5, 3:4].expand(37, 1030))  # a scalar on both sides
+    np.testing.assert_array_equal(_as_float(both), want(np.broadcast_to(a[2:3, 5:6], a.shape),
+                                                        np.broadcast_to(b[4:5, 3:4], a.shape)))
+    if full.dtype == dt and hasattr(sa, name + "_"):
+        z = sa.clone()
+        getattr(z, name + "_")(sb)
+        np.testing.assert_array_equal(_as_float(z), _as_float(full))
+        w = sa.t().contiguous().t()  # in place on a strided view
+        getattr(w, name + "_")(sb)
+        np.testing.assert_array_equal(_as_float(w), _as_float(full))
+
+
+@pytest.mark.parametrize("w", [8, 9, 13, 71, 130])
+def test_column_sums_with_a_ragged_end_keep_their_order_of_additions(threads, w):
+    """Sums down the middle dim take the columns in register blocks, the last (ragged) block overlapping
+    the one before it; every column keeps the order of additions of the plain loop (float32 partials of
+    16 rows, added in double, rounded once), emulated here in NumPy, bit for bit: contiguous (the
+    outer/inner path) and as a strided view (the reduce-in-place path)."""
+    rng = np.random.default_rng(w)
+    wide = rng.standard_normal((3, 37, w + 5)).astype(np.float32) * 10
+    a = np.ascontiguousarray(wide[:, :, :w])
+    total = np.zeros((3, w))
+    for i in range(0, 37, 16):  # cumsum adds in order
+        total += np.cumsum(a[:, i:i + 16], axis=1, dtype=np.float32)[:, -1].astype(np.float64)
+    for op, scale in (("sum", 1.0), ("mean", 1.0 / 37)):
+        want = (total * scale).astype(np.float32)
+        np.testing.assert_array_equal(getattr(sx.from_numpy(a), op)(dim=1).numpy(), want)
+        np.testing.assert_array_equal(getattr(sx.from_numpy(wide)[:, :, :w], op)(dim=1).numpy(), want)

@@ -131,6 +131,33 @@ def test_exp_range_ends_on_every_path():
     np.testing.assert_array_equal(sx.exp(sx.tensor(np.repeat(x, 2))[::2]).numpy(), full)
 
 
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 63, reason="needs x87 long double for the reference")
+def test_float64_exp_within_one_ulp_of_long_double_on_every_path():
+    """float64 exp takes arguments with a normal result (-708 <= x <= 709) through a vectorised formula
+    and the others (NaN, infinities, subnormal and overflowing results) through <cmath>: within
+    1 ulp of exp computed in long double, on the contiguous, in-place and strided paths."""
+    tiny = np.exp(RNG.uniform(np.log(1e-300), 0.0, 20000)) * RNG.choice([-1.0, 1.0], 20000)
+    edges = [0.0, -0.0, np.inf, -np.inf, np.nan, -708.0, np.nextafter(-708.0, -np.inf), 709.0,
+             np.nextafter(709.0, np.inf), 709.78, 709.79, -745.13, -745.14, -800.0, 5e-324, -0.5 * np.log(2)]
+    x = np.concatenate([RNG.uniform(-760, 720, 100000), RNG.uniform(-1, 1, 20000), tiny, edges])
+    RNG.shuffle(x)
+    full = sx.exp(sx.tensor(x)).numpy()
+    with np.errstate(over="ignore"):
+        ref = np.exp(x.astype(np.longdouble))
+        ref64 = ref.astype(np.float64)
+    finite = np.isfinite(ref64) & (ref64 != 0)
+    err = np.abs(full[finite].astype(np.longdouble) - ref[finite]) / np.spacing(ref64[finite])
+    worst = int(np.argmax(err))
+    assert err[worst] <= 1.0, f"exp({x[finite][worst]!r}): {float(err[worst]):.2f} ulp"
+    np.testing.assert_array_equal(full[~finite], ref64[~finite])  # NaN, inf and 0 exactly
+    outside = (x < -708) | (x > 709) | np.isnan(x)
+    assert outside.sum() > 1000 and (~outside).sum() > 1000
+    t = sx.tensor(x)
+    t.exp_()
+    np.testing.assert_array_equal(t.numpy(), full)
+    np.testing.assert_array_equal(sx.exp(sx.tensor(np.repeat(x, 2))[::2]).numpy(), full)
+
+
 @pytest.mark.parametrize("name", ["log", "log2", "log10"])
 def test_log_range_ends_on_every_path(name):
     """float32 logs take normal arguments through one formula and the others (zeros, subnormals,
@@ -251,6 +278,29 @@ def test_remainder_float32_is_exact():
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal((sx.tensor(a) % 2.5).numpy(), np.mod(a, F32(2.5)))
         np.testing.assert_array_equal((7.0 % sx.tensor(b)).numpy(), np.mod(F32(7.0), b))
+
+
+def test_fmod_is_exact_with_the_sign_of_the_dividend():
+    """fmod (C's remainder) against NumPy's, bit for bit (signed zeros included): float32 through its
+    exact fast path and the std::fmod fallback, float64, and integers (which stay integers)."""
+    a, b = pairs(20000)
+    a = np.concatenate([a, F32([1e7, 123456.7, -4.0, 4.0, -1e-30, 5.0]), (RNG.integers(-1000, 1000, 2000) * F32(0.1))])
+    b = np.concatenate([b, F32([0.1, 0.1, 2.0, -2.0, 1.0, np.inf]), np.full(2000, 0.1, F32)])
+    with np.errstate(all="ignore"):
+        for x, y in [(a, b), (a.astype(np.float64), b.astype(np.float64))]:
+            ours = sx.fmod(sx.tensor(x), sx.tensor(y)).numpy()
+            np.testing.assert_array_equal(ours, np.fmod(x, y))
+            np.testing.assert_array_equal(np.signbit(ours), np.signbit(np.fmod(x, y)))
+        np.testing.assert_array_equal(sx.tensor(a).fmod(2.5).numpy(), np.fmod(a, F32(2.5)))
+    i = RNG.integers(-2**31, 2**31, 5000, dtype=np.int64)
+    j = RNG.integers(1, 1000, 5000) * RNG.choice([-1, 1], 5000)
+    for dt in (np.int32, np.int64):
+        x, y = i.astype(dt), j.astype(dt)
+        got = sx.fmod(sx.tensor(x), sx.tensor(y))
+        assert got.dtype == getattr(sx, np.dtype(dt).name)
+        np.testing.assert_array_equal(got.numpy(), np.fmod(x, y))
+    with pytest.raises(RuntimeError, match="fmod.*division by zero"):
+        sx.fmod(sx.tensor([1, 2]), sx.tensor([1, 0]))
 
 
 def test_atan2_float32_within_three_ulp():

@@ -3,10 +3,8 @@
 #include <cmath>
 #include <cstring>
 #include <type_traits>
-#if defined(__F16C__)
-#include <immintrin.h>
-#endif
 
+#include "cpu/half_convert.h"
 #include "cpu/kernels.h"
 #include "cpu/loops.h"
 #include "ops/binary_math.h"
@@ -124,6 +122,12 @@ inline float rem_fast(float x, float y) {
   return (r != 0.0f && ((r < 0.0f) != (y < 0.0f))) ? r + y : r;
 }
 
+// C's remainder (fmod) by the same exact steps, valid where rem_fast's are; its sign is always x's.
+inline float fmod_fast(float x, float y) {
+  double t = std::trunc(double(x) / double(y));
+  return std::copysign(float(double(x) - t * double(y)), x);
+}
+
 template <typename O, typename T, typename F>
 void run1(const Tensor& out, const Tensor& a, F f) {
   using C = acc_t<T>;
@@ -164,6 +168,10 @@ void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) 
       return run2_checked(out, a, b, [](float x, float y) { return rem_fast(x, y); },
                           [](float x, float y) { return rem_out_of_range(x, y); },
                           [](float x, float y) { return pymod(x, y); });
+    if (op == BinaryOp::Fmod)
+      return run2_checked(out, a, b, [](float x, float y) { return fmod_fast(x, y); },
+                          [](float x, float y) { return rem_out_of_range(x, y); },
+                          [](float x, float y) { return std::fmod(x, y); });
     if (op == BinaryOp::Pow)
       return run2_checked(out, a, b, [](float x, float y) { return vpow(x, y); },
                           [](float x, float y) { return pow_out_of_range(x, y); },
@@ -180,6 +188,7 @@ void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) 
     case BinaryOp::Div: return run2<T, T>(out, a, b, [](C x, C y) { return x / y; });
     case BinaryOp::FloorDiv: return run2<T, T>(out, a, b, [](C x, C y) { return floordiv(x, y); });
     case BinaryOp::Rem: return run2<T, T>(out, a, b, [](C x, C y) { return pymod(x, y); });
+    case BinaryOp::Fmod: return run2<T, T>(out, a, b, [](C x, C y) { return cfmod(x, y); });
     case BinaryOp::Pow:
       if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return run_ipow<T>(out, a, b);
       return run2<T, T>(out, a, b, [](C x, C y) { return ipow(x, y); });
@@ -392,33 +401,19 @@ void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
   SX_DISPATCH_ALL(a->dtype, "binary", [&] { binary_t<scalar_t>(op, out, a, b); });
 }
 
-// float32 <-> float16 with the CPU's conversion instructions (F16C: every x86-64-v3 machine), eight
-// at a time over contiguous runs; the same rounding (to nearest even) as Half's own. False where the
-// build has no F16C or the runs are not contiguous (the generic loop then converts).
+// float32 <-> float16 / bfloat16 over contiguous tensors in parallel runs (cpu/half_convert.h: the
+// same rounding as the types' own). False where either is not contiguous (the generic loop then
+// converts).
 template <typename D, typename S>
 bool convert_half(const Tensor& dst, const Tensor& src) {
-#if defined(__F16C__)
   if (!dst->is_contiguous() || !src->is_contiguous()) return false;
-  const int64_t n = dst->numel();
   const S* x = src->data<S>();
   D* y = dst->data<D>();
-  parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
-    int64_t i = lo;
-    for (; i + 8 <= hi; i += 8) {
-      if constexpr (std::is_same_v<D, Half>) {
-        __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), h);
-      } else {
-        _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
-      }
-    }
-    for (; i < hi; ++i) y[i] = D(float(x[i]));
+  parallel_for(dst->numel(), kGrain, [&](int64_t lo, int64_t hi) {
+    if constexpr (kLowp<D>) narrow_run(x + lo, y + lo, hi - lo);
+    else widen_run(x + lo, y + lo, hi - lo);
   });
   return true;
-#else
-  (void)dst, (void)src;
-  return false;
-#endif
 }
 
 void copy(const Tensor& dst, const Tensor& src) {
@@ -448,8 +443,7 @@ void copy(const Tensor& dst, const Tensor& src) {
         });
       } else if constexpr (std::is_same_v<D, bool>) {
         run1<D, S>(dst, src, [](acc_t<S> v) { return v != acc_t<S>(0); });
-      } else if constexpr ((std::is_same_v<D, Half> && std::is_same_v<S, float>) ||
-                           (std::is_same_v<D, float> && std::is_same_v<S, Half>)) {
+      } else if constexpr ((kLowp<D> && std::is_same_v<S, float>) || (std::is_same_v<D, float> && kLowp<S>)) {
         if (!convert_half<D, S>(dst, src)) run1<D, S>(dst, src, [](acc_t<S> v) { return acc_t<D>(v); });
       } else {
         run1<D, S>(dst, src, [](acc_t<S> v) { return acc_t<D>(v); });

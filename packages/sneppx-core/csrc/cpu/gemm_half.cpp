@@ -19,28 +19,17 @@
 
 #include "core/parallel.h"
 #include "cpu/blas.h"
+#include "cpu/half_convert.h"
 
 namespace sx {
 
 namespace {
 
 // d[i] = float(s[i * inc]) for i < n.
-void widen(const BFloat16* s, int64_t inc, float* d, int64_t n) {
-  if (inc == 1) {
-    for (int64_t i = 0; i < n; ++i) d[i] = std::bit_cast<float>(uint32_t(s[i].x) << 16);
-    return;
-  }
+template <typename T>
+void widen(const T* s, int64_t inc, float* d, int64_t n) {
+  if (inc == 1) return cpu::widen_run(s, d, n);
   for (int64_t i = 0; i < n; ++i) d[i] = float(s[i * inc]);
-}
-
-void widen(const Half* s, int64_t inc, float* d, int64_t n) {
-  int64_t i = 0;
-#ifdef __F16C__
-  if (inc == 1)
-    for (; i + 8 <= n; i += 8)
-      _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
-#endif
-  for (; i < n; ++i) d[i] = float(s[i * inc]);
 }
 
 #if defined(__AVX2__) && defined(__F16C__) && defined(__FMA__)

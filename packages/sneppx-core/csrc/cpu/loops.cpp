@@ -6,7 +6,7 @@ namespace sx::cpu {
 // The operands are coalesced (dims merged where every operand is contiguous across them), the range
 // of elements is split over the thread pool, and each chunk steps its row pointers like an odometer.
 template <int N>
-void for_each_rows_erased(const Shape& shape, const std::array<const TensorImpl*, N>& ts, RowsFn fn, void* ctx,
+void for_each_rows_erased(const Shape& shape, const Operands<N>& ts, RowsFn fn, void* ctx,
                           int64_t grain) {
   int64_t zero[N] = {};
   // Fast path: every operand is contiguous with the full shape, so the loop is one flat range.

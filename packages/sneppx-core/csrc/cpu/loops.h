@@ -1,11 +1,13 @@
 // Strided N-operand iteration: dims are coalesced, the range is split across the thread pool,
 // and the innermost dimension is handed to a kernel as (pointers, byte strides, count).
 #pragma once
+#include <algorithm>
 #include <array>
 #include <memory>
 
 #include "core/parallel.h"
 #include "core/tensor.h"
+#include "cpu/half_convert.h"
 
 namespace sx::cpu {
 
@@ -17,9 +19,13 @@ struct Geometry {
   std::array<Shape, N> strides;  // in bytes
 };
 
+// The tensors a loop runs over.
+template <int N>
+using Operands = std::array<const TensorImpl*, N>;
+
 // Operands must already have `shape` (broadcast operands as stride-0 views).
 template <int N>
-Geometry<N> coalesce(const Shape& shape, const std::array<const TensorImpl*, N>& ts) {
+Geometry<N> coalesce(const Shape& shape, const Operands<N>& ts) {
   Geometry<N> g;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
@@ -45,10 +51,7 @@ Geometry<N> coalesce(const Shape& shape, const std::array<const TensorImpl*, N>&
 // operand count, not once per kernel.
 using RowsFn = void (*)(void* ctx, char** p, const int64_t* s, int64_t n, const int64_t* os, int64_t m);
 template <int N>
-void for_each_rows_erased(const Shape& shape, const std::array<const TensorImpl*, N>& ts, RowsFn fn, void* ctx,
-                          int64_t grain);
-template <int N>
-using Operands = std::array<const TensorImpl*, N>;
+void for_each_rows_erased(const Shape& shape, const Operands<N>& ts, RowsFn fn, void* ctx, int64_t grain);
 extern template void for_each_rows_erased<1>(const Shape&, const Operands<1>&, RowsFn, void*, int64_t);
 extern template void for_each_rows_erased<2>(const Shape&, const Operands<2>&, RowsFn, void*, int64_t);
 extern template void for_each_rows_erased<3>(const Shape&, const Operands<3>&, RowsFn, void*, int64_t);
@@ -60,7 +63,7 @@ extern template void for_each_rows_erased<4>(const Shape&, const Operands<4>&, R
 // over them itself instead of being called once per row. The operands are coalesced and the range is
 // split over the thread pool (see loops.cpp).
 template <int N, typename F>
-void for_each_rows(const Shape& shape, const std::array<const TensorImpl*, N>& ts, F&& fn, int64_t grain = kGrain) {
+void for_each_rows(const Shape& shape, const Operands<N>& ts, F&& fn, int64_t grain = kGrain) {
   using Fn = std::remove_reference_t<F>;
   RowsFn call = [](void* c, char** p, const int64_t* s, int64_t n, const int64_t* os, int64_t m) {
     (*static_cast<Fn*>(c))(p, s, n, os, m);
@@ -70,7 +73,7 @@ void for_each_rows(const Shape& shape, const std::array<const TensorImpl*, N>& t
 
 // fn(char* ptrs[N], const int64_t inner_strides[N], int64_t n): for_each_rows one row at a time.
 template <int N, typename F>
-void for_each(const Shape& shape, const std::array<const TensorImpl*, N>& ts, F&& fn, int64_t grain = kGrain) {
+void for_each(const Shape& shape, const Operands<N>& ts, F&& fn, int64_t grain = kGrain) {
   for_each_rows<N>(
       shape, ts,
       [&](char** p, const int64_t* s, int64_t n, const int64_t* os, int64_t m) {
@@ -104,22 +107,109 @@ template <typename O, typename T, typename C, typename F>
   }
 }
 
+template <typename T> constexpr bool kLowp = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+// k elements of a row s bytes apart as float: widened (cpu/half_convert.h) when contiguous; for a
+// scalar (s == 0) one element, and the returned step is 0, unless `fill` asks for k copies (the other
+// operand is a scalar too, and binary_run_contig needs one of them to step).
+template <typename T>
+inline int64_t widen_row(float* d, const char* p, int64_t s, int64_t k, bool fill = false) {
+  const T* x = reinterpret_cast<const T*>(p);
+  if (s == 0) {
+    std::fill(d, d + (fill ? k : 1), float(*x));
+    return fill ? 1 : 0;
+  }
+  if (s == int64_t(sizeof(T))) widen_run(x, d, k);
+  else for (int64_t i = 0; i < k; ++i) d[i] = float(*reinterpret_cast<const T*>(p + i * s));
+  return 1;
+}
+
+// A row of binary_run_lowp whose output is contiguous and whose inputs are contiguous or scalars (SX,
+// SY: their steps, 1 or 0): eight elements at a time widened, computed and narrowed in registers
+// (comparisons store their bools). Eight are read before any is written, so in place is safe.
+template <int SX, int SY, typename O, typename T, typename C, typename F>
+[[gnu::noinline, gnu::flatten]] void binary_lowp_contig(O* o, const T* x, const T* y, int64_t n, F f) {
+  const float xs = float(*x), ys = float(*y);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    float xa[8], ya[8];
+    if constexpr (SX == 1) widen8(x + i, xa);
+    else for (int k = 0; k < 8; ++k) xa[k] = xs;
+    if constexpr (SY == 1) widen8(y + i, ya);
+    else for (int k = 0; k < 8; ++k) ya[k] = ys;
+    if constexpr (kLowp<O>) {
+      float r[8];
+      for (int k = 0; k < 8; ++k) r[k] = float(f(C(xa[k]), C(ya[k])));
+      narrow8(r, o + i);
+    } else {
+      for (int k = 0; k < 8; ++k) o[i + k] = O(f(C(xa[k]), C(ya[k])));
+    }
+  }
+  for (; i < n; ++i) o[i] = O(f(C(float(x[i * SX])), C(float(y[i * SY]))));
+}
+
+// binary_run for float16 / bfloat16 inputs, which compute in float: contiguous rows through
+// binary_lowp_contig; other rows in blocks widened into L1 buffers, the float loop of binary_run_contig
+// over them, results narrowed back. A block is read whole before it is written, so in place is safe.
+template <typename O, typename T, typename C, typename F>
+[[gnu::noinline]] void binary_run_lowp(char** p, const int64_t* s, int64_t n, const int64_t* os, int64_t m, F f) {
+  constexpr int64_t kBlk = 512, so = sizeof(O), st = sizeof(T);
+  if (s[0] == so && (s[1] == st || s[1] == 0) && (s[2] == st || s[2] == 0) && (s[1] | s[2]) != 0) {
+    for (int64_t r = 0; r < m; ++r) {
+      O* o = reinterpret_cast<O*>(p[0] + r * os[0]);
+      const T* x = reinterpret_cast<const T*>(p[1] + r * os[1]);
+      const T* y = reinterpret_cast<const T*>(p[2] + r * os[2]);
+      if (s[1] && s[2]) binary_lowp_contig<1, 1, O, T, C>(o, x, y, n, f);
+      else if (s[1]) binary_lowp_contig<1, 0, O, T, C>(o, x, y, n, f);
+      else binary_lowp_contig<0, 1, O, T, C>(o, x, y, n, f);
+    }
+    return;
+  }
+  using OB = std::conditional_t<kLowp<O>, float, O>;
+  float xb[kBlk], yb[kBlk];
+  OB ob[kBlk];
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t i = 0; i < n; i += kBlk) {
+      const int64_t k = std::min(kBlk, n - i);
+      const int64_t sx = widen_row<T>(xb, p[1] + r * os[1] + i * s[1], s[1], k, s[2] == 0);
+      const int64_t sy = widen_row<T>(yb, p[2] + r * os[2] + i * s[2], s[2], k);
+      char* o = p[0] + r * os[0] + i * s[0];
+      if constexpr (std::is_same_v<OB, O>) {
+        if (s[0] == so) {
+          binary_run_contig<O, float, C>(reinterpret_cast<O*>(o), xb, sx, yb, sy, k, f, 1, 0, 0, 0);
+          continue;
+        }
+      }
+      binary_run_contig<OB, float, C>(ob, xb, sx, yb, sy, k, f, 1, 0, 0, 0);
+      if constexpr (kLowp<O>) {
+        if (s[0] == so) {
+          narrow_run(ob, reinterpret_cast<O*>(o), k);
+          continue;
+        }
+      }
+      for (int64_t j = 0; j < k; ++j) *reinterpret_cast<O*>(o + j * s[0]) = O(ob[j]);
+    }
+}
+
 // The body of a for_each_rows<3> over (out, x, y) of dtypes (O, T, T): o = O(f(C(x), C(y))) for each
 // element of m rows (pointers p, byte strides s, rows os apart), contiguous and scalar operands through
 // binary_run_contig.
 template <typename O, typename T, typename C, typename F>
 inline void binary_run(char** p, const int64_t* s, int64_t n, const int64_t* os, int64_t m, F f) {
   constexpr int64_t so = sizeof(O), st = sizeof(T);
-  if (s[0] == so && (s[1] == st || s[1] == 0) && (s[2] == st || s[2] == 0) && (s[1] | s[2]) != 0) {
+  if constexpr (kLowp<T> && std::is_same_v<C, float>) {
+    binary_run_lowp<O, T, C>(p, s, n, os, m, f);
+  } else if (s[0] == so && (s[1] == st || s[1] == 0) && (s[2] == st || s[2] == 0) && (s[1] | s[2]) != 0) {
     binary_run_contig<O, T, C>(reinterpret_cast<O*>(p[0]), reinterpret_cast<const T*>(p[1]), s[1] / st,
                                reinterpret_cast<const T*>(p[2]), s[2] / st, n, f, m, os[0] / so, os[1] / st,
                                os[2] / st);
-    return;
+  } else {
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<O*>(p[0] + r * os[0] + i * s[0]) =
+            O(f(C(*reinterpret_cast<const T*>(p[1] + r * os[1] + i * s[1])),
+                C(*reinterpret_cast<const T*>(p[2] + r * os[2] + i * s[2]))));
   }
-  for (int64_t r = 0; r < m; ++r)
-    for (int64_t i = 0; i < n; ++i)
-      *reinterpret_cast<O*>(p[0] + r * os[0] + i * s[0]) = O(f(C(*reinterpret_cast<const T*>(p[1] + r * os[1] + i * s[1])),
-                                                               C(*reinterpret_cast<const T*>(p[2] + r * os[2] + i * s[2]))));
 }
 
 }  // namespace sx::cpu

@@ -229,8 +229,9 @@ void sum_columns_f32(const float* p, int64_t n, int64_t stride, float* out, doub
     for (int l = 0; l < 4; ++l) out[4 * k + l] = finish_sum<float>(t[k][l], scale);
 }
 
-// The columns [0, w) of such a sum in register blocks of 64, 32, 16, then 8 columns; returns how many it did
-// (a multiple of 8; the caller sums the rest).
+// The columns [0, w) of such a sum in register blocks of 64, 32, 16, then 8 columns, and a ragged end of
+// fewer than 8 as the last 8 columns again (a column's sum does not depend on its block, so the columns
+// done twice get the same bits); returns how many it did: w, or 0 for w < 8 (the caller sums those).
 template <bool Sq>
 int64_t sum_column_blocks_f32(const float* p, int64_t n, int64_t stride, float* out, int64_t w, double scale) {
   int64_t j = 0;
@@ -238,6 +239,10 @@ int64_t sum_column_blocks_f32(const float* p, int64_t n, int64_t stride, float* 
   for (; j + 32 <= w; j += 32) sum_columns_f32<Sq, 4>(p + j, n, stride, out + j, scale);
   for (; j + 16 <= w; j += 16) sum_columns_f32<Sq, 2>(p + j, n, stride, out + j, scale);
   for (; j + 8 <= w; j += 8) sum_columns_f32<Sq, 1>(p + j, n, stride, out + j, scale);
+  if (j < w && w >= 8) {
+    sum_columns_f32<Sq, 1>(p + w - 8, n, stride, out + w - 8, scale);
+    j = w;
+  }
   return j;
 }
 

@@ -1,14 +1,13 @@
 // CPU kernels for the unary formula sheet (ops/unary_defs.h): each definition's f, df and d2f instantiated
 // per dtype, over contiguous or strided operands. The definitions are spread over the unary_part*.cpp
 // files by their UnaryOp index (SX_UNARY_PART), which compile in parallel and fill the table that
-// unary_kernels.cpp dispatches through. float16 and bfloat16 compute in float, so they run the float32
-// loops on blocks widened into a buffer instead of instantiating every loop again.
+// unary_kernels.cpp dispatches through. float16 and bfloat16 compute in float: contiguous rows widen,
+// compute and narrow eight elements at a time in registers; other rows run the float32 loops on blocks
+// widened into a buffer.
 #pragma once
 #include <algorithm>
-#if defined(__F16C__)
-#include <immintrin.h>
-#endif
 
+#include "cpu/half_convert.h"
 #include "cpu/loops.h"
 #include "cpu/unary_kernels.h"
 #include "ops/unary_defs.h"
@@ -27,9 +26,14 @@ template <typename D, int K, typename C> struct Fixed {
 template <typename D, typename C> struct OutOfRange {
   bool operator()(C v) const { return D::template out_of_range<C>(v); }
 };
-template <typename D, typename C> struct Exact {  // the double formula, for inputs out of the float one's range
+// The formula for inputs out of the range of the partial one: the definition's `exact` where it has
+// one, else the formula in double (<cmath>).
+template <typename D, typename C> struct Exact {
   double p0, p1;
-  C operator()(C v) const { return C(D::template f<double>(double(v), p0, p1)); }
+  C operator()(C v) const {
+    if constexpr (requires { D::exact(0.0); }) return C(D::exact(double(v)));
+    else return C(D::template f<double>(double(v), p0, p1));
+  }
 };
 template <typename D, typename C> struct Df {
   C a, b;
@@ -44,7 +48,6 @@ struct Never {
 };
 
 constexpr int64_t kBlk = 512;  // elements of a block (map1_inplace, the buffered paths): it stays in L1
-template <typename T> constexpr bool kLowp = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 // The contiguous inner loops, compiled on their own so that each vectorises like a plain loop.
 // `bad(v)` marks inputs where `f` is out of its range (see out_of_range in ops/unary_defs.h); the loop
@@ -83,6 +86,31 @@ template <typename T, typename F, typename B, typename E>
     }
   }
 }
+// map1_contig for float16 / bfloat16 input (and output of the same dtype, or bool): eight elements at a
+// time widened, computed and narrowed in registers; out-of-range elements of the eight are recomputed
+// with `exact` before the store. Eight are read before any is written, so in place is safe.
+template <typename O, typename T, typename F, typename B, typename E>
+[[gnu::noinline, gnu::flatten]] void map1_lowp_contig(O* o, const T* a, int64_t n, F f, B bad, E exact) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    float v[8], r[8];
+    widen8(a + i, v);
+    int any = 0;
+    for (int k = 0; k < 8; ++k) {
+      r[k] = float(f(v[k]));
+      any |= int(bad(v[k]));
+    }
+    if (any)
+      for (int k = 0; k < 8; ++k)
+        if (bad(v[k])) r[k] = float(exact(v[k]));
+    if constexpr (kLowp<O>) narrow8(r, o + i);
+    else for (int k = 0; k < 8; ++k) o[i + k] = O(r[k]);
+  }
+  for (; i < n; ++i) {
+    const float v = float(a[i]);
+    o[i] = O(bad(v) ? exact(v) : f(v));
+  }
+}
 template <typename T, typename F>
 [[gnu::noinline, gnu::flatten]] void map2_contig(T* __restrict o, const T* __restrict g, const T* __restrict x, int64_t n,
                                                  F h) {
@@ -90,40 +118,33 @@ template <typename T, typename F>
   for (int64_t i = 0; i < n; ++i) o[i] = T(C(g[i]) * h(C(x[i])));
 }
 
-// Rows that are strided, float16 / bfloat16, or in place into another dtype go through the contiguous
-// loops in blocks copied to L1 buffers (float16 / bfloat16 widened to float, the type their formulas
-// compute in): a block of the input is read whole before any of its results is written, so in place
-// is safe, and each (formula, dtype) has one vectorised loop.
+// Rows that are strided, or in place into another dtype, go through the contiguous loops in blocks
+// copied to L1 buffers (float16 / bfloat16 widened to float, the type their formulas compute in): a
+// block of the input is read whole before any of its results is written, so in place is safe.
+// Contiguous float16 / bfloat16 rows take map1_lowp_contig.
 template <typename T> using buf_t = std::conditional_t<kLowp<T>, float, T>;
 
 // n elements s bytes apart into dst, converted to D.
 template <typename D, typename T>
 inline void gather(D* __restrict dst, const char* src, int64_t s, int64_t n) {
+  const T* a = reinterpret_cast<const T*>(src);
+  if constexpr (kLowp<T> && std::is_same_v<D, float>) {
+    if (s == int64_t(sizeof(T))) return widen_run(a, dst, n);
+  }
   if (s == int64_t(sizeof(T))) {
-    const T* a = reinterpret_cast<const T*>(src);
-    int64_t i = 0;
-#if defined(__F16C__)
-    if constexpr (std::is_same_v<T, Half> && std::is_same_v<D, float>)  // the CPU's conversion, as copy() does
-      for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i))));
-#endif
-    for (; i < n; ++i) dst[i] = D(a[i]);
+    for (int64_t i = 0; i < n; ++i) dst[i] = D(a[i]);
   } else {
     for (int64_t i = 0; i < n; ++i) dst[i] = D(*reinterpret_cast<const T*>(src + i * s));
   }
 }
 template <typename O, typename S>
 inline void scatter(char* dst, int64_t s, const S* __restrict src, int64_t n) {
+  O* o = reinterpret_cast<O*>(dst);
+  if constexpr (kLowp<O> && std::is_same_v<S, float>) {
+    if (s == int64_t(sizeof(O))) return narrow_run(src, o, n);
+  }
   if (s == int64_t(sizeof(O))) {
-    O* o = reinterpret_cast<O*>(dst);
-    int64_t i = 0;
-#if defined(__F16C__)
-    if constexpr (std::is_same_v<O, Half> && std::is_same_v<S, float>)  // to nearest even, as Half(float)
-      for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(o + i),
-                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
-#endif
-    for (; i < n; ++i) o[i] = O(src[i]);
+    for (int64_t i = 0; i < n; ++i) o[i] = O(src[i]);
   } else {
     for (int64_t i = 0; i < n; ++i) *reinterpret_cast<O*>(dst + i * s) = O(src[i]);
   }
@@ -148,6 +169,14 @@ void map1(const Tensor& out, const Tensor& x, F f, B bad, E exact) {
           for (int64_t r = 0; r < m; ++r) map1_inplace<T>(reinterpret_cast<T*>(p[0] + r * os[0]), n, f, bad, exact);
           return;
         }
+      }
+    }
+    if constexpr (kLowp<T>) {
+      if (contig) {
+        for (int64_t r = 0; r < m; ++r)
+          map1_lowp_contig<O, T>(reinterpret_cast<O*>(p[0] + r * os[0]), reinterpret_cast<const T*>(p[1] + r * os[1]),
+                                 n, f, bad, exact);
+        return;
       }
     }
     TB in[kBlk];
@@ -238,7 +267,7 @@ template <typename D>
       Fn<D, C> f{C(p0), C(p1)};
       if constexpr (D::rule == DRule::Bool) {
         map1<bool, T>(out, x, f, Never{}, f);
-      } else if constexpr (kHasRange<D> && std::is_same_v<C, float>) {
+      } else if constexpr (kHasRange<D> && (std::is_same_v<C, float> || std::is_same_v<C, double>)) {
         map1<T, T>(out, x, f, OutOfRange<D, C>{}, Exact<D, C>{p0, p1});
       } else {
         map1<T, T>(out, x, f, Never{}, f);

@@ -48,6 +48,35 @@ inline float vexp_normal(float x) {
   return std::bit_cast<float>(std::bit_cast<uint32_t>(exp_poly(r)) + (uint32_t(int32_t(n)) << 23));
 }
 
+// The double version of vexp_normal, for kExpLoD <= x <= kExpHiD (results from 3.3e-308, normal, to
+// 8.2e307): n = round(x / ln2) by the 1.5 * 2^52 shift, whose low bits then hold n (AVX2 has no
+// double -> int64 conversion); r = x - n ln2 with ln2 in two parts (fdlibm's: n * kLn2Hi is exact);
+// exp(r) by its Taylor series to degree 13 (truncation below 5e-18 on |r| <= ln2 / 2), and 2^n added
+// to the exponent field. Within 1 ulp (tested against long double); the caller computes the other
+// arguments itself (Exp::exact in ops/unary_defs.h).
+inline constexpr double kExpLoD = -708.0, kExpHiD = 709.0;
+inline bool exp_out_of_range(double x) { return !(x >= kExpLoD && x <= kExpHiD); }
+inline double vexp_normal(double x) {
+  constexpr double kShift = 6755399441055744.0;  // 1.5 * 2^52
+  const double t = x * 1.4426950408889634074 + kShift;
+  const double n = t - kShift;
+  const double r = (x - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+  double p = 1.0 / 6227020800.0;  // 1/13!
+  p = p * r + 1.0 / 479001600.0;
+  p = p * r + 1.0 / 39916800.0;
+  p = p * r + 1.0 / 3628800.0;
+  p = p * r + 1.0 / 362880.0;
+  p = p * r + 1.0 / 40320.0;
+  p = p * r + 1.0 / 5040.0;
+  p = p * r + 1.0 / 720.0;
+  p = p * r + 1.0 / 120.0;
+  p = p * r + 1.0 / 24.0;
+  p = p * r + 1.0 / 6.0;
+  p = p * r + 0.5;
+  const double e = 1.0 + (r + r * r * p);
+  return std::bit_cast<double>(std::bit_cast<uint64_t>(e) + (std::bit_cast<uint64_t>(t) << 52));
+}
+
 // tanh as a rational function (odd degree-13 over even degree-6), clamped where it saturates.
 inline float vtanh(float x) {
   const float c = 7.90531110763549805f;

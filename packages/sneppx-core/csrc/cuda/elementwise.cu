@@ -35,6 +35,7 @@ SX_BINARY_FN(MulF, bm::wmul(x, y))
 SX_BINARY_FN(DivF, x / y)
 SX_BINARY_FN(FloorDivF, bm::floordiv(x, y))
 SX_BINARY_FN(RemF, bm::pymod(x, y))
+SX_BINARY_FN(FmodF, bm::cfmod(x, y))
 SX_BINARY_FN(PowF, bm::ipow(x, y))
 SX_BINARY_FN(MaxF, bm::vmax(x, y))
 SX_BINARY_FN(MinF, bm::vmin(x, y))
@@ -65,6 +66,7 @@ void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) 
     case BinaryOp::Div: return map2<T, T>(name, out, a, b, DivF{});
     case BinaryOp::FloorDiv: return map2<T, T>(name, out, a, b, FloorDivF{});
     case BinaryOp::Rem: return map2<T, T>(name, out, a, b, RemF{});
+    case BinaryOp::Fmod: return map2<T, T>(name, out, a, b, FmodF{});
     case BinaryOp::Pow: return map2<T, T>(name, out, a, b, PowF{});
     case BinaryOp::Max: return map2<T, T>(name, out, a, b, MaxF{});
     case BinaryOp::Min: return map2<T, T>(name, out, a, b, MinF{});

@@ -32,6 +32,16 @@ template <typename C> SX_HD C pymod(C a, C b) {
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
   }
 }
+// C's remainder (the sign of a: truncated division), as PyTorch's fmod.
+template <typename C> SX_HD C cfmod(C a, C b) {
+  if constexpr (std::is_integral_v<C>) {
+    if (b == 0) return 0;                                      // checked by the op before the kernel runs
+    if constexpr (std::is_signed_v<C>) if (b == C(-1)) return 0;  // INT_MIN % -1 traps on x86
+    return C(a % b);
+  } else {
+    return std::fmod(a, b);
+  }
+}
 template <typename C> SX_HD C ipow(C a, C b) {
   if constexpr (std::is_integral_v<C>) {
     if (b < 0) return a == 1 ? 1 : (a == -1 ? (b % 2 ? -1 : 1) : 0);

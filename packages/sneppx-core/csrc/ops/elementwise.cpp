@@ -120,6 +120,8 @@ static TensorList binary_vjp(BinaryOp op, const Tensor& g, const Tensor& a, cons
     }
     case BinaryOp::Rem:
       return {grad_for(g, a), b->requires_grad ? grad_for(neg(mul(g, binary(BinaryOp::FloorDiv, a, b))), b) : nullptr};
+    case BinaryOp::Fmod:
+      return {grad_for(g, a), b->requires_grad ? grad_for(neg(mul(g, unary(UnaryOp::Trunc, div(a, b)))), b) : nullptr};
     default:
       return {nullptr, nullptr};
   }
@@ -142,7 +144,7 @@ Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
                         " tensors, got ", describe(a), " and ", describe(b)));
   Shape shape = broadcast_shapes(a->shape, b->shape, name);
   Tensor ac = cast_nograd(a, ct), bc = cast_nograd(b, ct);
-  if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem) && !is_floating(ct)) {
+  if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem || op == BinaryOp::Fmod) && !is_floating(ct)) {
     Tensor zero = empty(bc->shape, DType::Bool, bc->device());
     // kernels take operands already broadcast to the output's shape
     kern::binary(bc->device())(BinaryOp::Eq, zero, bc, expand_view(scalar_tensor(Scalar(int64_t(0)), ct, bc->device()), bc->shape));
@@ -180,10 +182,10 @@ bool elements_distinct(const Tensor& t) {
 }
 
 bool binary_into(BinaryOp op, const Tensor& x, const Tensor& b) {
-  // Rem and Atan2 re-read their inputs after writing (a second pass for out-of-range elements), and
-  // integer division and floor division check for zero divisors or change the dtype: those keep the
-  // general path.
-  if (is_compare(op) || op == BinaryOp::Rem || op == BinaryOp::Atan2) return false;
+  // Rem, Fmod and Atan2 re-read their inputs after writing (a second pass for out-of-range elements),
+  // and integer division and floor division check for zero divisors or change the dtype: those keep
+  // the general path.
+  if (is_compare(op) || op == BinaryOp::Rem || op == BinaryOp::Fmod || op == BinaryOp::Atan2) return false;
   if (x->device() != b->device() || result_type(x, b) != x->dtype || needs_grad({&x, &b})) return false;
   if ((op == BinaryOp::Div || op == BinaryOp::FloorDiv) && !is_floating(x->dtype)) return false;
   if (op == BinaryOp::Sub && x->dtype == DType::Bool) return false;

@@ -76,7 +76,7 @@ Tensor pin_memory(const Tensor& x);
   X(Add, "add", "AddBackward") X(Sub, "sub", "SubBackward") X(Mul, "mul", "MulBackward")                    \
   X(Div, "div", "DivBackward") X(FloorDiv, "floor_divide", "FloorDivBackward")                              \
   X(Rem, "remainder", "RemainderBackward") X(Pow, "pow", "PowBackward") X(Max, "maximum", "MaximumBackward") \
-  X(Min, "minimum", "MinimumBackward") X(Atan2, "atan2", "Atan2Backward")                                   \
+  X(Min, "minimum", "MinimumBackward") X(Atan2, "atan2", "Atan2Backward") X(Fmod, "fmod", "FmodBackward")    \
   X(BitAnd, "bitwise_and", "") X(BitOr, "bitwise_or", "") X(BitXor, "bitwise_xor", "")                      \
   X(Shl, "bitwise_left_shift", "") X(Shr, "bitwise_right_shift", "")                                        \
   X(Eq, "eq", "") X(Ne, "ne", "") X(Lt, "lt", "") X(Le, "le", "") X(Gt, "gt", "") X(Ge, "ge", "")           \

@@ -90,15 +90,29 @@ SX_STD_MATH(slog10, log10)
     else return false;                                              \
   }
 #endif
-SX_PARTIAL_MATH(sexp_normal, exp)
 SX_PARTIAL_MATH(slog_normal, log)
 SX_PARTIAL_MATH(slog2_normal, log2)
 SX_PARTIAL_MATH(slog10_normal, log10)
-SX_RANGE_TEST(exp_out_of_range)
 SX_RANGE_TEST(log_out_of_range)
 SX_RANGE_TEST(trig_out_of_range)
 #undef SX_PARTIAL_MATH
 #undef SX_RANGE_TEST
+
+// exp has a partial formula for double too on the host (cpu::vexp_normal).
+#ifdef __CUDACC__
+template <typename T> SX_HD inline T sexp_normal(T x) { return std::exp(x); }
+template <typename T> SX_HD inline bool exp_out_of_range(T) { return false; }
+#else
+template <typename T> constexpr bool kExpPartial = std::is_same_v<T, float> || std::is_same_v<T, double>;
+template <typename T> inline T sexp_normal(T x) {
+  if constexpr (kExpPartial<T>) return cpu::vexp_normal(x);
+  else return std::exp(x);
+}
+template <typename T> inline bool exp_out_of_range(T x) {
+  if constexpr (kExpPartial<T>) return cpu::exp_out_of_range(x);
+  else return false;
+}
+#endif
 
 template <typename T> SX_HD inline T sigmoid(T x) { return T(1) / (T(1) + sexp<T>(-x)); }
 // sigmoid and silu on part of the line (float on the host: x >= -88, see cpu::sigmoid_out_of_range)

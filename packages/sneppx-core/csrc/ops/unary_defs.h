@@ -18,7 +18,9 @@
 //   d2f(x, a, b)          f''(x), which makes the fused backward itself differentiable once.
 // A float formula valid on part of the line only (the trig polynomials, exp) also declares
 //   out_of_range(x)       true where `f` on float is not accurate; the CPU kernels compute those
-//                         elements with the double formula instead.
+//                         elements with the double formula instead, or with
+//   exact(x)              where declared: the <cmath> form, for a definition whose double `f` is
+//                         partial too (exp).
 // Predicates (rule Bool) have no gradient.
 //
 // Adding a unary op: add a struct below and its name to SX_UNARY_OPS; add a case to the op table
@@ -118,6 +120,7 @@ struct Exp : Base {
   static constexpr const char* name = "exp";
   template <typename C> SX_HD static C f(C x, C, C) { return sm::sexp_normal(x); }
   template <typename C> SX_HD static bool out_of_range(C x) { return sm::exp_out_of_range(x); }
+  static double exact(double x) { return std::exp(x); }
   static Tensor vjp(const Tensor& g, const Tensor&, const Tensor& y, double, double) { return mul(g, y); }
 };
 struct Exp2 : Base {

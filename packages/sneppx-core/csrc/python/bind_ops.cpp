@@ -109,7 +109,7 @@ void bind_ops(py::module_& m, Cls& cls) {
 #define SX_BINARY(NAME, OP) \
   both(m, cls, NAME, [](const Tensor& x, py::handle y) { return binary(BinaryOp::OP, x, operand(y, x, NAME)); }, py::arg("input"), py::arg("other"))
   SX_BINARY("mul", Mul); SX_BINARY("floor_divide", FloorDiv); SX_BINARY("remainder", Rem);
-  SX_BINARY("maximum", Max); SX_BINARY("minimum", Min); SX_BINARY("atan2", Atan2);
+  SX_BINARY("maximum", Max); SX_BINARY("minimum", Min); SX_BINARY("atan2", Atan2); SX_BINARY("fmod", Fmod);
   SX_BINARY("eq", Eq); SX_BINARY("ne", Ne); SX_BINARY("lt", Lt); SX_BINARY("le", Le); SX_BINARY("gt", Gt);
   SX_BINARY("ge", Ge); SX_BINARY("logical_and", And); SX_BINARY("logical_or", Or); SX_BINARY("logical_xor", Xor);
   SX_BINARY("bitwise_and", BitAnd); SX_BINARY("bitwise_or", BitOr); SX_BINARY("bitwise_xor", BitXor);

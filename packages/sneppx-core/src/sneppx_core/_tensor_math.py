@@ -1,5 +1,5 @@
 """PyTorch's elementwise and reduction aliases and compositions (differentiable where PyTorch is):
-inverse hyperbolic functions, hypot, logaddexp, xlogy, fmod, nansum,
+inverse hyperbolic functions, hypot, logaddexp, xlogy, nansum,
 median, cummax, ... ``FUNCTIONS`` maps names to functions; ``METHODS`` adds method-only names."""
 
 from __future__ import annotations
@@ -88,11 +88,6 @@ def xlogy(x, y):
     """``x * log(y)``, 0 where ``x == 0``."""
     y = y if isinstance(y, Tensor) else Tensor(np.asarray(y, dtype=np.float32))
     return _C.where(x == 0, 0.0, x * _C.log(_float(y)))
-
-
-def fmod(x, y):
-    """C-style remainder: ``x - trunc(x / y) * y`` (the sign of ``x``)."""
-    return x - _C.trunc(x / y) * y
 
 
 def frac(x):
@@ -255,7 +250,7 @@ def _alias(fn, name, doc):
 FUNCTIONS = {name: fn for name, fn in dict(globals()).items()
              if callable(fn) and not name.startswith("_") and fn.__module__ == __name__
              and name not in ("ValuesIndices", "MinMax")}
-FUNCTIONS.update({"arcsin": _C.asin, "arccos": _C.acos, "arctan": _C.atan, "arcsinh": asinh, "arccosh": acosh,
+FUNCTIONS.update({"fmod": _C.fmod, "arcsin": _C.asin, "arccos": _C.acos, "arctan": _C.atan, "arcsinh": asinh, "arccosh": acosh,
                   "arctanh": atanh})
 FUNCTIONS.update({name: _alias(fn, name, f"Alias of ``{target}``.") for name, (fn, target) in {
     "arctan2": (_C.atan2, "atan2"), "absolute": (_C.abs, "abs"), "negative": (_C.neg, "neg"),

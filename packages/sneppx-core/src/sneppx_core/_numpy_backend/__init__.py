@@ -150,7 +150,7 @@ def _rop(fn):
 
 
 _METHOD_NAMES = list(UNARY_FUNCS) + [
-    "add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum", "minimum", "atan2", "eq", "ne", "lt",
+    "add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum", "atan2", "eq", "ne", "lt",
     "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
     "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "masked_fill", "clamp", "clip", "lerp", "gelu",
     "sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "var", "std", "logsumexp", "norm", "all", "any",

@@ -234,13 +234,23 @@ def floor_divide(input, other):
     return _binary("floor_divide", input, other, lambda a, b: _floor_div("floor_divide", a, b))
 
 
+def _zero_checked(op, fn):
+    """``fn`` on NumPy operands, raising first for an integer zero divisor."""
+    def run(a, b):
+        if a.dtype.kind in "iub":
+            _int_zero_check(op, b)
+        return fn(a, b)
+    return run
+
+
 def remainder(input, other):
     """input - floor(input / other) * other (the sign of the divisor, as Python's %)."""
-    def rem(a, b):
-        if a.dtype.kind in "iub":
-            _int_zero_check("remainder", b)
-        return np.remainder(a, b)
-    return _binary("remainder", input, other, rem)
+    return _binary("remainder", input, other, _zero_checked("remainder", np.remainder))
+
+
+def fmod(input, other):
+    """input - trunc(input / other) * other (the sign of the dividend, as C's fmod)."""
+    return _binary("fmod", input, other, _zero_checked("fmod", np.fmod))
 
 
 def _int_pow(a, b):
@@ -436,7 +446,7 @@ def float_dtype(dt):
     return dt if dt in FLOATS else FLOAT32
 
 
-__all__ = ["add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum", "minimum", "atan2", "eq", "ne",
+__all__ = ["add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum", "atan2", "eq", "ne",
            "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
            "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "where", "masked_fill", "clamp",
            "clip", "lerp", "gelu", "_unary_ops"]
