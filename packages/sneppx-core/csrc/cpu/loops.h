@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <memory>
+#include <type_traits>
 
 #include "core/parallel.h"
 #include "core/tensor.h"
@@ -125,27 +126,28 @@ inline int64_t widen_row(float* d, const char* p, int64_t s, int64_t k, bool fil
 }
 
 // A row of binary_run_lowp whose output is contiguous and whose inputs are contiguous or scalars (SX,
-// SY: their steps, 1 or 0): eight elements at a time widened, computed and narrowed in registers
-// (comparisons store their bools). Eight are read before any is written, so in place is safe.
+// SY: their steps, 1 or 0): blocks of 64 elements widened into registers and L1, computed by a loop that
+// vectorises whatever the formula, and narrowed (comparisons store their bools). A block is read before
+// any of it is written, so in place is safe.
 template <int SX, int SY, typename O, typename T, typename C, typename F>
 [[gnu::noinline, gnu::flatten]] void binary_lowp_contig(O* o, const T* x, const T* y, int64_t n, F f) {
+  constexpr int64_t kB = 64;
   const float xs = float(*x), ys = float(*y);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    float xa[8], ya[8];
-    if constexpr (SX == 1) widen8(x + i, xa);
-    else for (int k = 0; k < 8; ++k) xa[k] = xs;
-    if constexpr (SY == 1) widen8(y + i, ya);
-    else for (int k = 0; k < 8; ++k) ya[k] = ys;
+  auto block = [&](int64_t i, auto k) {  // k: kB as a constant for whole blocks (no loop tails), else the rest
+    float xa[kB], ya[kB];
+    if constexpr (SX == 1) widen_run(x + i, xa, k);
+    if constexpr (SY == 1) widen_run(y + i, ya, k);
     if constexpr (kLowp<O>) {
-      float r[8];
-      for (int k = 0; k < 8; ++k) r[k] = float(f(C(xa[k]), C(ya[k])));
-      narrow8(r, o + i);
+      float r[kB];
+      for (int64_t j = 0; j < k; ++j) r[j] = float(f(C(SX ? xa[j] : xs), C(SY ? ya[j] : ys)));
+      narrow_run(r, o + i, k);
     } else {
-      for (int k = 0; k < 8; ++k) o[i + k] = O(f(C(xa[k]), C(ya[k])));
+      for (int64_t j = 0; j < k; ++j) o[i + j] = O(f(C(SX ? xa[j] : xs), C(SY ? ya[j] : ys)));
     }
-  }
-  for (; i < n; ++i) o[i] = O(f(C(float(x[i * SX])), C(float(y[i * SY]))));
+  };
+  int64_t i = 0;
+  for (; i + kB <= n; i += kB) block(i, std::integral_constant<int64_t, kB>{});
+  if (i < n) block(i, n - i);
 }
 
 // binary_run for float16 / bfloat16 inputs, which compute in float: contiguous rows through

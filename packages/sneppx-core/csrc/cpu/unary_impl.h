@@ -2,7 +2,7 @@
 // per dtype, over contiguous or strided operands. The definitions are spread over the unary_part*.cpp
 // files by their UnaryOp index (SX_UNARY_PART), which compile in parallel and fill the table that
 // unary_kernels.cpp dispatches through. float16 and bfloat16 compute in float: contiguous rows widen,
-// compute and narrow eight elements at a time in registers; other rows run the float32 loops on blocks
+// compute and narrow blocks of 64 elements held in registers and L1; other rows run the float32 loops on blocks
 // widened into a buffer.
 #pragma once
 #include <algorithm>
@@ -86,30 +86,30 @@ template <typename T, typename F, typename B, typename E>
     }
   }
 }
-// map1_contig for float16 / bfloat16 input (and output of the same dtype, or bool): eight elements at a
-// time widened, computed and narrowed in registers; out-of-range elements of the eight are recomputed
-// with `exact` before the store. Eight are read before any is written, so in place is safe.
+// map1_contig for float16 / bfloat16 input (and output of the same dtype, or bool): blocks of 64 elements
+// widened into registers and L1, computed by a loop that vectorises whatever the formula (out-of-range
+// elements recomputed with `exact`), and narrowed. A block is read before any of it is written, so in
+// place is safe.
 template <typename O, typename T, typename F, typename B, typename E>
 [[gnu::noinline, gnu::flatten]] void map1_lowp_contig(O* o, const T* a, int64_t n, F f, B bad, E exact) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    float v[8], r[8];
-    widen8(a + i, v);
+  constexpr int64_t kB = 64;
+  auto block = [&](int64_t i, auto k) {  // k: kB as a constant for whole blocks (no loop tails), else the rest
+    float v[kB], r[kB];
+    widen_run(a + i, v, k);
     int any = 0;
-    for (int k = 0; k < 8; ++k) {
-      r[k] = float(f(v[k]));
-      any |= int(bad(v[k]));
+    for (int64_t j = 0; j < k; ++j) {
+      r[j] = float(f(v[j]));
+      any |= int(bad(v[j]));
     }
     if (any)
-      for (int k = 0; k < 8; ++k)
-        if (bad(v[k])) r[k] = float(exact(v[k]));
-    if constexpr (kLowp<O>) narrow8(r, o + i);
-    else for (int k = 0; k < 8; ++k) o[i + k] = O(r[k]);
-  }
-  for (; i < n; ++i) {
-    const float v = float(a[i]);
-    o[i] = O(bad(v) ? exact(v) : f(v));
-  }
+      for (int64_t j = 0; j < k; ++j)
+        if (bad(v[j])) r[j] = float(exact(v[j]));
+    if constexpr (kLowp<O>) narrow_run(r, o + i, k);
+    else for (int64_t j = 0; j < k; ++j) o[i + j] = O(r[j]);
+  };
+  int64_t i = 0;
+  for (; i + kB <= n; i += kB) block(i, std::integral_constant<int64_t, kB>{});
+  if (i < n) block(i, n - i);
 }
 template <typename T, typename F>
 [[gnu::noinline, gnu::flatten]] void map2_contig(T* __restrict o, const T* __restrict g, const T* __restrict x, int64_t n,
