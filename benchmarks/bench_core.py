@@ -70,7 +70,8 @@ def bench_dtypes(torch):
         ta, tb = ((torch.from_numpy(a.float().numpy()).to(getattr(torch, dt)),
                    torch.from_numpy(b.float().numpy()).to(getattr(torch, dt))) if torch else (None, None))
         cases = {"a + b": (lambda: a + b, lambda: ta + tb), "a * 2.0": (lambda: a * 2.0, lambda: ta * 2.0),
-                 "relu": (lambda: a.relu(), lambda: ta.relu()), "exp": (lambda: a.exp(), lambda: ta.exp())}
+                 "relu": (lambda: a.relu(), lambda: ta.relu()), "neg": (lambda: -a, lambda: -ta),
+                 "exp": (lambda: a.exp(), lambda: ta.exp())}
         for name, (fs, ft) in cases.items():
             rows.append(compare(f"{name} {dt} n=1e+06", fs, ft if torch else None, unit="Gelem/s", work=n / 1e9))
     x = sx.randn(n).to(sx.float64)

@@ -282,6 +282,25 @@ def test_binary_ops_over_batches_of_short_rows(shape, other, thread_count):
         sx.set_num_threads(n0)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint8])
+@pytest.mark.parametrize("width", [1, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 127, 128, 129])
+def test_binary_ops_on_short_rows_of_every_dtype(dtype, width):
+    # rows shorter than 128 elements run in chunks of two vectors of results (8 int64 / float64, 16
+    # float32 / int32, 64 bools) and a tail: both inputs along the row, a column against rows and rows
+    # against a column, in place too; uint8 products and differences wrap as in NumPy
+    rng = np.random.default_rng(width)
+    a, b = ((rng.standard_normal((37, width)) * 50).astype(dtype) for _ in range(2))
+    c = (rng.standard_normal((37, 1)) * 50).astype(dtype)
+    x, y, z = sx.from_numpy(a), sx.from_numpy(c), sx.from_numpy(b)
+    for p, q, pa, qa in ((x, z, a, b), (x, y, a, c), (y, x, c, a)):
+        np.testing.assert_array_equal((p * q).numpy(), pa * qa)
+        np.testing.assert_array_equal((p - q).numpy(), pa - qa)
+        np.testing.assert_array_equal((p < q).numpy(), pa < qa)
+    w = x.clone()
+    w *= y
+    np.testing.assert_array_equal(w.numpy(), a * c)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 def test_maximum_minimum_propagate_nan_from_either_side(threads, dtype):
     # every pair of special values, long enough for the vector loop and its tail, contiguous and against a scalar
@@ -719,6 +738,35 @@ def test_bfloat16_conversions_match_the_rounding_rule_bit_for_bit(threads):
     sb = sx.from_numpy(f32).to(sx.bfloat16)
     np.testing.assert_array_equal((sb + 0.0).float().numpy().view(np.uint32) >> 16,
                                   _bf16_bits(f32 + np.float32(0)).astype(np.uint32))
+
+
+def _half_bits(t):
+    """The float16 / bfloat16 elements' bit patterns as uint16."""
+    if t.dtype == sx.float16:
+        return t.numpy().view(np.uint16)
+    return (t.float().numpy().view(np.uint32) >> 16).astype(np.uint16)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_neg_and_abs_move_only_the_sign_bit(threads, dtype):
+    # every bit pattern of the dtype, NaNs and subnormals included: neg flips the sign bit and abs clears
+    # it, contiguous, strided, transposed and in place
+    pats = np.arange(1 << 16, dtype=np.uint32)
+    if dtype == "float16":
+        x = sx.from_numpy(pats.astype(np.uint16).view(np.float16))
+    else:
+        x = sx.from_numpy((pats << 16).view(np.float32)).to(sx.bfloat16)
+    for v in (x, x[::3], x.reshape(256, 256).t()):
+        b = _half_bits(v.contiguous())
+        np.testing.assert_array_equal(_half_bits(-v), b ^ 0x8000)
+        np.testing.assert_array_equal(_half_bits(v.abs()), b & 0x7FFF)
+        z = v.clone()
+        z.neg_()
+        np.testing.assert_array_equal(_half_bits(z), b ^ 0x8000)
+    w = x.reshape(256, 256).t().contiguous().t()  # in place on a transposed view
+    b = _half_bits(w.contiguous())
+    w.abs_()
+    np.testing.assert_array_equal(_half_bits(w.contiguous()), b & 0x7FFF)
 
 
 @pytest.mark.parametrize("m,k,n", [(16, 16, 48), (17, 129, 49), (23, 128, 64), (40, 300, 65), (90, 120, 150),

@@ -222,6 +222,26 @@ void map2(const Tensor& out, const Tensor& g, const Tensor& x, F h) {
   });
 }
 
+// float16 / bfloat16 ops that only move the sign bit (Neg, Abs): (bits & keep) ^ flip, any layout.
+template <typename T>
+[[gnu::noinline]] void sign_bits(const Tensor& out, const Tensor& x, uint16_t keep, uint16_t flip) {
+  for_each_rows<2>(out->shape, {out.get(), x.get()}, [&](char** p, const int64_t* s, int64_t n, const int64_t* os,
+                                                         int64_t m) {
+    for (int64_t r = 0; r < m; ++r) {
+      char* o = p[0] + r * os[0];
+      const char* a = p[1] + r * os[1];
+      if (s[0] == int64_t(sizeof(T)) && s[1] == int64_t(sizeof(T))) {
+        T* ot = reinterpret_cast<T*>(o);
+        const T* at = reinterpret_cast<const T*>(a);
+        for (int64_t i = 0; i < n; ++i) ot[i].x = uint16_t((at[i].x & keep) ^ flip);
+      } else {
+        for (int64_t i = 0; i < n; ++i)
+          reinterpret_cast<T*>(o + i * s[0])->x = uint16_t((reinterpret_cast<const T*>(a + i * s[1])->x & keep) ^ flip);
+      }
+    }
+  });
+}
+
 // A definition with fixed formulas for some parameter values (PowScalar: x ** c for the exponents of
 // `half_steps`) runs the formula picked once for the whole call; returns false for other values.
 template <typename D, typename T>
@@ -261,6 +281,10 @@ template <typename D>
     if constexpr (D::rule == DRule::Float && !std::is_floating_point_v<C>) {
       throw TypeError(msg("[", D::name, "] kernel called with ", dtype_name(x->dtype)));
     } else {
+      if constexpr (kLowp<T> && requires { D::sign_flip; }) {
+        sign_bits<T>(out, x, D::sign_keep, D::sign_flip);
+        return;
+      }
       if constexpr (std::is_floating_point_v<C> && requires { D::half_steps(0.0); }) {
         if (fixed_form<D, T>(out, x, p0)) return;
       }

@@ -21,6 +21,9 @@
 //                         elements with the double formula instead, or with
 //   exact(x)              where declared: the <cmath> form, for a definition whose double `f` is
 //                         partial too (exp).
+// An op that only moves the sign bit (neg, abs) declares
+//   sign_keep, sign_flip  float16 / bfloat16 run it on the bits: (bits & sign_keep) ^ sign_flip, exact in
+//                         those dtypes (a NaN stays a NaN of the same payload).
 // Predicates (rule Bool) have no gradient.
 //
 // Adding a unary op: add a struct below and its name to SX_UNARY_OPS; add a case to the op table
@@ -66,12 +69,14 @@ template <typename C> constexpr bool is_int = std::is_integral_v<C>;
 struct Neg : Base {
   static constexpr const char* name = "neg";
   static constexpr DRule rule = DRule::Signed;
+  static constexpr uint16_t sign_keep = 0xffff, sign_flip = 0x8000;
   template <typename C> SX_HD static C f(C x, C, C) { return -x; }
   static Tensor vjp(const Tensor& g, const Tensor&, const Tensor&, double, double) { return neg(g); }
 };
 struct Abs : Base {
   static constexpr const char* name = "abs";
   static constexpr DRule rule = DRule::Same;
+  static constexpr uint16_t sign_keep = 0x7fff, sign_flip = 0;
   template <typename C> SX_HD static C f(C x, C, C) {
     if constexpr (std::is_floating_point_v<C>) return std::fabs(x);  // |-0.0| is +0.0
     else return x < C(0) ? -x : x;
