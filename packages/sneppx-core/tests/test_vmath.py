@@ -303,6 +303,28 @@ def test_fmod_is_exact_with_the_sign_of_the_dividend():
         sx.fmod(sx.tensor([1, 2]), sx.tensor([1, 0]))
 
 
+def test_int32_division_ops_are_exact():
+    """int32 //, % and fmod compute in double (exact for 32-bit operands): against NumPy's integer results
+    over the whole range, every pairing of edge values (INT_MIN // -1 wraps to INT_MIN, as in NumPy and
+    PyTorch), small divisors, a scalar on either side and strided operands."""
+    lo, hi = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+    edge = np.array([lo, lo + 1, -(2**30) - 1, -65537, -7, -3, -2, -1, 1, 2, 3, 7, 65537, 2**30 + 1, hi - 1, hi])
+    x = np.concatenate([np.repeat(edge, len(edge)), RNG.integers(lo, hi, 40000, endpoint=True)]).astype(np.int32)
+    y = np.concatenate([np.tile(edge, len(edge)), RNG.integers(lo, hi, 20000, endpoint=True),
+                        RNG.integers(-300, 300, 20000)]).astype(np.int32)
+    y[y == 0] = 5
+    sxx, sxy = sx.from_numpy(x), sx.from_numpy(y)
+    with np.errstate(all="ignore"):
+        for ours, ref in (((sxx // sxy), np.floor_divide(x, y)), ((sxx % sxy), np.remainder(x, y)),
+                          (sx.fmod(sxx, sxy), np.fmod(x, y)), ((sxx[::3] % sxy[::3]), np.remainder(x[::3], y[::3])),
+                          ((sxx // -7), np.floor_divide(x, np.int32(-7))), ((sxx % 10), np.remainder(x, np.int32(10))),
+                          ((123456789 % sxy), np.remainder(np.int32(123456789), y))):
+            assert ours.dtype == sx.int32
+            np.testing.assert_array_equal(ours.numpy(), ref)
+    with pytest.raises(RuntimeError, match="division by zero"):
+        sx.tensor([1, 2], dtype=sx.int32) // sx.tensor([1, 0], dtype=sx.int32)
+
+
 def test_atan2_float32_within_three_ulp():
     y, x = pairs(20000)
     ours = sx.atan2(sx.tensor(y), sx.tensor(x)).numpy()

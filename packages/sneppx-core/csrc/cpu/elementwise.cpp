@@ -128,6 +128,21 @@ inline float fmod_fast(float x, float y) {
   return std::copysign(float(double(x) - t * double(y)), x);
 }
 
+// int32 floor division, Python remainder and fmod in double, where they vectorise (integer division does
+// not). For |x|, |y| <= 2^31 the quotient x / y rounded to double never reaches an integer it does not
+// equal (a quotient that is not an integer is at least 1/|y| from one; the rounding error is below
+// 2^-22/|y|), so trunc and floor of it are exact, and so is x - q y. A zero divisor (rejected by the op
+// before the kernel runs) gives 0, as the integer kernels do.
+inline double i32_floordiv(double x, double y) {
+  const double q = std::floor(x / y);
+  return y == 0 ? 0.0 : (q == 2147483648.0 ? -2147483648.0 : q);  // INT_MIN // -1 wraps, as in PyTorch
+}
+inline double i32_fmod(double x, double y) { return y == 0 ? 0.0 : x - std::trunc(x / y) * y; }
+inline double i32_pymod(double x, double y) {
+  const double r = i32_fmod(x, y);
+  return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+}
+
 template <typename O, typename T, typename F>
 void run1(const Tensor& out, const Tensor& a, F f) {
   using C = acc_t<T>;
@@ -186,9 +201,18 @@ void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) 
     case BinaryOp::Sub: return run2<T, T>(out, a, b, [](C x, C y) { return wsub(x, y); });
     case BinaryOp::Mul: return run2<T, T>(out, a, b, [](C x, C y) { return wmul(x, y); });
     case BinaryOp::Div: return run2<T, T>(out, a, b, [](C x, C y) { return x / y; });
-    case BinaryOp::FloorDiv: return run2<T, T>(out, a, b, [](C x, C y) { return floordiv(x, y); });
-    case BinaryOp::Rem: return run2<T, T>(out, a, b, [](C x, C y) { return pymod(x, y); });
-    case BinaryOp::Fmod: return run2<T, T>(out, a, b, [](C x, C y) { return cfmod(x, y); });
+    case BinaryOp::FloorDiv:
+      if constexpr (std::is_same_v<T, int32_t>)
+        return run2<T, T, double>(out, a, b, [](double x, double y) { return i32_floordiv(x, y); });
+      return run2<T, T>(out, a, b, [](C x, C y) { return floordiv(x, y); });
+    case BinaryOp::Rem:
+      if constexpr (std::is_same_v<T, int32_t>)
+        return run2<T, T, double>(out, a, b, [](double x, double y) { return i32_pymod(x, y); });
+      return run2<T, T>(out, a, b, [](C x, C y) { return pymod(x, y); });
+    case BinaryOp::Fmod:
+      if constexpr (std::is_same_v<T, int32_t>)
+        return run2<T, T, double>(out, a, b, [](double x, double y) { return i32_fmod(x, y); });
+      return run2<T, T>(out, a, b, [](C x, C y) { return cfmod(x, y); });
     case BinaryOp::Pow:
       if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return run_ipow<T>(out, a, b);
       return run2<T, T>(out, a, b, [](C x, C y) { return ipow(x, y); });
