@@ -204,15 +204,18 @@ void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) 
     case BinaryOp::FloorDiv:
       if constexpr (std::is_same_v<T, int32_t>)
         return run2<T, T, double>(out, a, b, [](double x, double y) { return i32_floordiv(x, y); });
-      return run2<T, T>(out, a, b, [](C x, C y) { return floordiv(x, y); });
+      else
+        return run2<T, T>(out, a, b, [](C x, C y) { return floordiv(x, y); });
     case BinaryOp::Rem:
       if constexpr (std::is_same_v<T, int32_t>)
         return run2<T, T, double>(out, a, b, [](double x, double y) { return i32_pymod(x, y); });
-      return run2<T, T>(out, a, b, [](C x, C y) { return pymod(x, y); });
+      else
+        return run2<T, T>(out, a, b, [](C x, C y) { return pymod(x, y); });
     case BinaryOp::Fmod:
       if constexpr (std::is_same_v<T, int32_t>)
         return run2<T, T, double>(out, a, b, [](double x, double y) { return i32_fmod(x, y); });
-      return run2<T, T>(out, a, b, [](C x, C y) { return cfmod(x, y); });
+      else
+        return run2<T, T>(out, a, b, [](C x, C y) { return cfmod(x, y); });
     case BinaryOp::Pow:
       if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return run_ipow<T>(out, a, b);
       return run2<T, T>(out, a, b, [](C x, C y) { return ipow(x, y); });

@@ -117,7 +117,7 @@ template <int SX, int SY, typename O, typename T, typename C, typename F>
 [[gnu::noinline, gnu::flatten]] void binary_rows_short(O* o, const T* x, const T* y, int64_t n, F f, int64_t m,
                                                        int64_t oo, int64_t ox, int64_t oy) {
   using R = decltype(f(C(), C()));
-  constexpr int64_t kW = 64 / sizeof(R);  // two AVX2 vectors of results
+  constexpr int64_t kW = 64 / sizeof(R);  // 64 bytes of results: two AVX2 vectors, one AVX-512 vector
   for (int64_t r = 0; r < m; ++r, o += oo, x += ox, y += oy) {
     const C xs = C(*x), ys = C(*y);
     int64_t i = 0;
