@@ -484,6 +484,34 @@ def test_cat_into_shifted_views(threads, dtype, n):
 
 
 @pytest.mark.parametrize("dtype", COPY_DTYPES)
+def test_large_cat_of_views(threads, dtype):
+    """Outputs past one grain: inputs dense from the cat dim on (narrow views too) are copied block by
+    block, many rows split over threads, few long rows (cat along dim 0) in pieces; inputs whose leading
+    dims do not collapse into one stride take the general copy."""
+    a, b = _values((70, 600), dtype, 30), _values((6, 20, 600), dtype, 31)
+    x, y, f = sx.tensor(a), sx.tensor(b), sx.tensor(a).reshape(-1)
+    cases = [([x[:, 5:], x[:, :5]], 1, [a[:, 5:], a[:, :5]]), ([x[10:], x[:10]], 0, [a[10:], a[:10]]),
+             ([f[7:], f[:7]], 0, [a.reshape(-1)[7:], a.reshape(-1)[:7]]),
+             ([x[:3].reshape(3, 2, 300)[:, 1], x[3:6].reshape(3, 2, 300)[:, 0], x[:3]], 1,
+              [a[:3].reshape(3, 2, 300)[:, 1], a[3:6].reshape(3, 2, 300)[:, 0], a[:3]]),
+             ([y[:, :10, 100:], y[:, 10:, :100]], 2, [b[:, :10, 100:], b[:, 10:, :100]]),
+             ([x, x.flip(0), x.t().t()], -1, [a, a[::-1], a])]
+    for xs, d, arrays in cases:
+        np.testing.assert_array_equal(sx.cat(xs, d).numpy(), np.concatenate(arrays, d))
+    np.testing.assert_array_equal(sx.stack([x, x.flip(1), x], -1).numpy(), np.stack([a, a[:, ::-1], a], -1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8])
+def test_roll_every_small_shift(threads, dtype):
+    """Shifts of 1 to 80 elements put the destination 1 to 320 bytes above the source: copied forward a
+    block ahead, backward, or by memcpy, by the distance modulo 4 KiB."""
+    a = _values((40, 1200), dtype, 32)
+    for s in range(1, 81, 3):
+        np.testing.assert_array_equal(sx.tensor(a).roll(s, 1).numpy(), np.roll(a, s, 1))
+        np.testing.assert_array_equal(sx.roll(sx.tensor(a), -s).numpy(), np.roll(a, -s))
+
+
+@pytest.mark.parametrize("dtype", COPY_DTYPES)
 @pytest.mark.parametrize("shapes,d", [([(6, 9, 1), (6, 9, 12)], -1), ([(2, 3, 4), (2, 5, 4), (2, 1, 4)], 1),
                                       ([(3, 4), (1, 4), (0, 4)], 0), ([(5,), (7,)], 0), ([(4, 0), (4, 3)], 1)])
 def test_small_cat_of_contiguous_inputs(threads, dtype, shapes, d):
