@@ -219,6 +219,29 @@ def test_strided_extremes_propagate_nan_and_empty_sums():
     np.testing.assert_array_equal(sx.sum(z, dim=(0, 2), dtype=sx.float64).numpy(), np.zeros(4))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [5, 31, 64, 157, 70_001])
+def test_row_extremes_find_nan_where_sums_overflow_or_cancel(threads, dtype, n):
+    """Float rows' max/min detect NaN by running sums: +inf with -inf, and sums past the largest float,
+    are not NaN (the exact scan finds none); a NaN anywhere (vector part or ragged end) is."""
+    big = np.finfo(dtype).max
+    base = RNG.standard_normal((4, n)).astype(dtype)
+    base[0, :: max(1, n // 5)] = big  # sums overflow to inf, no NaN
+    base[1, 0], base[1, n - 1] = np.inf, -np.inf  # inf + -inf is NaN in the sums, no NaN in the row
+    base[2, 1::2] = -big  # both overflows: the lanes' sums hold inf and -inf
+    base[2, ::2] = big
+    for pos in (0, n // 2, n - 1):
+        a = base.copy()
+        a[3] = base[3]
+        a[3, pos] = np.nan
+        x = sx.from_numpy(a)
+        for f, r in ((x.amax, np.max), (x.amin, np.min)):
+            np.testing.assert_array_equal(f(dim=1).numpy(), r(a, axis=1))
+        for k in range(4):
+            np.testing.assert_array_equal(float(x[k].amax()), np.max(a[k]))
+            np.testing.assert_array_equal(float(x[k].amin()), np.min(a[k]))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
 def test_long_rows_of_products_and_extremes(threads, dtype):
     # Factors whose products are exact in every order: the segments must cover the row exactly once.

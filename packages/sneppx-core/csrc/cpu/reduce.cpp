@@ -49,6 +49,42 @@ W reduce_row(const T* p, int64_t n, Init init, Step step) {
   return w[0];
 }
 
+// The product of a float row, as reduce_row<float, float, double> computes it (the same lanes, the
+// same tree, the same result) in four 8-float vectors, which GCC does not make of the 32 lanes (it
+// used two 16-float registers: two chains of dependent multiplies), with the ragged end as one more
+// step over a block padded with ones: a row of 627 floats in 38 ns rather than 54.
+inline double prod_row_f32(const float* p, int64_t n) {
+  typedef float f8 __attribute__((vector_size(32)));
+  typedef double d4 __attribute__((vector_size(32)));
+  f8 a[4];
+  for (auto& v : a) v = f8{} + 1.0f;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int u = 0; u < 4; ++u) {
+      f8 v;
+      std::memcpy(&v, p + i + 8 * u, sizeof(f8));
+      a[u] *= v;
+    }
+  if (i < n) {
+    float t[32];
+    for (auto& x : t) x = 1.0f;
+    std::memcpy(t, p + i, size_t(n - i) * sizeof(float));
+    for (int u = 0; u < 4; ++u) {
+      f8 v;
+      std::memcpy(&v, t + 8 * u, sizeof(f8));
+      a[u] *= v;
+    }
+  }
+  d4 d[8];  // lanes 4j..4j+3 in d[j]
+  for (int u = 0; u < 4; ++u) {
+    d[2 * u] = __builtin_convertvector(__builtin_shufflevector(a[u], a[u], 0, 1, 2, 3), d4);
+    d[2 * u + 1] = __builtin_convertvector(__builtin_shufflevector(a[u], a[u], 4, 5, 6, 7), d4);
+  }
+  for (int h = 4; h >= 1; h /= 2)
+    for (int k = 0; k < h; ++k) d[k] *= d[k + h];
+  return (d[0][0] * d[0][2]) * (d[0][1] * d[0][3]);
+}
+
 // A few long rows: fixed segments reduced in parallel, then combined in order.
 template <typename T, typename C, typename Seg, typename Step, typename Fin>
 void segmented_rows(const T* in, T* out, int64_t outer, int64_t n, Seg seg, C init, Step step, Fin fin) {
@@ -67,17 +103,23 @@ void segmented_rows(const T* in, T* out, int64_t outer, int64_t n, Seg seg, C in
   }
 }
 
-// Rows reduce in lanes of C and combine in W (see reduce_row); `step` and `fin` take either type.
+// Rows reduce in lanes of C and combine in W (see reduce_row; float products by prod_row_f32); `step`
+// and `fin` take either type.
 template <typename T, typename C, typename W = C, typename Init, typename Step, typename Fin>
-void reduce_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, Init init, Step step, Fin fin) {
+void reduce_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, Init init, Step step, Fin fin,
+                 bool product = false) {
+  auto row = [&](const T* p, int64_t m) -> W {
+    if constexpr (std::is_same_v<T, float> && std::is_same_v<W, double>)
+      if (product) return prod_row_f32(p, m);
+    return reduce_row<T, C, W>(p, m, init, step);
+  };
   if (segmented(outer, n, inner)) {
-    auto seg = [&](const T* p, int64_t m) { return reduce_row<T, C, W>(p, m, init, step); };
-    segmented_rows<T, W>(in, out, outer, n, seg, W(init()), step, [&](W r) { return T(fin(r)); });
+    segmented_rows<T, W>(in, out, outer, n, row, W(init()), step, [&](W r) { return T(fin(r)); });
     return;
   }
   parallel_for(outer * inner, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
     if (inner == 1) {
-      for (int64_t o = b; o < e; ++o) out[o] = T(fin(reduce_row<T, C, W>(in + o * n, n, init, step)));
+      for (int64_t o = b; o < e; ++o) out[o] = T(fin(row(in + o * n, n)));
     } else {
       std::vector<C> acc;
       for (int64_t idx = b; idx < e;) {
@@ -254,7 +296,7 @@ void reduce(ReduceOp op, const Tensor& in, const Tensor& out, int64_t outer, int
         // normal draws took 3x as long as one of values near 1).
         using W = std::conditional_t<std::is_same_v<T, float>, double, C>;
         reduce_loop<T, C, W>(p, o, outer, n, inner, [] { return C(1); }, [](auto a, auto b) { return wrap_mul(a, b); },
-                             [](auto a) { return a; });
+                             [](auto a) { return a; }, true);
         break;
       }
       case ReduceOp::Max:

@@ -258,41 +258,46 @@ template <typename C> C nan_min(C a, C b) {
 
 // Max/min of a contiguous float row with GCC/Clang vector extensions (the auto-vectoriser
 // does not turn NaN-propagating max into vector code). NaN anywhere gives NaN, as in PyTorch: the
-// lanes' min/max skip NaNs and a mask of unordered lanes records them. Four independent
-// accumulators, so that the loop runs at the load rate rather than at the latency of one chain.
+// lanes' min/max skip NaNs, and running sums of the same vectors turn NaN if one is; a NaN sum (also
+// from inf + -inf) sends the row to an exact scan for NaN. A sum costs one add per vector, where an
+// unordered compare cost two more instructions under AVX-512 (its result is a mask to widen and merge):
+// the max of 1M floats 10% faster. Four independent accumulators, so that the loop runs at the load
+// rate rather than at the latency of one chain.
 template <typename C, bool IsMax>
 C row_extreme(const C* p, int64_t n) {
   constexpr int L = 32 / sizeof(C);
   typedef C vec __attribute__((vector_size(32)));
-  using I = std::conditional_t<sizeof(C) == 4, int32_t, int64_t>;
-  typedef I mask __attribute__((vector_size(32)));
   C init = IsMax ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity();
-  vec acc[4];
-  mask bad = {};
+  vec acc[4], sum[4] = {};
   for (auto& a : acc)
     for (int k = 0; k < L; ++k) a[k] = init;
-  auto step = [&](vec& a, const C* q) {
+  auto step = [&](int u, const C* q) {
     vec v;
     std::memcpy(&v, q, sizeof(vec));
-    a = IsMax ? (v > a ? v : a) : (v < a ? v : a);
-    bad |= (v != v);
+    acc[u] = IsMax ? (v > acc[u] ? v : acc[u]) : (v < acc[u] ? v : acc[u]);
+    sum[u] += v;
   };
   int64_t i = 0;
   for (; i + 4 * L <= n; i += 4 * L)
-    for (int u = 0; u < 4; ++u) step(acc[u], p + i + u * L);
-  for (; i + L <= n; i += L) step(acc[0], p + i);
-  for (int u = 1; u < 4; ++u) acc[0] = IsMax ? (acc[u] > acc[0] ? acc[u] : acc[0]) : (acc[u] < acc[0] ? acc[u] : acc[0]);
-  C r = init;
-  bool nan = false;
+    for (int u = 0; u < 4; ++u) step(u, p + i + u * L);
+  for (; i + L <= n; i += L) step(0, p + i);
+  for (int u = 1; u < 4; ++u) {
+    acc[0] = IsMax ? (acc[u] > acc[0] ? acc[u] : acc[0]) : (acc[u] < acc[0] ? acc[u] : acc[0]);
+    sum[0] += sum[u];
+  }
+  C r = init, s = 0;
   for (int k = 0; k < L; ++k) {
     r = IsMax ? (acc[0][k] > r ? acc[0][k] : r) : (acc[0][k] < r ? acc[0][k] : r);
-    nan = nan || bad[k] != 0;
+    s += sum[0][k];
   }
-  for (; i < n; ++i) {
-    r = IsMax ? (p[i] > r ? p[i] : r) : (p[i] < r ? p[i] : r);
-    nan = nan || p[i] != p[i];
+  for (int64_t j = i; j < n; ++j) {
+    r = IsMax ? (p[j] > r ? p[j] : r) : (p[j] < r ? p[j] : r);
+    s += p[j];
   }
-  return nan ? std::numeric_limits<C>::quiet_NaN() : r;
+  if (s != s)
+    for (int64_t j = 0; j < n; ++j)
+      if (p[j] != p[j]) return std::numeric_limits<C>::quiet_NaN();
+  return r;
 }
 
 }  // namespace sx::cpu
