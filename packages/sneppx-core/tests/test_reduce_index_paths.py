@@ -222,8 +222,9 @@ def test_strided_extremes_propagate_nan_and_empty_sums():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n", [5, 31, 64, 157, 70_001])
 def test_row_extremes_find_nan_where_sums_overflow_or_cancel(threads, dtype, n):
-    """Float rows' max/min detect NaN by running sums: +inf with -inf, and sums past the largest float,
-    are not NaN (the exact scan finds none); a NaN anywhere (vector part or ragged end) is."""
+    """Float rows' max/min record NaNs on the side (by running sums on the AVX-512 build): +inf with -inf,
+    and sums past the largest float, are not NaN (the exact scan finds none); a NaN anywhere (vector
+    part or ragged end) is."""
     big = np.finfo(dtype).max
     base = RNG.standard_normal((4, n)).astype(dtype)
     base[0, :: max(1, n // 5)] = big  # sums overflow to inf, no NaN

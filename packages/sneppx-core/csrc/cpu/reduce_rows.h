@@ -258,24 +258,37 @@ template <typename C> C nan_min(C a, C b) {
 
 // Max/min of a contiguous float row with GCC/Clang vector extensions (the auto-vectoriser
 // does not turn NaN-propagating max into vector code). NaN anywhere gives NaN, as in PyTorch: the
-// lanes' min/max skip NaNs, and running sums of the same vectors turn NaN if one is; a NaN sum (also
-// from inf + -inf) sends the row to an exact scan for NaN. A sum costs one add per vector, where an
-// unordered compare cost two more instructions under AVX-512 (its result is a mask to widen and merge):
-// the max of 1M floats 10% faster. Four independent accumulators, so that the loop runs at the load
-// rate rather than at the latency of one chain.
+// lanes' min/max skip NaNs, and NaNs are recorded on the side. The AVX2 build ORs a mask of unordered
+// lanes; under AVX-512 a compare gives a mask register that costs two more instructions to widen and
+// merge, so that build keeps running sums of the same vectors instead (one add per vector; a NaN sum,
+// also from inf + -inf, sends the row to an exact scan for NaN): the max of 1M floats 59 -> 37 us.
+// Sums on AVX2 measured slower on rows of 130 (the sums and the mask cost alike there, and GCC spilled
+// the longer state). Four independent accumulators, so that the loop runs at the load rate rather than
+// at the latency of one chain.
 template <typename C, bool IsMax>
 C row_extreme(const C* p, int64_t n) {
+#if defined(__AVX512F__)
+  constexpr bool kSums = true;
+#else
+  constexpr bool kSums = false;
+#endif
   constexpr int L = 32 / sizeof(C);
   typedef C vec __attribute__((vector_size(32)));
+  using I = std::conditional_t<sizeof(C) == 4, int32_t, int64_t>;
+  typedef I mask __attribute__((vector_size(32)));
   C init = IsMax ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity();
-  vec acc[4], sum[4] = {};
-  for (auto& a : acc)
-    for (int k = 0; k < L; ++k) a[k] = init;
+  vec acc[4], sum[4];
+  mask bad = {};
+  for (int u = 0; u < 4; ++u) {  // not `sum[4] = {}`: GCC zeroed that with rep stosq, slow on short rows
+    sum[u] = vec{};
+    for (int k = 0; k < L; ++k) acc[u][k] = init;
+  }
   auto step = [&](int u, const C* q) {
     vec v;
     std::memcpy(&v, q, sizeof(vec));
     acc[u] = IsMax ? (v > acc[u] ? v : acc[u]) : (v < acc[u] ? v : acc[u]);
-    sum[u] += v;
+    if constexpr (kSums) sum[u] += v;
+    else bad |= (v != v);
   };
   int64_t i = 0;
   for (; i + 4 * L <= n; i += 4 * L)
@@ -283,21 +296,24 @@ C row_extreme(const C* p, int64_t n) {
   for (; i + L <= n; i += L) step(0, p + i);
   for (int u = 1; u < 4; ++u) {
     acc[0] = IsMax ? (acc[u] > acc[0] ? acc[u] : acc[0]) : (acc[u] < acc[0] ? acc[u] : acc[0]);
-    sum[0] += sum[u];
+    if constexpr (kSums) sum[0] += sum[u];
   }
-  C r = init, s = 0;
+  C r = init;
+  bool nan = false;  // a NaN lane (of the sums: maybe), or a NaN in the ragged end
   for (int k = 0; k < L; ++k) {
     r = IsMax ? (acc[0][k] > r ? acc[0][k] : r) : (acc[0][k] < r ? acc[0][k] : r);
-    s += sum[0][k];
+    if constexpr (kSums) nan |= sum[0][k] != sum[0][k];
+    else nan |= bad[k] != 0;
   }
-  for (int64_t j = i; j < n; ++j) {
-    r = IsMax ? (p[j] > r ? p[j] : r) : (p[j] < r ? p[j] : r);
-    s += p[j];
+  for (; i < n; ++i) {
+    r = IsMax ? (p[i] > r ? p[i] : r) : (p[i] < r ? p[i] : r);
+    nan |= p[i] != p[i];
   }
-  if (s != s)
-    for (int64_t j = 0; j < n; ++j)
-      if (p[j] != p[j]) return std::numeric_limits<C>::quiet_NaN();
-  return r;
+  if (kSums && nan) {  // exact: the sums' NaN may come from inf + -inf
+    nan = false;
+    for (int64_t j = 0; j < n && !nan; ++j) nan = p[j] != p[j];
+  }
+  return nan ? std::numeric_limits<C>::quiet_NaN() : r;
 }
 
 }  // namespace sx::cpu
