@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 namespace sx::cpu {
 
@@ -48,6 +49,23 @@ inline float vexp_normal(float x) {
   return std::bit_cast<float>(std::bit_cast<uint32_t>(exp_poly(r)) + (uint32_t(int32_t(n)) << 23));
 }
 
+// sum_{k=2..Deg} r^(k-2) / k!, the Taylor series of (e^r - 1 - r) / r^2, by Horner's rule from 1/Deg!
+// down to 1/2! (each 1/k! the correctly rounded quotient, as a literal 1.0 / k! would be): the double
+// exp and vpow finish it in their own ways.
+template <int Deg>
+inline double exp_series_tail(double r) {
+  constexpr auto inv_fact = [](int k) {
+    double f = 1.0;
+    for (int i = 2; i <= k; ++i) f *= i;
+    return 1.0 / f;
+  };
+  double p = inv_fact(Deg);
+  [&]<int... K>(std::integer_sequence<int, K...>) {
+    ((p = p * r + inv_fact(Deg - 1 - K)), ...);
+  }(std::make_integer_sequence<int, Deg - 2>{});
+  return p;
+}
+
 // The double version of vexp_normal, for kExpLoD <= x <= kExpHiD (results from 3.3e-308, normal, to
 // 8.2e307): n = round(x / ln2) by the 1.5 * 2^52 shift, whose low bits then hold n (AVX2 has no
 // double -> int64 conversion); r = x - n ln2 with ln2 in two parts (fdlibm's: n * kLn2Hi is exact);
@@ -61,19 +79,7 @@ inline double vexp_normal(double x) {
   const double t = x * 1.4426950408889634074 + kShift;
   const double n = t - kShift;
   const double r = (x - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
-  double p = 1.0 / 6227020800.0;  // 1/13!
-  p = p * r + 1.0 / 479001600.0;
-  p = p * r + 1.0 / 39916800.0;
-  p = p * r + 1.0 / 3628800.0;
-  p = p * r + 1.0 / 362880.0;
-  p = p * r + 1.0 / 40320.0;
-  p = p * r + 1.0 / 5040.0;
-  p = p * r + 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  const double e = 1.0 + (r + r * r * p);
+  const double e = 1.0 + (r + r * r * exp_series_tail<13>(r));
   return std::bit_cast<double>(std::bit_cast<uint64_t>(e) + (std::bit_cast<uint64_t>(t) << 52));
 }
 
@@ -284,17 +290,7 @@ inline float vpow(float x, float y) {
   t = t < -1000.0 ? -1000.0 : (t > 1000.0 ? 1000.0 : t);
   constexpr double kRound = 6755399441055744.0;  // 1.5 * 2^52: adding it rounds to an integer
   double tn = t + kRound, n = tn - kRound, g = (t - n) * 0.6931471805599453;  // 2^(t - n) = e^g, |g| <= 0.35
-  double p = 1.0 / 479001600;  // e^g to degree 12
-  p = p * g + 1.0 / 39916800;
-  p = p * g + 1.0 / 3628800;
-  p = p * g + 1.0 / 362880;
-  p = p * g + 1.0 / 40320;
-  p = p * g + 1.0 / 5040;
-  p = p * g + 1.0 / 720;
-  p = p * g + 1.0 / 120;
-  p = p * g + 1.0 / 24;
-  p = p * g + 1.0 / 6;
-  p = p * g + 0.5;
+  double p = exp_series_tail<12>(g);  // e^g to degree 12
   p = p * g + 1.0;
   p = p * g + 1.0;
   int64_t ni = std::bit_cast<int64_t>(tn) - std::bit_cast<int64_t>(kRound);
