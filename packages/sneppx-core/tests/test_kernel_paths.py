@@ -1,10 +1,11 @@
-"""The specialised kernel paths against NumPy: long sums split into segments, sums of squares
-(norm) and means in one pass, vectorised arg-extremes over rows, cumsum over interleaved rows,
-transposing copies by tiles (ragged edges included), copies of whole rows under permuted outer
-dims, matrix products split over the thread pool, and one-row / one-column matrix products in
-every operand layout; copies of short rows, of rows into shifted views (roll, cat) and of flipped
-rows; the one-pass lerp; the reuse order of the block cache; integer powers by squaring; and float16 /
-bfloat16 binary ops, which compute on blocks widened to float, on every operand layout."""
+"""The specialised kernel paths against NumPy: long sums split into segments, sums of squares (norm)
+and means in one pass, vectorised arg-extremes over rows, cumsum over interleaved rows, transposing
+copies by tiles (ragged edges included), copies of whole rows under permuted outer dims, matrix
+products split over the thread pool (and with a transposed B whose rows lie 4 KiB apart), and
+one-row / one-column matrix products in every operand layout; copies of short rows, of rows into
+shifted views (roll, cat) and of flipped rows; the one-pass lerp; the reuse order of the block
+cache; integer powers by squaring; and float16 / bfloat16 binary ops, which compute on blocks
+widened to float, on every operand layout."""
 
 from __future__ import annotations
 
@@ -163,6 +164,26 @@ def test_matmul_split_over_the_pool_matches_numpy(threads, shape):
     B = rng.standard_normal((6, k, n)).astype(np.float32)
     got = (sx.tensor(A) @ sx.tensor(B)).numpy()
     np.testing.assert_allclose(got, A.astype(np.float64) @ B, rtol=1e-4, atol=1e-3 * np.abs(A @ B).max())
+
+
+@pytest.mark.parametrize("m,n,k", [(128, 96, 1024), (256, 65, 2048), (300, 130, 512), (64, 256, 1024), (200, 3, 1024)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matmul_with_transposed_rows_4k_apart(threads, m, n, k, dtype):
+    """x @ W^T where W's rows lie a multiple of 4 KiB apart (copied to longer rows before BLAS):
+    the same bits as W stored with longer rows, which BLAS takes as it is, and NumPy's product."""
+    rng = np.random.default_rng(m + k)
+    A = rng.standard_normal((m, k)).astype(dtype)
+    B = rng.standard_normal((n, k)).astype(dtype)
+    a = sx.tensor(A)
+    got = (a @ sx.tensor(B).t()).numpy()
+    wide = sx.zeros(n, k + 3, dtype=a.dtype)[:, 1:k + 1]
+    wide.copy_(sx.tensor(B))
+    np.testing.assert_array_equal(got, (a @ wide.t()).numpy())
+    want = A.astype(np.float64) @ B.T.astype(np.float64)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+    half = sx.tensor(np.ascontiguousarray(np.concatenate([B, B], 1)))[:, :k]  # rows 2k apart
+    np.testing.assert_array_equal((a @ half.t()).numpy(), got)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.bool_])

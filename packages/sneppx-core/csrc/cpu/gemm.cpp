@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "core/storage.h"
 #include "cpu/blas.h"
 #include "cpu/kernels.h"
 #include "ops/common.h"
@@ -83,8 +84,26 @@ void gemm_split(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, i
                 T beta, T* C, int64_t ldc) {
   auto a_at = [&](int64_t i, int64_t k) { return ta ? A + k * lda + i : A + i * lda + k; };
   auto b_at = [&](int64_t k, int64_t j) { return tb ? B + j * ldb + k : B + k * ldb + j; };
+  // A transposed B (x @ W^T) whose rows lie a multiple of 4 KiB apart (K = 1024 floats) is packed by
+  // reading 16 of its rows side by side, all in the same sets of the 8-way L1: OpenBLAS's SkylakeX
+  // kernels ran 10-55% slower than with any other row length. A call of 64 or more rows of A whose part
+  // of B fits in L2 (1 MiB) first copies that part to rows 64 bytes longer, on its own thread (256 x 256
+  // x 1024: 890 -> 767 us). Larger parts, or fewer rows to amortise the copy over, measured slower
+  // with the copy (64 x 1024 x 1024, cut into two column pieces: 1.2 -> 1.7 ms).
+  const bool pad = tb && (ldb * int64_t(sizeof(T))) % 4096 == 0 && K < std::numeric_limits<int>::max() - 64;
   auto call = [&](int64_t m, int64_t n, int64_t k, const T* a, const T* b, T bt, T* c, int64_t ld) {
-    gemm_call<T>(ta, tb, int(m), int(n), int(k), a, int(lda), b, int(ldb), bt, c, int(ld));
+    if (!pad || m < 64 || n < 2 || n * k * int64_t(sizeof(T)) > (1 << 20)) return gemm_call<T>(ta, tb, int(m), int(n), int(k), a, int(lda), b, int(ldb), bt, c, int(ld));
+    const int64_t lp = k + 64 / int64_t(sizeof(T));
+    const size_t bytes = size_t(n * lp) * sizeof(T);
+    T* p = static_cast<T*>(cpu_alloc(bytes));  // the block cache: no fresh pages per call
+    for (int64_t j = 0; j < n; ++j) std::memcpy(p + j * lp, b + j * ldb, size_t(k) * sizeof(T));
+    try {
+      gemm_call<T>(ta, tb, int(m), int(n), int(k), a, int(lda), p, int(lp), bt, c, int(ld));
+    } catch (...) {
+      cpu_free(p, bytes);
+      throw;
+    }
+    cpu_free(p, bytes);
   };
   if (double(M) * double(N) * double(K) < kSplitWork) {
     call(M, N, K, A, B, beta, C, ldc);

@@ -333,7 +333,18 @@ void index_select_cpu(const Tensor& out, const Tensor& x, const Tensor& idx, int
       over_lines(sp.outer, sp.n, 1, [&](int64_t o, int64_t, int64_t) {
         T* __restrict yo = po + sp.lead[0][size_t(o)];
         const T* __restrict xo = px + sp.lead[1][size_t(o)];
-        for (int64_t k = 0; k < sp.n; ++k) yo[k * a0] = xo[of[k]];
+        if (a0 != 1) {
+          for (int64_t k = 0; k < sp.n; ++k) yo[k * a0] = xo[of[k]];
+          return;
+        }
+        // Four per step: a loop of one load pair and a store ran 1.4x slower when the linker placed it
+        // across a 64-byte line, which the unrolled body does not notice.
+        int64_t k = 0;
+        for (; k + 4 <= sp.n; k += 4) {
+          T v0 = xo[of[k]], v1 = xo[of[k + 1]], v2 = xo[of[k + 2]], v3 = xo[of[k + 3]];
+          yo[k] = v0, yo[k + 1] = v1, yo[k + 2] = v2, yo[k + 3] = v3;
+        }
+        for (; k < sp.n; ++k) yo[k] = xo[of[k]];
       });
       return;
     }
