@@ -57,6 +57,19 @@ def test_einsum_diagonal_gradient():
     np.testing.assert_array_equal(x.grad.numpy(), np.eye(3))
 
 
+def test_einsum_plan_is_per_shape():
+    """The parsed plan is kept per equation and shapes: the same equation on other shapes, a call that
+    fails and the first shapes again each give their own result."""
+    rng = np.random.default_rng(5)
+    arrs = [rng.standard_normal(s) for s in [(3, 4), (5, 4), (2, 6), (7, 6)]]
+    t = [sx.tensor(a) for a in arrs]
+    for _ in range(2):
+        np.testing.assert_allclose(sx.einsum("ij,kj->ik", t[0], t[1]).numpy(), arrs[0] @ arrs[1].T, rtol=1e-12)
+        np.testing.assert_allclose(sx.einsum("ij,kj->ik", t[2], t[3]).numpy(), arrs[2] @ arrs[3].T, rtol=1e-12)
+        with pytest.raises(ValueError, match=r"\[einsum\].*'j'"):
+            sx.einsum("ij,kj->ik", t[0], t[3])
+
+
 @pytest.mark.parametrize(
     "args,exc,pattern",
     [(("ij,jk->ik", sx.ones(2, 3), sx.ones(4, 5)), ValueError, r"\[einsum\].*'j'.*size"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import string
 
 from ._C_face import Tensor
@@ -14,7 +15,8 @@ def _fail(msg, exc=ValueError):
 
 
 def _parse(equation, operands):
-    """Splits the equation into per-operand label lists and the output labels.
+    """Splits the equation into per-operand label lists and the output labels (``operands``: their
+    shapes).
 
     ``...`` becomes one private label per broadcast dim (upper-case Greek letters here, so they never
     clash with the user's ASCII labels), right-aligned across operands as broadcasting is.
@@ -28,7 +30,7 @@ def _parse(equation, operands):
     for term, op in zip(terms, operands):
         n = len(term.replace("...", ""))
         if "..." in term:
-            ell_dims = max(ell_dims, op.ndim - n)
+            ell_dims = max(ell_dims, len(op) - n)
     ell = [chr(0x391 + i) for i in range(ell_dims)]
     labels = []
     for k, (term, op) in enumerate(zip(terms, operands)):
@@ -38,13 +40,13 @@ def _parse(equation, operands):
             _fail(f"operand {k} subscripts {term!r} must be letters with at most one '...'")
         if "..." in term:
             before, _, after = term.partition("...")
-            k_ell = op.ndim - len(before) - len(after)
+            k_ell = len(op) - len(before) - len(after)
             if k_ell < 0:
-                _fail(f"operand {k} has {op.ndim} dims but subscripts {term!r}")
+                _fail(f"operand {k} has {len(op)} dims but subscripts {term!r}")
             labels.append(list(before) + ell[ell_dims - k_ell:] + list(after))
         else:
-            if len(chars) != op.ndim:
-                _fail(f"operand {k} has shape {tuple(op.shape)} ({op.ndim} dims) but subscripts {term!r}")
+            if len(chars) != len(op):
+                _fail(f"operand {k} has shape {tuple(op)} ({len(op)} dims) but subscripts {term!r}")
             labels.append(chars)
     if arrow:
         if "..." in rhs:
@@ -69,25 +71,33 @@ def _parse(equation, operands):
 
 
 def _sizes(labels, operands):
-    """The size of every label; size-1 dims broadcast against the others."""
+    """The size of every label (``operands``: their shapes); size-1 dims broadcast against the others."""
     sizes = {}
     for lab, op in zip(labels, operands):
-        for c, n in zip(lab, op.shape):
+        for c, n in zip(lab, op):
             have = sizes.get(c)
             if have is None or have == 1:
                 sizes[c] = n
             elif n not in (1, have):
                 _fail(f"subscript {c!r} has size {n} in one operand and {have} in another "
-                      f"(shapes {[tuple(o.shape) for o in operands]})")
+                      f"(shapes {[tuple(o) for o in operands]})")
     return sizes
+
+
+@functools.lru_cache(maxsize=256)
+def _plan(equation, shapes):
+    """(labels per operand, output labels, size of every label) for operands of these shapes; kept
+    for the next call with the same equation and shapes (a bad one raises, and is not kept)."""
+    labels, out = _parse(equation, shapes)
+    return labels, out, _sizes(labels, shapes)
 
 
 def _diagonals(t, lab):
     """Removes repeated labels within one operand by taking the diagonal (mask with eye, sum)."""
-    from ._factories import eye
-
     lab = list(lab)
     while len(set(lab)) < len(lab):
+        from ._factories import eye
+
         c = next(c for c in lab if lab.count(c) > 1)
         p = lab.index(c)
         q = lab.index(c, p + 1)
@@ -115,15 +125,22 @@ def _contract(a, la, b, lb, keep, sizes):
     right = [c for c in lb if c not in la]
 
     def arrange(t, lab, order, shape_groups):
-        t = t.permute(*[lab.index(c) for c in order]) if order else t
-        t = t.expand(*[sizes[c] for c in order]) if order else t
-        return t.reshape(*[_prod(sizes[c] for c in g) for g in shape_groups])
+        # Views only where they change something: each costs a call, and einsum is often called on
+        # small operands.
+        if order != lab:
+            t = t.permute(*[lab.index(c) for c in order])
+        full = tuple(sizes[c] for c in order)
+        if tuple(t.shape) != full:
+            t = t.expand(*full)
+        shape = tuple(_prod(sizes[c] for c in g) for g in shape_groups)
+        return t if tuple(t.shape) == shape else t.reshape(*shape)
 
-    a3 = arrange(a, la, batch + left + inner, [batch, left, inner])
-    b3 = arrange(b, lb, batch + inner + right, [batch, inner, right])
-    out = a3 @ b3
+    groups_a = [batch, left, inner] if batch else [left, inner]  # no batch: a 2-D product
+    groups_b = [batch, inner, right] if batch else [inner, right]
+    out = arrange(a, la, batch + left + inner, groups_a) @ arrange(b, lb, batch + inner + right, groups_b)
     labels = batch + left + right
-    return out.reshape(*[sizes[c] for c in labels]), labels
+    shape = tuple(sizes[c] for c in labels)
+    return (out if tuple(out.shape) == shape else out.reshape(*shape)), labels
 
 
 def _prod(xs):
@@ -152,10 +169,10 @@ def einsum(equation, *operands):
         _fail(f"equation must be a string, got {type(equation).__name__}", TypeError)
     if not operands or not all(isinstance(o, Tensor) for o in operands):
         _fail("expected one or more Tensor operands", TypeError)
-    if len({o.dtype for o in operands}) > 1:
+    dtype = operands[0].dtype
+    if any(o.dtype != dtype for o in operands[1:]):
         _fail(f"operands must have the same dtype, got {[repr(o.dtype) for o in operands]}", TypeError)
-    labels, out = _parse(equation, operands)
-    sizes = _sizes(labels, operands)
+    labels, out, sizes = _plan(equation, tuple(tuple(o.shape) for o in operands))
     terms = [_diagonals(t, lab) for t, lab in zip(operands, labels)]
     cur, lab = terms[0]
     for k in range(1, len(terms) + 1):
@@ -169,7 +186,8 @@ def einsum(equation, *operands):
     if not out:
         return cur.reshape(())
     cur = cur.permute(*[lab.index(c) for c in out]) if lab != out else cur
-    return cur.expand(*[sizes[c] for c in out])
+    full = tuple(sizes[c] for c in out)
+    return cur if tuple(cur.shape) == full else cur.expand(*full)
 
 
 __all__ = ["einsum"]
