@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "core/parallel.h"
-#include "core/storage.h"
 #include "cpu/blas.h"
 #include "cpu/kernels.h"
 #include "ops/common.h"
@@ -92,18 +91,14 @@ void gemm_split(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, i
   // with the copy (64 x 1024 x 1024, cut into two column pieces: 1.2 -> 1.7 ms).
   const bool pad = tb && (ldb * int64_t(sizeof(T))) % 4096 == 0 && K < std::numeric_limits<int>::max() - 64;
   auto call = [&](int64_t m, int64_t n, int64_t k, const T* a, const T* b, T bt, T* c, int64_t ld) {
-    if (!pad || m < 64 || n < 2 || n * k * int64_t(sizeof(T)) > (1 << 20)) return gemm_call<T>(ta, tb, int(m), int(n), int(k), a, int(lda), b, int(ldb), bt, c, int(ld));
+    if (!pad || m < 64 || n < 2 || n * k * int64_t(sizeof(T)) > (1 << 20))
+      return gemm_call<T>(ta, tb, int(m), int(n), int(k), a, int(lda), b, int(ldb), bt, c, int(ld));
     const int64_t lp = k + 64 / int64_t(sizeof(T));
-    const size_t bytes = size_t(n * lp) * sizeof(T);
-    T* p = static_cast<T*>(cpu_alloc(bytes));  // the block cache: no fresh pages per call
+    // Uninitialised memory from the tensor allocator's block cache: no fresh pages per call.
+    Tensor rows = empty({n * lp}, std::is_same_v<T, float> ? DType::Float32 : DType::Float64);
+    T* p = rows->data<T>();
     for (int64_t j = 0; j < n; ++j) std::memcpy(p + j * lp, b + j * ldb, size_t(k) * sizeof(T));
-    try {
-      gemm_call<T>(ta, tb, int(m), int(n), int(k), a, int(lda), p, int(lp), bt, c, int(ld));
-    } catch (...) {
-      cpu_free(p, bytes);
-      throw;
-    }
-    cpu_free(p, bytes);
+    gemm_call<T>(ta, tb, int(m), int(n), int(k), a, int(lda), p, int(lp), bt, c, int(ld));
   };
   if (double(M) * double(N) * double(K) < kSplitWork) {
     call(M, N, K, A, B, beta, C, ldc);
