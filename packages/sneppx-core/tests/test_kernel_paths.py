@@ -360,6 +360,25 @@ def test_clamp_tensor_bounds_nan_rules_and_gradient():
     np.testing.assert_array_equal(lt.grad.numpy(), [1.0, 0.0, 0.0, 0.0])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_clamp_tensor_bounds_nan_in_long_rows(threads, dtype):
+    # rows long enough for the max/min loop; a NaN bound in its vector body or its tail sends the row back
+    # to the exact rule, and the other rows (and a NaN x) must come out the same
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-3, 3, (37, 133)).astype(dtype)
+    x[4, 17] = x[9, 132] = np.nan
+    lo = rng.uniform(-2, 0, 133).astype(dtype)
+    hi = rng.uniform(0, 2, (37, 1)).astype(dtype)
+    lo_nan, hi_nan = lo.copy(), hi.copy()
+    lo_nan[[5, 130]] = np.nan
+    hi_nan[3] = np.nan
+    for l, h in ((lo, hi), (lo_nan, hi), (lo, hi_nan), (lo_nan, hi_nan), (np.broadcast_to(lo_nan, x.shape).copy(), hi)):
+        got = sx.clamp(sx.tensor(x), sx.tensor(l), sx.tensor(h)).numpy()
+        np.testing.assert_array_equal(got, np.minimum(np.maximum(x, l), h))
+        np.testing.assert_array_equal(sx.clamp(sx.tensor(x), min=sx.tensor(l)).numpy(), np.maximum(x, l))
+        np.testing.assert_array_equal(sx.clamp(sx.tensor(x), max=sx.tensor(h)).numpy(), np.minimum(x, h))
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.int8])
 def test_clamp_scalar_bounds_integer_and_inverted(threads, dtype):
     x = np.random.default_rng(0).integers(-100, 100, (500, 300)).astype(dtype)
