@@ -73,6 +73,9 @@ def _describe(row: np.ndarray) -> str:
 
 def mismatch(name: str, table: np.ndarray, rank: int) -> str | None:
     """The error message when the rows of ``table`` (one per rank) differ, else None."""
+    rows, width = table.tobytes(), table.shape[1] * table.itemsize
+    if rows == rows[rank * width:(rank + 1) * width] * table.shape[0]:  # the usual case, in a microsecond
+        return None
     differ = np.flatnonzero((table != table[rank]).any(axis=1))
     if differ.size == 0:
         return None
