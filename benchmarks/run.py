@@ -7,7 +7,10 @@ for it to fall. During each group it records how much CPU other processes took (
 /proc/stat, minus this process and its children), since the run's own threads count in the load
 average. If the machine was still loaded when the run
 started, or other processes took more than half a core during a group, the page opens with a
-banner saying so, with the numbers seen. The runner prints a table of medians and ratios per
+banner saying so, with the numbers seen. The load checks cannot see a host slowed from outside this
+machine (another guest on the same cores, a lower clock), so a fixed CPU-bound probe is also timed
+before the first group and after each one; when its slowest time is more than a quarter above its
+fastest, the banner says that the host's speed changed during the run. The runner prints a table of medians and ratios per
 group, writes benchmarks/results/latest.json and rewrites docs/benchmarks.md (machine, versions,
 load) with charts drawn by matplotlib when it is installed, unless --no-write is given. A run
 with --only keeps the other groups of the last run.
@@ -40,6 +43,7 @@ DOCS = HERE.parent / "docs"
 CHARTS = {"speed": "assets/benchmarks-speed.png", "width": "assets/benchmarks-gpt-width.png",
           "ops": "assets/benchmarks-ops.png"}
 LOAD_LIMIT, LOAD_WAIT_S, FOREIGN_LIMIT = 1.5, 60.0, 0.5
+PROBE_SPREAD = 1.25  # slowest / fastest probe time above which the page says the host's speed changed
 
 
 def openblas_core() -> str:
@@ -95,6 +99,19 @@ def wait_for_quiet(limit: float = LOAD_LIMIT, wait_s: float = LOAD_WAIT_S, step_
     return load
 
 
+def host_probe() -> float:
+    """Milliseconds of a fixed CPU-bound loop of Python, the best of five: the same on the same host at the
+    same speed, whatever the load checks see."""
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        x = 0
+        for i in range(200_000):
+            x += i * i
+        best = min(best, time.perf_counter() - t0)
+    return best * 1e3
+
+
 class ForeignCpu:
     """CPU time taken by other processes between :meth:`start` and :meth:`cores`, in cores.
 
@@ -147,6 +164,16 @@ def banner(sections: dict, metas: dict) -> str:
             f"{bad[worst].get('foreign_cores') or 0:.2f} cores during a group ({worst}). Wall-time ratios are "
             "unreliable under load, and so are CPU-time ratios when the load is heavy (threads that wait for a core "
             "spin and count as busy). Regenerate on a quiet machine before quoting.")
+    probes = {n: metas[n]["probe_ms"] for n in sections if n in metas and metas[n].get("probe_ms")}
+    if probes:
+        fast = min(min(v) for v in probes.values())
+        slow = max(probes, key=lambda n: max(probes[n]))
+        if max(probes[slow]) > PROBE_SPREAD * fast:
+            lines.append(
+                f"> **The host's speed changed during the run.** A fixed CPU-bound loop took {fast:.1f} to "
+                f"{max(probes[slow]):.1f} ms between groups (slowest around {slow}), with no load seen on this "
+                "machine: the host was slowed from outside it. Both libraries ran slower while it lasted and "
+                "ratios are noisier; regenerate before quoting a single row.")
     if unknown:
         lines.append(f"> No load was recorded for {', '.join(unknown)} (an older run); treat them as unchecked.")
     return "\n>\n".join(lines) + ("\n" if lines else "")
@@ -271,10 +298,11 @@ def page(stamp: str, sections: dict, metas: dict) -> str:
             "process). Rows of the distributed group compare against raw mpi4py or a single rank.\n"]
     for name, m in metas.items():
         if name in sections:
-            fc = m.get("foreign_cores")
+            fc, probe = m.get("foreign_cores"), m.get("probe_ms")
             body.append(f"- {name}: run of {m.get('date', '?')}, load average {m.get('load_before', 0):.2f} at its "
                         f"start, other processes {'-' if fc is None else f'{fc:.2f}'} cores during the group, "
-                        f"{m.get('seconds', 0):.0f} s" + (" (--quick)" if m.get("quick") else ""))
+                        f"{m.get('seconds', 0):.0f} s" + (" (--quick)" if m.get("quick") else "")
+                        + (f", probe {probe[0]:.1f} ms before / {probe[1]:.1f} ms after" if probe else ""))
     body.append("")
     try:
         drawn = charts(sections)
@@ -320,6 +348,7 @@ def main(argv=None):
     load = wait_for_quiet()
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print(f"load average {load:.2f} at the start", flush=True)
+    probe = host_probe()
     for name in wanted:
         if not (HERE / f"bench_{name}.py").exists():
             continue
@@ -333,9 +362,11 @@ def main(argv=None):
         sections[name] = rows
         metas[name] = {"load_before": load, "foreign_cores": watch.cores(), "seconds": time.perf_counter() - t0,
                        "quick": args.quick, "date": stamp}
+        after = host_probe()
+        metas[name]["probe_ms"], probe = [probe, after], after
         print(table(rows), flush=True)
-        print(f"({metas[name]['seconds']:.0f} s; other processes {metas[name]['foreign_cores'] or 0:.2f} cores)",
-              flush=True)
+        print(f"({metas[name]['seconds']:.0f} s; other processes {metas[name]['foreign_cores'] or 0:.2f} cores; "
+              f"probe {metas[name]['probe_ms'][0]:.1f} -> {after:.1f} ms)", flush=True)
     if args.no_write:
         return
     (HERE / "results").mkdir(exist_ok=True)
