@@ -10,8 +10,8 @@ started, or other processes took more than half a core during a group, the page 
 banner saying so, with the numbers seen. The load checks cannot see a host slowed from outside this
 machine (another guest on the same cores, a lower clock), so a fixed CPU-bound probe is also timed
 before the first group and after each one; when its slowest time is more than a quarter above its
-fastest, the banner says that the host's speed changed during the run. The runner prints a table of medians and ratios per
-group, writes benchmarks/results/latest.json and rewrites docs/benchmarks.md (machine, versions,
+fastest, the banner says that the host's speed changed during the run. The runner prints a table of
+medians and ratios per group, writes benchmarks/results/latest.json and rewrites docs/benchmarks.md (machine, versions,
 load) with charts drawn by matplotlib when it is installed, unless --no-write is given. A run
 with --only keeps the other groups of the last run.
 
@@ -362,11 +362,11 @@ def main(argv=None):
         sections[name] = rows
         metas[name] = {"load_before": load, "foreign_cores": watch.cores(), "seconds": time.perf_counter() - t0,
                        "quick": args.quick, "date": stamp}
-        after = host_probe()
-        metas[name]["probe_ms"], probe = [probe, after], after
+        before, probe = probe, host_probe()
+        metas[name]["probe_ms"] = [before, probe]
         print(table(rows), flush=True)
         print(f"({metas[name]['seconds']:.0f} s; other processes {metas[name]['foreign_cores'] or 0:.2f} cores; "
-              f"probe {metas[name]['probe_ms'][0]:.1f} -> {after:.1f} ms)", flush=True)
+              f"probe {before:.1f} -> {probe:.1f} ms)", flush=True)
     if args.no_write:
         return
     (HERE / "results").mkdir(exist_ok=True)

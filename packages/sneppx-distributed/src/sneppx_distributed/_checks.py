@@ -76,10 +76,7 @@ def mismatch(name: str, table: np.ndarray, rank: int) -> str | None:
     rows, width = table.tobytes(), table.shape[1] * table.itemsize
     if rows == rows[rank * width:(rank + 1) * width] * table.shape[0]:  # the usual case, in a microsecond
         return None
-    differ = np.flatnonzero((table != table[rank]).any(axis=1))
-    if differ.size == 0:
-        return None
-    other = int(differ[0])
+    other = int(np.flatnonzero((table != table[rank]).any(axis=1))[0])
     return (f"{name}: the ranks called different collectives or passed tensors of different shapes or dtypes: "
             f"rank {rank} called {_describe(table[rank])}, but rank {other} called {_describe(table[other])}")
 

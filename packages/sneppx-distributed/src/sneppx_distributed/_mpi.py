@@ -23,18 +23,13 @@ _PROBE = (
 )
 
 
-_MPI = None  # mpi4py.MPI once imported (every collective asks for it, several times)
-
-
+@functools.lru_cache(maxsize=1)  # every collective asks for it several times; a failed import is not kept
 def mpi():
     """Return the ``mpi4py.MPI`` module (initialising MPI on first use).
 
     Raises:
         RuntimeError: when mpi4py cannot be imported (no MPI library found).
     """
-    global _MPI
-    if _MPI is not None:
-        return _MPI
     try:
         from mpi4py import MPI
     except ImportError as exc:  # pragma: no cover - depends on the installation
@@ -42,7 +37,6 @@ def mpi():
             f"sneppx_distributed: mpi4py could not be imported ({exc}); install it with "
             "`pip install mpi4py mpich` or build it against your cluster's MPI"
         ) from exc
-    _MPI = MPI
     return MPI
 
 

@@ -45,9 +45,9 @@ def poll(requests: list, statuses: list | None = None) -> bool:
     Besides MPI requests, ``requests`` may hold operations made of several steps (objects with an
     ``advance()`` method, such as :class:`~sneppx_distributed._ring.RingAllreduce`), which post their
     next messages here."""
-    MPI = mpi()
     if len(requests) == 1 and statuses is None and not hasattr(requests[0], "advance"):
         return requests[0].Test()  # one MPI request: no list to build or scan
+    MPI = mpi()
     if any(hasattr(r, "advance") for r in requests):
         stepped = [r.advance() for r in requests if hasattr(r, "advance")]
         plain = [r for r in requests if not hasattr(r, "advance")]
