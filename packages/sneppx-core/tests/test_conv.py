@@ -150,6 +150,10 @@ DIRECT_CASES = [  # float32, groups 1, C kh kw >= 64, C_out >= 16, >= 64 outputs
     ((2, 12, 11, 13), (18, 3, 2), (1, 2), (1, 0), (1, 1)),  # stride along one dim
     ((2, 16, 9, 9), (24, 3, 3), (1, 1), (3, 0), (1, 1)),    # padding past the window: gradient by patches
     ((1, 16, 1, 80), (17, 1, 5), (1, 1), (0, 2), (1, 3)),   # conv1d shape
+    # tiles of one output row (column stride 1, rows that fill them): window rows in the border skipped
+    ((2, 16, 10, 16), (64, 3, 3), (1, 1), (1, 1), (1, 1)),  # three tiles a row
+    ((2, 16, 11, 24), (32, 3, 3), (2, 1), (2, 1), (2, 1)),  # row stride and dilation
+    ((1, 16, 4, 24), (16, 3, 3), (1, 1), (3, 1), (1, 1)),   # rows whose window lies all in the border
 ]
 
 

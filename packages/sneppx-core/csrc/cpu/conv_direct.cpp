@@ -1,16 +1,18 @@
 // Direct float32 convolution on the CPU (slot kern::conv_direct_fwd, ops/conv.h): no patch matrix.
 //
 // Output channels go in groups of kGroup vectors (V lanes each); output positions go in tiles of up to
-// kMaxTile positions of the batch (a tile may run over several output rows and images, so maps of any
-// width fill the tiles). For each input channel and tap, the
+// kMaxTile positions: of one output row where the rows are long enough to fill the tiles (the window
+// rows that fall in the zero border are then skipped), else of the batch (a tile may run over several
+// output rows and images, so maps of any width fill the tiles). For each input channel and tap, the
 // tile's (up to kAcc) accumulators take one multiply-add of a broadcast input value with a weight vector:
 // every weight vector loaded serves T positions and every input value kGroup V channels, which keeps
 // the FMA units busy where one image's GEMM (M = out channels, N = positions) is too thin for BLAS's
 // kernels. Padding is a zero border in a copy of the input, so the inner loop has no tests. Each output
-// element is a float32 sum over (channel, tap) in that order, one FMA per term, whatever the thread
-// count.
+// element is a float32 sum over (channel, tap) in that order, one FMA per term (but none for the skipped
+// border rows), whatever the thread count.
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "core/parallel.h"
@@ -47,21 +49,31 @@ inline vf load(const float* p) {
   return v;
 }
 
-// One tile: T output positions from flat position P0 of the batch's N * L (a tile may span rows and
-// images), output channels of group q, whose first B blocks hold channels below Cout, summed over input
-// channels [c0, c1) with the weights wq of those channels packed as (c1 - c0, kh, kw, kGroup V). The
-// partial sums of a tile that does not end at C wait in `part` ((B, T, V) floats, exact: the next
-// channels continue the same float sums), so that the weights of a few channels stay in L1 while every
-// tile of a task goes over them.
-template <int T, int B>
+// One tile: T output positions from flat position P0 of the batch's N * L, output channels of group q,
+// whose first B blocks hold channels below Cout, summed over input channels [c0, c1) with the weights wq
+// of those channels packed as (c1 - c0, kh, kw, kGroup V). A `Row` tile lies in one output row of a
+// convolution of column stride 1: its window corners are consecutive input elements (constant offsets
+// from one pointer, no index per position) and the window rows that fall in the zero border are skipped
+// (their terms are zeros). Other tiles may span rows and images. The partial sums of a tile that does
+// not end at C wait in `part` ((B, T, V) floats, exact: the next channels continue the same float sums),
+// so that the weights of a few channels stay in L1 while every tile of a task goes over them.
+template <int T, int B, bool Row>
 void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const float* wq, float* part) {
   const ConvGeom& g = d.g;
-  const int64_t plane = d.Hp * d.Wp;
+  const int64_t plane = d.Hp * d.Wp, K = g.kh * g.kw;
   // Each position's window corner in the input and element in the output, stepping from P0's image
   // n and output row and column (oy, ox): one division per call instead of four per position.
   int64_t in[T], out[T];
+  int64_t k0 = 0, k1 = K;
   {
     int64_t n = P0 / d.L, p = P0 % d.L, oy = p / g.ow, ox = p % g.ow;
+    if constexpr (Row) {
+      // Window rows ky whose padded input row oy sh + ky dh lies in [ph, ph + H): a run of taps.
+      int64_t ky0 = 0, ky1 = g.kh;
+      while (ky0 < ky1 && oy * g.sh + ky0 * g.dh < g.ph) ++ky0;
+      while (ky1 > ky0 && oy * g.sh + (ky1 - 1) * g.dh >= g.ph + g.H) --ky1;
+      k0 = ky0 * g.kw, k1 = ky1 * g.kw;
+    }
     for (int t = 0; t < T; ++t) {
       in[t] = n * d.C * plane + oy * g.sh * d.Wp + ox * g.sw;
       out[t] = n * d.Cout * d.L + oy * g.ow + ox;
@@ -72,16 +84,16 @@ void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const 
   vf acc[B][T];
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < T; ++t) acc[b][t] = c0 ? load(part + (b * T + t) * V) : vf{};
-  const int64_t K = g.kh * g.kw;
   for (int64_t c = c0; c < c1; ++c) {
-    const float* xc = d.xp + c * plane;
-    for (int64_t k = 0; k < K; ++k, wq += kGroup * V) {  // one loop over the taps: no row loop around it
+    const float* xc = d.xp + c * plane + (Row ? in[0] : 0);
+    const float* wk = wq + ((c - c0) * K + k0) * kGroup * V;
+    for (int64_t k = k0; k < k1; ++k, wk += kGroup * V) {  // one loop over the taps: no row loop around it
       const float* r = xc + d.taps[k];
       vf wv[B];
-      for (int b = 0; b < B; ++b) wv[b] = load(wq + b * V);
+      for (int b = 0; b < B; ++b) wv[b] = load(wk + b * V);
 #pragma GCC unroll 16
       for (int t = 0; t < T; ++t) {
-        float xv = r[in[t]];
+        float xv = Row ? r[t] : r[in[t]];
 #pragma GCC unroll 4
         for (int b = 0; b < B; ++b) acc[b][t] += xv * wv[b];
       }
@@ -98,17 +110,17 @@ void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const 
     for (int64_t l = 0; l < lanes; ++l) {
       float bias = d.b ? d.b[co0 + l] : 0.0f;
       float* y = d.y + (co0 + l) * d.L;
-      for (int t = 0; t < T; ++t) y[out[t]] = acc[b][t][l] + bias;
+      for (int t = 0; t < T; ++t) y[Row ? out[0] + t : out[t]] = acc[b][t][l] + bias;
     }
   }
 }
 
-template <int B>
+template <int B, bool Row>
 void tile_any(const Direct& d, int64_t q, int64_t P0, int T, int64_t c0, int64_t c1, const float* wq, float* part) {
   switch (T) {
 #define SX_TILE_CASE(t) \
   case t:               \
-    if constexpr (t * B <= kAcc) return tile<t, B>(d, q, P0, c0, c1, wq, part);
+    if constexpr (t * B <= kAcc) return tile<t, B, Row>(d, q, P0, c0, c1, wq, part);
     SX_TILE_CASE(1) SX_TILE_CASE(2) SX_TILE_CASE(3) SX_TILE_CASE(4) SX_TILE_CASE(5) SX_TILE_CASE(6)
     SX_TILE_CASE(7) SX_TILE_CASE(8) SX_TILE_CASE(9) SX_TILE_CASE(10) SX_TILE_CASE(11) SX_TILE_CASE(12)
 #undef SX_TILE_CASE
@@ -117,15 +129,16 @@ void tile_any(const Direct& d, int64_t q, int64_t P0, int T, int64_t c0, int64_t
 }
 
 // The tile for the blocks of group q that hold channels.
+template <bool Row>
 void tile_of_group(const Direct& d, int64_t q, int64_t P0, int T, int64_t c0, int64_t c1, const float* wq,
                    float* part) {
   int64_t blocks = std::min<int64_t>(kGroup, (d.Cout - kGroup * q * V + V - 1) / V);
   if constexpr (kGroup >= 4) {
-    if (blocks == 3) return tile_any<3>(d, q, P0, T, c0, c1, wq, part);
-    if (blocks == 4) return tile_any<4>(d, q, P0, T, c0, c1, wq, part);
+    if (blocks == 3) return tile_any<3, Row>(d, q, P0, T, c0, c1, wq, part);
+    if (blocks == 4) return tile_any<4, Row>(d, q, P0, T, c0, c1, wq, part);
   }
-  if (blocks == 1) return tile_any<1>(d, q, P0, T, c0, c1, wq, part);
-  tile_any<2>(d, q, P0, T, c0, c1, wq, part);
+  if (blocks == 1) return tile_any<1, Row>(d, q, P0, T, c0, c1, wq, part);
+  tile_any<2, Row>(d, q, P0, T, c0, c1, wq, part);
 }
 
 // The weights of group q as (C, kh, kw, kGroup V), zero past Cout: each output channel's run of C kh kw
@@ -187,16 +200,28 @@ void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Te
   std::vector<int64_t> taps(static_cast<size_t>(K));
   for (int64_t k = 0; k < K; ++k) taps[size_t(k)] = k / g.kw * g.dh * d.Wp + k % g.kw * g.dw;
   d.taps = taps.data();
-  // Tiles of equal size (within one) over the batch's positions. A task is a run of tiles of one channel
-  // group (as few runs as keep every thread busy, of at most kMaxRun tiles), which goes over the input
-  // channels a chunk at a time: the chunk's packed weights (about kChunkBytes) stay in L1 while each of
-  // its tiles reads them. Tasks of one group are in a row.
+  // Tiles of equal size (within one): over each output row when the rows are long enough to fill the
+  // tiles (row tiles, column stride 1; see tile), else over the batch's positions. A task is a run of
+  // tiles of one channel group (as few runs as keep every thread busy, of at most kMaxRun tiles), which
+  // goes over the input channels a chunk at a time: the chunk's packed weights (about kChunkBytes) stay
+  // in L1 while each of its tiles reads them. Tasks of one group are in a row.
   constexpr int64_t kChunkBytes = 32768, kMaxRun = 64;  // tiles of a run: their partial sums take up to 96 KiB
   // Tiles as long as the first group's blocks leave accumulators for (a last group with fewer blocks
   // runs the same tiles).
   const int64_t blocks0 = std::min<int64_t>(kGroup, (d.Cout + V - 1) / V);
   const int64_t tile_len = std::min<int64_t>(kMaxTile, kAcc / blocks0);
-  const int64_t P = g.N * d.L, tiles = (P + tile_len - 1) / tile_len;
+  const int64_t P = g.N * d.L, per_row = (g.ow + tile_len - 1) / tile_len;
+  // Row tiles when they are on average at least 7/8 full, or 2/3 full where the tiles are kMaxTile long
+  // (tiles across rows keep so many window indices in memory, not registers).
+  const bool rows = g.sw == 1 && (8 * g.ow >= 7 * per_row * tile_len ||
+                                  (tile_len == kMaxTile && 3 * g.ow >= 2 * per_row * tile_len));
+  const int64_t tiles = rows ? g.N * g.oh * per_row : (P + tile_len - 1) / tile_len;
+  // Tile j's first position and length.
+  auto span = [&](int64_t j) {
+    if (!rows) return std::pair<int64_t, int>(P * j / tiles, int(P * (j + 1) / tiles - P * j / tiles));
+    int64_t r = j / per_row, i = j % per_row, x0 = g.ow * i / per_row;
+    return std::pair<int64_t, int>(r * g.ow + x0, int(g.ow * (i + 1) / per_row - x0));
+  };
   const int64_t runs = std::clamp<int64_t>(std::max((4 * get_num_threads() + groups - 1) / groups,
                                                     (tiles + kMaxRun - 1) / kMaxRun), 1, tiles);
   const int64_t per_run = (tiles + runs - 1) / runs;
@@ -217,9 +242,12 @@ void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Te
       for (int64_t c0 = 0; c0 < d.C; c0 += cc) {
         int64_t c1 = std::min(d.C, c0 + cc);
         const float* wq = wp + q * wgroup + c0 * K * kGroup * V;
-        for (int64_t j = j0; j < j1; ++j)
-          tile_of_group(d, q, P * j / tiles, int(P * (j + 1) / tiles - P * j / tiles), c0, c1, wq,
-                        part.data() + (j - j0) * kAcc * V);
+        for (int64_t j = j0; j < j1; ++j) {
+          auto [p0, len] = span(j);
+          float* pj = part.data() + (j - j0) * kAcc * V;
+          if (rows) tile_of_group<true>(d, q, p0, len, c0, c1, wq, pj);
+          else tile_of_group<false>(d, q, p0, len, c0, c1, wq, pj);
+        }
       }
     }
   });
