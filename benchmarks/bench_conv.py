@@ -7,6 +7,9 @@ Cases:
 * ``conv2d`` and ``batch_norm2d``: one layer of the train-step network (Conv2d 32 -> 64, 3x3, padding 1
   on (32, 32, 16, 16); BatchNorm2d(32) in training mode on (32, 32, 32, 32)), forward + backward with a
   fixed output gradient;
+* ``pooling``: ``MaxPool2d(3, 2, 1)`` on (8, 64, 32, 32) (a ResNet stem's pool) and the global
+  ``AdaptiveAvgPool2d(1)`` of a ResNet head on (32, 512, 7, 7) and on (8, 64, 16, 16), forward under
+  no_grad;
 * ``resnet18 forward``: a ResNet-18-shaped network (7x7/2 stem, max pool, 4 stages of 2 basic blocks
   with 64-128-256-512 channels, global average pool, 1000-way Linear) in eval mode under no_grad,
   batch 8 of 3x64x64 images.
@@ -134,6 +137,16 @@ def run(quick: bool = False) -> list:
             steps.append(_layer_step(make(torch.nn), torch, rng, shape))
         rows.append(_row(name, _median_ms(steps, cfg)))
 
+    pools = (("max_pool2d 3x3/2 pad 1", lambda m: m.MaxPool2d(3, 2, 1), (8, 64, 32, 32)),
+             ("adaptive_avg_pool2d 1", lambda m: m.AdaptiveAvgPool2d(1), (32, 512, 7, 7)),
+             ("adaptive_avg_pool2d 1", lambda m: m.AdaptiveAvgPool2d(1), (8, 64, 16, 16)))
+    for name, make, shape in pools:
+        a = rng.standard_normal(shape).astype(np.float32)
+        steps = [_no_grad_call(make(nn), sx.tensor(a), sx.no_grad)]
+        if torch is not None:
+            steps.append(_no_grad_call(make(torch.nn), torch.from_numpy(a), torch.no_grad))
+        rows.append(_row(f"{name} {shape}", _median_ms(steps, cfg), "us"))
+
     ours = resnet18(nn).eval()
     xi = sx.tensor(img)
 
@@ -155,8 +168,16 @@ def run(quick: bool = False) -> list:
     return rows
 
 
-def _row(name, res):
-    return timing_row(name, res[0], res[1] if len(res) > 1 else None, "ms")
+def _no_grad_call(layer, x, no_grad):
+    """A forward call of ``layer`` on ``x`` under the library's ``no_grad``."""
+    def step():
+        with no_grad():
+            layer(x)
+    return step
+
+
+def _row(name, res, unit="ms"):
+    return timing_row(name, res[0], res[1] if len(res) > 1 else None, unit)
 
 
 def main(argv: list) -> None:

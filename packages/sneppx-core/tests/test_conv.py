@@ -375,6 +375,40 @@ def test_adaptive_pools_against_numpy():
     np.testing.assert_allclose(F.adaptive_max_pool2d(t64(x, False), 1).numpy()[..., 0, 0], x.max(axis=(2, 3)))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_average_pools_of_long_windows_against_numpy(dtype):
+    """Windows whose rows (or whole span, when they cover full rows) hold 16 or more elements are summed
+    by the vectorised row sums: global averages of short planes (eight at a time, a count that is no
+    multiple of eight) and long ones, full-width windows over several rows, long partial rows, a wide
+    fixed window; against NumPy's float64 means, the same at 1 and 2 threads."""
+    def means(x, rows, cols):  # windows given as lists of (lo, hi)
+        return np.stack([np.stack([x[:, :, a:b, c:d].mean(axis=(2, 3)) for c, d in cols], -1) for a, b in rows], -2)
+
+    def spans(n, o):
+        return [(i * n // o, -(-(i + 1) * n // o)) for i in range(o)]
+
+    cases = [((3, 7, 9, 13), 1), ((2, 3, 20, 16), 1), ((2, 5, 8, 12), (2, 1)), ((2, 3, 6, 40), (3, 2))]
+    for shape, size in cases:
+        x = RNG.standard_normal(shape)
+        oh, ow = (size, size) if isinstance(size, int) else size
+        ref = means(x, spans(shape[2], oh), spans(shape[3], ow))
+        outs = []
+        for threads in (1, 2):
+            old = sx.get_num_threads()
+            sx.set_num_threads(threads)
+            try:
+                outs.append(F.adaptive_avg_pool2d(sx.tensor(x.astype(dtype)), size).numpy())
+            finally:
+                sx.set_num_threads(old)
+            assert outs[-1].dtype == dtype
+            np.testing.assert_allclose(outs[-1], ref, rtol=1e-6 if dtype == np.float32 else 1e-13, atol=1e-7)
+        np.testing.assert_array_equal(outs[0], outs[1])
+    x = RNG.standard_normal((2, 3, 5, 40))
+    got = F.avg_pool2d(sx.tensor(x.astype(dtype)), (2, 17), stride=(1, 3)).numpy()
+    ref = means(x, [(i, i + 2) for i in range(4)], [(j * 3, j * 3 + 17) for j in range(8)])
+    np.testing.assert_allclose(got, ref, rtol=1e-6 if dtype == np.float32 else 1e-13, atol=1e-7)
+
+
 def test_pool_errors():
     with pytest.raises(ValueError, match=r"\[max_pool2d\] padding \(2, 2\) must be .* at most half"):
         F.max_pool2d(sx.zeros(1, 1, 5, 5), 3, padding=2)

@@ -10,6 +10,7 @@
 
 #include "core/parallel.h"
 #include "cpu/blas.h"
+#include "cpu/reduce_rows.h"
 #include "ops/conv.h"
 #include "ops/nn_util.h"
 #include "ops/window.h"
@@ -20,6 +21,17 @@ namespace {
 constexpr int64_t kWork = 16384;  // elements per parallel chunk, roughly
 
 int64_t grain_for(int64_t per_task) { return std::max<int64_t>(1, kWork / std::max<int64_t>(per_task, 1)); }
+
+// Input elements the windows of one plane read: kh kw per output, or about the plane for adaptive
+// windows (whose kh and kw are unset).
+int64_t window_reads(const ConvGeom& g) {
+  return g.adaptive ? std::max(g.H * g.W, g.oh * g.ow) : g.oh * g.ow * g.kh * g.kw;
+}
+
+// Sums of runs of at least this many elements go through the vectorised row sums (in double).
+constexpr int64_t kLongRun = 16;
+inline double run_sum(const float* p, int64_t n) { return sum_run_f32<false>(p, n); }
+inline double run_sum(const double* p, int64_t n) { return sum_run_f64<false>(p, n); }
 
 // Output columns ox whose input column ix0 + ox * sw lies in [0, W): [lo, hi).
 std::pair<int64_t, int64_t> inside_cols(int64_t ix0, const ConvGeom& g) {
@@ -239,7 +251,7 @@ template <typename T> void max_pool_impl(const T* x, T* y, int64_t* idx, const C
   using I = std::conditional_t<sizeof(T) == 8, int64_t, int32_t>;  // as wide as T, for the selects
   int64_t plane = g.H * g.W, L = g.oh * g.ow;
   bool rows = !g.adaptive && plane < std::numeric_limits<int32_t>::max();
-  parallel_for(g.N * g.C, grain_for(L * g.kh * g.kw), [&](int64_t p0, int64_t p1) {
+  parallel_for(g.N * g.C, grain_for(window_reads(g)), [&](int64_t p0, int64_t p1) {
     std::vector<T> best(size_t(rows ? g.ow : 0));
     std::vector<I> bi(best.size()), nan(best.size());
     for (int64_t p = p0; p < p1; ++p) {
@@ -307,12 +319,22 @@ template <typename T> void max_pool_bwd_impl(const T* gy, const int64_t* idx, T*
   });
 }
 
+// The row and column spans of every output position's window, found once per call (adaptive spans take
+// divisions).
+struct WindowSpans {
+  std::vector<Span> y, x;
+  explicit WindowSpans(const ConvGeom& g) {
+    for (int64_t oy = 0; oy < g.oh; ++oy) y.push_back(span(g.adaptive, oy, g.H, g.oh, g.kh, g.sh, g.ph));
+    for (int64_t ox = 0; ox < g.ow; ++ox) x.push_back(span(g.adaptive, ox, g.W, g.ow, g.kw, g.sw, g.pw));
+  }
+};
+
 // Calls fn(y-span, x-span, divisor) for every output position of one plane, in order.
-template <typename Fn> void avg_windows(const ConvGeom& g, const AvgOpts& o, Fn&& fn) {
+template <typename Fn> void avg_windows(const ConvGeom& g, const WindowSpans& ws, const AvgOpts& o, Fn&& fn) {
   for (int64_t oy = 0; oy < g.oh; ++oy) {
-    Span sy = span(g.adaptive, oy, g.H, g.oh, g.kh, g.sh, g.ph);
+    const Span& sy = ws.y[size_t(oy)];
     for (int64_t ox = 0; ox < g.ow; ++ox) {
-      Span sx_ = span(g.adaptive, ox, g.W, g.ow, g.kw, g.sw, g.pw);
+      const Span& sx_ = ws.x[size_t(ox)];
       int64_t inside = (sy.hi - sy.lo) * (sx_.hi - sx_.lo);
       int64_t div = g.adaptive ? inside : o.divisor ? o.divisor : o.count_include_pad ? sy.padded * sx_.padded : inside;
       fn(oy * g.ow + ox, sy, sx_, div);
@@ -322,10 +344,33 @@ template <typename Fn> void avg_windows(const ConvGeom& g, const AvgOpts& o, Fn&
 
 template <typename T> void avg_pool_impl(const T* x, T* y, const ConvGeom& g, const AvgOpts& o) {
   int64_t plane = g.H * g.W, L = g.oh * g.ow;
-  parallel_for(g.N * g.C, grain_for(L * g.kh * g.kw), [&](int64_t p0, int64_t p1) {
+  if (g.adaptive && L == 1 && plane > 0) {  // a global average: one sum per plane, short planes eight at a time
+    parallel_for(g.N * g.C, grain_for(plane), [&](int64_t p0, int64_t p1) {
+      auto at = [&](int64_t k) { return x + (p0 + k) * plane; };
+      auto put = [&](int64_t k, double s) { y[p0 + k] = T(s / double(plane)); };
+      if constexpr (std::is_same_v<T, float>) {
+        if (plane < kShortRow) return sum_rows_f32<false>(p1 - p0, plane, at, put);
+      }
+      for (int64_t k = 0; k < p1 - p0; ++k) put(k, run_sum(at(k), plane));
+    });
+    return;
+  }
+  const WindowSpans ws(g);
+  parallel_for(g.N * g.C, grain_for(window_reads(g)), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       const T* xp = x + p * plane;
-      avg_windows(g, o, [&](int64_t l, const Span& sy, const Span& sx_, int64_t div) {
+      avg_windows(g, ws, o, [&](int64_t l, const Span& sy, const Span& sx_, int64_t div) {
+        // Long runs (a window's rows, or its whole span where it covers full rows) in vector sums.
+        const int64_t w = sx_.hi - sx_.lo, rows = sy.hi - sy.lo;
+        const bool full = w == g.W;
+        if ((full ? rows * w : w) >= kLongRun) {
+          double s = 0;
+          if (full) s = run_sum(xp + sy.lo * g.W, rows * w);
+          else
+            for (int64_t iy = sy.lo; iy < sy.hi; ++iy) s += run_sum(xp + iy * g.W + sx_.lo, w);
+          y[p * L + l] = div > 0 ? T(s / double(div)) : T(0);
+          return;
+        }
         T acc = 0;
         for (int64_t iy = sy.lo; iy < sy.hi; ++iy)
           for (int64_t ix = sx_.lo; ix < sx_.hi; ++ix) acc += xp[iy * g.W + ix];
@@ -337,11 +382,12 @@ template <typename T> void avg_pool_impl(const T* x, T* y, const ConvGeom& g, co
 
 template <typename T> void avg_pool_bwd_impl(const T* gy, T* gx, const ConvGeom& g, const AvgOpts& o) {
   int64_t plane = g.H * g.W, L = g.oh * g.ow;
-  parallel_for(g.N * g.C, grain_for(L * g.kh * g.kw + plane), [&](int64_t p0, int64_t p1) {
+  const WindowSpans ws(g);
+  parallel_for(g.N * g.C, grain_for(window_reads(g) + plane), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       T* xp = gx + p * plane;
       std::fill(xp, xp + plane, T(0));
-      avg_windows(g, o, [&](int64_t l, const Span& sy, const Span& sx_, int64_t div) {
+      avg_windows(g, ws, o, [&](int64_t l, const Span& sy, const Span& sx_, int64_t div) {
         if (div <= 0) return;
         T v = gy[p * L + l] / T(div);
         for (int64_t iy = sy.lo; iy < sy.hi; ++iy)
