@@ -379,8 +379,8 @@ def test_adaptive_pools_against_numpy():
 def test_average_pools_of_long_windows_against_numpy(dtype):
     """Windows whose rows (or whole span, when they cover full rows) hold 16 or more elements are summed
     by the vectorised row sums: global averages of short planes (eight at a time, a count that is no
-    multiple of eight) and long ones, full-width windows over several rows, long partial rows, a wide
-    fixed window; against NumPy's float64 means, the same at 1 and 2 threads."""
+    multiple of eight) and long ones (and their gradients), full-width windows over several rows, long
+    partial rows, a wide fixed window; against NumPy's float64 means, the same at 1 and 2 threads."""
     def means(x, rows, cols):  # windows given as lists of (lo, hi)
         return np.stack([np.stack([x[:, :, a:b, c:d].mean(axis=(2, 3)) for c, d in cols], -1) for a, b in rows], -2)
 
@@ -397,10 +397,17 @@ def test_average_pools_of_long_windows_against_numpy(dtype):
             old = sx.get_num_threads()
             sx.set_num_threads(threads)
             try:
-                outs.append(F.adaptive_avg_pool2d(sx.tensor(x.astype(dtype)), size).numpy())
+                xt = sx.tensor(x.astype(dtype), requires_grad=True)
+                y = F.adaptive_avg_pool2d(xt, size)
+                gy = RNG.standard_normal(tuple(y.shape))
+                y.backward(sx.tensor(gy.astype(dtype)))
+                outs.append(y.detach().numpy())
             finally:
                 sx.set_num_threads(old)
             assert outs[-1].dtype == dtype
+            if size == 1:  # the global average's gradient: gy / (H W) at every element of its plane
+                np.testing.assert_allclose(xt.grad.numpy(), np.broadcast_to(gy / (shape[2] * shape[3]), shape),
+                                           rtol=1e-6 if dtype == np.float32 else 1e-13)
             np.testing.assert_allclose(outs[-1], ref, rtol=1e-6 if dtype == np.float32 else 1e-13, atol=1e-7)
         np.testing.assert_array_equal(outs[0], outs[1])
     x = RNG.standard_normal((2, 3, 5, 40))

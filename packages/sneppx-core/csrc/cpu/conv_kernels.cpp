@@ -382,6 +382,12 @@ template <typename T> void avg_pool_impl(const T* x, T* y, const ConvGeom& g, co
 
 template <typename T> void avg_pool_bwd_impl(const T* gy, T* gx, const ConvGeom& g, const AvgOpts& o) {
   int64_t plane = g.H * g.W, L = g.oh * g.ow;
+  if (g.adaptive && L == 1) {  // a global average: every element of a plane gets its gy / plane
+    parallel_for(g.N * g.C, grain_for(plane), [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) std::fill(gx + p * plane, gx + (p + 1) * plane, gy[p] / T(plane));
+    });
+    return;
+  }
   const WindowSpans ws(g);
   parallel_for(g.N * g.C, grain_for(window_reads(g) + plane), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
