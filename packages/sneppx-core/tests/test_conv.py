@@ -190,6 +190,20 @@ def test_conv2d_direct_float32_against_numpy(xs, ws, stride, padding, dilation):
         np.testing.assert_array_equal(a, c)
 
 
+def test_conv2d_direct_float32_non_finite_weights():
+    """Row tiles skip the window rows in the zero border only while every weight is finite: an inf or NaN
+    weight gives NaN from the border (0 * inf), as the definition and the other tiles do."""
+    x = RNG.standard_normal((2, 16, 10, 16))
+    w = RNG.standard_normal((64, 16, 3, 3))
+    w[3, 5, 0, 1], w[7, 2, 2, 2], w[40, 0, 1, 0] = np.inf, np.nan, -np.inf
+    with np.errstate(invalid="ignore"):
+        ref = np_conv2d(x, w, None, (1, 1), (1, 1), (1, 1), 1)
+    got = F.conv2d(sx.tensor(x.astype(np.float32)), sx.tensor(w.astype(np.float32)), padding=1).numpy()
+    assert np.isnan(ref[:, 3, 0]).all() and np.isnan(ref[:, 40, :, 0]).all()  # border terms 0 * inf
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-4)
+
+
 def test_conv2d_direct_float32_with_create_graph():
     """Second-order gradients through a directly convolved layer use the differentiable path."""
     x, w = RNG.standard_normal((2, 8, 9, 9)), RNG.standard_normal((16, 8, 3, 3))

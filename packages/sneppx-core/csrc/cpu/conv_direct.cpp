@@ -11,6 +11,7 @@
 // element is a float32 sum over (channel, tap) in that order, one FMA per term (but none for the skipped
 // border rows), whatever the thread count.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -36,6 +37,7 @@ struct Direct {
   const float* xp;   // input with its zero border, (N, C, Hp, Wp)
   const float* w;    // (Cout, C, kh, kw), or (C, Cout, kh, kw) flipped in space (`flipped`)
   bool flipped;
+  bool skip_border = false;  // row tiles skip window rows in the zero border (every weight finite)
   const float* b;    // bias or null
   float* y;          // (N, Cout, oh, ow)
   int64_t C, Cout, Hp, Wp, L;
@@ -53,10 +55,11 @@ inline vf load(const float* p) {
 // whose first B blocks hold channels below Cout, summed over input channels [c0, c1) with the weights wq
 // of those channels packed as (c1 - c0, kh, kw, kGroup V). A `Row` tile lies in one output row of a
 // convolution of column stride 1: its window corners are consecutive input elements (constant offsets
-// from one pointer, no index per position) and the window rows that fall in the zero border are skipped
-// (their terms are zeros). Other tiles may span rows and images. The partial sums of a tile that does
-// not end at C wait in `part` ((B, T, V) floats, exact: the next channels continue the same float sums),
-// so that the weights of a few channels stay in L1 while every tile of a task goes over them.
+// from one pointer, no index per position), and the window rows that fall in the zero border are
+// skipped when every weight is finite (their terms are then zeros). Other tiles may span rows and
+// images. The partial sums of a tile that does not end at C wait in `part` ((B, T, V) floats, exact: the
+// next channels continue the same float sums), so that the weights of a few channels stay in L1 while
+// every tile of a task goes over them.
 template <int T, int B, bool Row>
 void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const float* wq, float* part) {
   const ConvGeom& g = d.g;
@@ -67,7 +70,7 @@ void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const 
   int64_t k0 = 0, k1 = K;
   {
     int64_t n = P0 / d.L, p = P0 % d.L, oy = p / g.ow, ox = p % g.ow;
-    if constexpr (Row) {
+    if (Row && d.skip_border) {
       // Window rows ky whose padded input row oy sh + ky dh lies in [ph, ph + H): a run of taps.
       int64_t ky0 = 0, ky1 = g.kh;
       while (ky0 < ky1 && oy * g.sh + ky0 * g.dh < g.ph) ++ky0;
@@ -149,27 +152,36 @@ void tile_of_group(const Direct& d, int64_t q, int64_t P0, int T, int64_t c0, in
   tile_any<2, Row>(d, q, P0, T, c0, c1, wq, part);
 }
 
+// Whether v is neither infinite nor NaN (its exponent bits not all ones).
+inline bool finite(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return (b & 0x7f800000u) != 0x7f800000u;
+}
+
 // The weights of group q as (C, kh, kw, kGroup V), zero past Cout: each output channel's run of C kh kw
 // weights is read in order and spread over its lane (flipped: the taps of each (input, output) channel
-// pair in reverse order).
-void pack_weights(const Direct& d, int64_t q, float* dst) {
+// pair in reverse order). Returns whether every weight of the group is finite.
+bool pack_weights(const Direct& d, int64_t q, float* dst) {
   constexpr int64_t G = kGroup * V;
   const int64_t K = d.g.kh * d.g.kw, n = d.C * K;
+  bool all_finite = true;
   for (int64_t l = 0; l < G; ++l) {
     int64_t co = q * G + l;
     if (co >= d.Cout) {
       for (int64_t i = 0; i < n; ++i) dst[i * G + l] = 0.0f;
     } else if (!d.flipped) {
       const float* src = d.w + co * d.C * K;
-      for (int64_t i = 0; i < n; ++i) dst[i * G + l] = src[i];
+      for (int64_t i = 0; i < n; ++i) dst[i * G + l] = src[i], all_finite &= finite(src[i]);
     } else {
       for (int64_t c = 0; c < d.C; ++c) {
         const float* src = d.w + (c * d.Cout + co) * K + K - 1;
         float* o = dst + c * K * G + l;
-        for (int64_t k = 0; k < K; ++k) o[k * G] = src[-k];
+        for (int64_t k = 0; k < K; ++k) o[k * G] = src[-k], all_finite &= finite(src[-k]);
       }
     }
   }
+  return all_finite;
 }
 
 void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const ConvGeom& g,
@@ -233,9 +245,13 @@ void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Te
   const int64_t wgroup = d.C * K * kGroup * V;
   Tensor wpack = empty({groups * wgroup}, DType::Float32);
   float* wp = wpack->data<float>();
+  std::vector<char> finite_group(size_t(groups), 0);
   parallel_for(groups, 1, [&](int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; ++q) pack_weights(d, q, wp + q * wgroup);
+    for (int64_t q = q0; q < q1; ++q) finite_group[size_t(q)] = pack_weights(d, q, wp + q * wgroup);
   });
+  // Border rows are skipped only when every weight is finite: a border term 0 * inf or 0 * NaN is NaN,
+  // which the output must then get (as from the border columns and from tiles across rows).
+  d.skip_border = std::all_of(finite_group.begin(), finite_group.end(), [](char f) { return f != 0; });
   parallel_for(groups * runs, 1, [&](int64_t t0, int64_t t1) {
     thread_local std::vector<float> part;
     part.resize(size_t(per_run * kAcc * V));
