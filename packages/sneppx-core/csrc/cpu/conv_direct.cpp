@@ -11,12 +11,12 @@
 // element is a float32 sum over (channel, tap) in that order, one FMA per term (but none for the skipped
 // border rows), whatever the thread count.
 #include <algorithm>
-#include <cstdint>
 #include <cstring>
 #include <utility>
 #include <vector>
 
 #include "core/parallel.h"
+#include "cpu/copy_run.h"
 #include "ops/conv.h"
 
 namespace sx::cpu {
@@ -118,14 +118,6 @@ void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const 
   }
 }
 
-// A row of a plane copied in fixed-size pieces (inlined vector moves): rows are short, and a library
-// call per row and per border piece took a fifth of a small strided convolution.
-inline void copy_row(float* dst, const float* src, int64_t n) {
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8) std::memcpy(dst + j, src + j, 8 * sizeof(float));
-  for (; j < n; ++j) dst[j] = src[j];
-}
-
 template <int B, bool Row>
 void tile_any(const Direct& d, int64_t q, int64_t P0, int T, int64_t c0, int64_t c1, const float* wq, float* part) {
   switch (T) {
@@ -152,12 +144,8 @@ void tile_of_group(const Direct& d, int64_t q, int64_t P0, int T, int64_t c0, in
   tile_any<2, Row>(d, q, P0, T, c0, c1, wq, part);
 }
 
-// Whether v is neither infinite nor NaN (its exponent bits not all ones).
-inline bool finite(float v) {
-  uint32_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return (b & 0x7f800000u) != 0x7f800000u;
-}
+// Whether v is neither infinite nor NaN (as the isfinite op tests it).
+inline bool finite(float v) { return v - v == 0.0f; }
 
 // The weights of group q as (C, kh, kw, kGroup V), zero past Cout: each output channel's run of C kh kw
 // weights is read in order and spread over its lane (flipped: the taps of each (input, output) channel
@@ -203,7 +191,9 @@ void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Te
         float* dst = xp + p * plane;
         const float* src = xs + p * g.H * g.W;
         std::memset(dst, 0, size_t(plane) * sizeof(float));  // the border: one call a plane
-        for (int64_t i = 0; i < g.H; ++i) copy_row(dst + (g.ph + i) * d.Wp + g.pw, src + i * g.W, g.W);
+        for (int64_t i = 0; i < g.H; ++i)  // short rows: inline moves, not a library call per row
+          copy_run(reinterpret_cast<char*>(dst + (g.ph + i) * d.Wp + g.pw),
+                   reinterpret_cast<const char*>(src + i * g.W), size_t(g.W) * sizeof(float));
       }
     });
   }
