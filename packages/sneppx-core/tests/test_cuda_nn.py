@@ -259,8 +259,8 @@ def test_half_dtypes_compute_on_the_device(dtype):
 
 def test_tf32_switch_changes_float32_products_only_when_asked():
     a, b = RNG.standard_normal((256, 512)), RNG.standard_normal((512, 256))
-    ga, gb = sx.tensor(a, device=DEV), sx.tensor(b, device=DEV)
-    exact = a @ b
+    ga, gb = sx.tensor(a, dtype=sx.float32, device=DEV), sx.tensor(b, dtype=sx.float32, device=DEV)
+    exact = a.astype(np.float32).astype(np.float64) @ b.astype(np.float32).astype(np.float64)
     assert np.abs(_np(ga @ gb) - exact).max() < 1e-3
     sx.backends.cuda.matmul.allow_tf32 = True
     try:

@@ -265,6 +265,13 @@ def ddp_unused(find_unused: bool, progress_thread=None) -> dict:
     return result
 
 
+def env_of(keys) -> dict:
+    """Rank function: the values of environment variables ``keys`` in the rank (None where unset)."""
+    import os
+
+    return {k: os.environ.get(k) for k in keys}
+
+
 def env_cycle() -> list:
     """Rank function: the SNEPPX_* variables exist exactly while a group is initialised; groups can be re-created."""
     import os

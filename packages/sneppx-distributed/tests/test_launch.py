@@ -8,7 +8,7 @@ import time
 
 import pytest
 import sneppx_distributed as dist
-from distributed_helpers import describe, env_cycle, leave_early, raise_on_rank, sleep_all
+from distributed_helpers import describe, env_cycle, env_of, leave_early, raise_on_rank, sleep_all
 
 
 def test_launch_passes_arguments_and_returns_rank0_value():
@@ -21,6 +21,18 @@ def test_environment_contract_and_reinitialisation():
     seen = dist.launch(env_cycle, nprocs=2)
     none, mine, two = [None, None, None], ["0", "2", "0"], [2.0, 2.0]
     assert seen == [none, mine, two, none, mine, two, none, False]
+
+
+def test_ranks_get_the_users_open_mpi_root_settings_but_no_outer_job_state(monkeypatch):
+    # An outer MPI job's variables would confuse the ranks' own mpiexec; Open MPI's permission to start
+    # ranks as root (containers) is the user's setting and must reach it.
+    keys = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_COMM_WORLD_SIZE": "7",
+            "PMI_SNEPPX_TEST": "x", "HYDRA_SNEPPX_TEST": "y"}
+    for k, v in keys.items():
+        monkeypatch.setenv(k, v)
+    seen = dist.launch(env_of, nprocs=1, args=(list(keys),))
+    assert seen == {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_COMM_WORLD_SIZE": None,
+                    "PMI_SNEPPX_TEST": None, "HYDRA_SNEPPX_TEST": None}
 
 
 def test_rank_that_raises_stops_the_job_within_seconds():

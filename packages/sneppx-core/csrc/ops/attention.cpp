@@ -104,7 +104,8 @@ Prepared prepare(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
              "] attn_mask of shape ", shape_str(mask->shape), " does not broadcast to the scores' shape ",
              shape_str(scores));
     Tensor m = mask->dtype == DType::Bool
-                   ? where(mask, scalar_tensor(Scalar(0.0), dt), scalar_tensor(Scalar(-INFINITY), dt))
+                   ? where(mask, scalar_tensor(Scalar(0.0), dt, mask->device()),
+                           scalar_tensor(Scalar(-INFINITY), dt, mask->device()))
                    : cast_nograd(detach(mask), dt);
     p.mask = contig(expand_view(m, full));
     om = unit_offsets(p.batch, p.mlead, contiguous_strides(p.mlead), 0, 1);

@@ -298,12 +298,19 @@ Tensor pow(const Tensor& a, const Scalar& b) {
   return pow(a, scalar_tensor(b, scalar_result_type(a, b), a->device()));
 }
 
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  SX_CHECK(cond->dtype == DType::Bool, TypeError, "[where] condition must be a bool tensor, got ", describe(cond));
+Tensor where(const Tensor& cond_in, const Tensor& a_in, const Tensor& b_in) {
+  SX_CHECK(cond_in->dtype == DType::Bool, TypeError, "[where] condition must be a bool tensor, got ",
+           describe(cond_in));
+  // As in PyTorch (and binary ops), a 0-d CPU tensor takes part on another device as a number would.
+  auto number = [](const Tensor& t) { return t->dim() == 0 && t->device().type == DeviceType::CPU; };
+  Device dev = !number(a_in) ? a_in->device() : !number(b_in) ? b_in->device() : cond_in->device();
+  auto on_dev = [&](const Tensor& t) { return t->device() != dev && number(t) ? to_device(t, dev) : t; };
+  Tensor cond = on_dev(cond_in), a = on_dev(a_in), b = on_dev(b_in);
+  check_same_device("where", cond, a);
+  check_same_device("where", cond, b);
   DType ct = result_type(a, b);
   Shape shape = broadcast_shapes(broadcast_shapes(cond->shape, a->shape, "where"), b->shape, "where");
   Tensor out = empty(shape, ct, a->device());
-  check_same_device("where", cond, a);
   kern::where(out->device())(out, expand_view(cond, shape), expand_view(cast_nograd(a, ct), shape),
              expand_view(cast_nograd(b, ct), shape));
   if (!is_floating(ct) || !needs_grad({&a, &b})) return out;

@@ -140,7 +140,7 @@ Tensor multinomial(const Tensor& probs, int64_t n, bool replacement, Generator* 
   {
     NoGradGuard ng;
     Tensor p2 = reshape(p, {rows, k});
-    Tensor zero = zeros({}, DType::Float64);
+    Tensor zero = zeros({}, DType::Float64, p->device());
     Tensor ok = binary(BinaryOp::And, binary(BinaryOp::Eq, sub(p2, p2), zero), binary(BinaryOp::Ge, p2, zero));
     SX_CHECK(item_bool(all(ok, std::nullopt, false)), ValueError,
              "[multinomial] probabilities must be finite and non-negative, got values from ",
@@ -152,7 +152,7 @@ Tensor multinomial(const Tensor& probs, int64_t n, bool replacement, Generator* 
     SX_CHECK(least >= (replacement ? 1 : n), ValueError, "[multinomial] a row has ", least,
              " categories of positive probability, too few to draw ", n, replacement ? "" : " without replacement");
   }
-  Tensor out = empty({rows, n}, DType::Int64);
+  Tensor out = empty({rows, n}, DType::Int64, probs->device());
   auto [seed, base] = draw(g, rows * n);
   kern::multinomial(out->device())(out, reshape(p, {rows, k}), replacement, seed, base);
   return probs->dim() == 2 ? out : reshape(out, {n});

@@ -91,7 +91,7 @@ Tensor embedding(const Tensor& ids, const Tensor& w, std::optional<int64_t> padd
   return record("EmbeddingBackward", {ids, w}, out, [idc, n, V, D, pad, scale_grad_by_freq, wdt](const Tensor& g) {
     if (grad_mode::enabled()) {  // differentiable in g: a scatter-add of its rows
       if (pad >= 0 || scale_grad_by_freq) no_double_backward("embedding");
-      Tensor gw = index_add(zeros({V, D}, g->dtype), 0, reshape(idc, {n}), reshape(g, {n, D}), 1.0);
+      Tensor gw = index_add(zeros({V, D}, g->dtype, g->device()), 0, reshape(idc, {n}), reshape(g, {n, D}), 1.0);
       return TensorList{nullptr, to_dtype(gw, wdt)};
     }
     DType t = is_half(wdt) ? DType::Float32 : wdt;
@@ -124,7 +124,7 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
   Shape shape = x->shape;
   DType dt = x->dtype;
   return record("DropoutBackward", {x}, out, [p, seed, base, shape, dt](const Tensor& g) {
-    if (grad_mode::enabled()) return TensorList{mul(g, apply_mask(ones(shape, dt), p, seed, base))};
+    if (grad_mode::enabled()) return TensorList{mul(g, apply_mask(ones(shape, dt, g->device()), p, seed, base))};
     return TensorList{apply_mask(contig(g, dt), p, seed, base)};
   });
 }

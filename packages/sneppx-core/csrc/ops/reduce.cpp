@@ -195,14 +195,14 @@ static std::pair<Tensor, Tensor> arg_extreme(const Tensor& x, int64_t dim, bool 
   SX_CHECK(L.n > 0, IndexError, "[", name, "] cannot reduce over an empty dimension of a tensor of shape ",
            shape_str(x->shape));
   Shape os = keepdim || x->dim() == 0 ? L.keep_shape : L.out_shape;
-  Tensor values = empty(os, x->dtype), idx = empty(os, DType::Int64);
+  Tensor values = empty(os, x->dtype, x->device()), idx = empty(os, DType::Int64, x->device());
   kern::arg_reduce(x->device())(is_max, L.data, values, idx, L.outer, L.n, L.inner);
   if (is_floating(x->dtype) && needs_grad({&x}) && x->dim() > 0) {
     Shape xs = x->shape;
     Tensor ix = keepdim ? idx : unsqueeze(idx, d);
     record(is_max ? "MaxBackward" : "MinBackward", {x}, values, [xs, ix, d, keepdim](const Tensor& g) {
       Tensor gg = keepdim ? g : unsqueeze(g, d);
-      return TensorList{scatter(zeros(xs, g->dtype), d, ix, gg)};
+      return TensorList{scatter(zeros(xs, g->dtype, g->device()), d, ix, gg)};
     });
   }
   return {values, idx};

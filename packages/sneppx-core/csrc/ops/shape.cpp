@@ -346,6 +346,7 @@ static Tensor tri_mask(const Tensor& x, int64_t k, bool lower) {
   Tensor r = unsqueeze(arange(0, double(n), 1, DType::Int64), 1), c = arange(0, double(m), 1, DType::Int64);
   Tensor diff = sub(c, r);  // col - row
   Tensor keep = binary(lower ? BinaryOp::Le : BinaryOp::Ge, diff, scalar_tensor(Scalar(k), DType::Int64));
+  if (keep->device() != x->device()) keep = to_device(keep, x->device());
   return where(keep, x, zeros({}, x->dtype, x->device()));
 }
 // The kernel where the device has one, else the mask composition.

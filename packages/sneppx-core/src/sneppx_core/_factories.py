@@ -109,24 +109,33 @@ def _like(t, op):
     return t.shape
 
 
+def _like_device(t, device):
+    """The device of a ``*_like`` result: ``device`` when given, else ``t``'s (as in PyTorch)."""
+    return t.device if device is None else device
+
+
 def zeros_like(t, dtype=None, device=None, requires_grad=False):
     """Zeros with the shape (and, by default, dtype) of ``t``."""
-    return zeros(_like(t, "zeros_like"), dtype=_dtype(dtype, t.dtype), device=device, requires_grad=requires_grad)
+    return zeros(_like(t, "zeros_like"), dtype=_dtype(dtype, t.dtype), device=_like_device(t, device),
+             requires_grad=requires_grad)
 
 
 def ones_like(t, dtype=None, device=None, requires_grad=False):
     """Ones with the shape (and, by default, dtype) of ``t``."""
-    return ones(_like(t, "ones_like"), dtype=_dtype(dtype, t.dtype), device=device, requires_grad=requires_grad)
+    return ones(_like(t, "ones_like"), dtype=_dtype(dtype, t.dtype), device=_like_device(t, device),
+            requires_grad=requires_grad)
 
 
 def empty_like(t, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor like ``t``."""
-    return empty(_like(t, "empty_like"), dtype=_dtype(dtype, t.dtype), device=device, requires_grad=requires_grad)
+    return empty(_like(t, "empty_like"), dtype=_dtype(dtype, t.dtype), device=_like_device(t, device),
+             requires_grad=requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
     """A tensor like ``t`` filled with ``fill_value``."""
-    return full(_like(t, "full_like"), fill_value, dtype=_dtype(dtype, t.dtype), device=device, requires_grad=requires_grad)
+    return full(_like(t, "full_like"), fill_value, dtype=_dtype(dtype, t.dtype), device=_like_device(t, device),
+                requires_grad=requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
@@ -178,19 +187,20 @@ def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
     return _finish(_C._randperm(_int(n, "randperm", "n"), _dtype(dtype, int64), generator), requires_grad, device)
 
 
-def rand_like(t, generator=None, dtype=None):
-    """Uniform random numbers shaped like ``t``."""
-    return rand(_like(t, "rand_like"), generator=generator, dtype=_dtype(dtype, t.dtype))
+def rand_like(t, generator=None, dtype=None, device=None):
+    """Uniform random numbers shaped like ``t`` (on ``t``'s device unless ``device`` is given)."""
+    return rand(_like(t, "rand_like"), generator=generator, dtype=_dtype(dtype, t.dtype), device=_like_device(t, device))
 
 
-def randn_like(t, generator=None, dtype=None):
-    """Normal random numbers shaped like ``t``."""
-    return randn(_like(t, "randn_like"), generator=generator, dtype=_dtype(dtype, t.dtype))
+def randn_like(t, generator=None, dtype=None, device=None):
+    """Normal random numbers shaped like ``t`` (on ``t``'s device unless ``device`` is given)."""
+    return randn(_like(t, "randn_like"), generator=generator, dtype=_dtype(dtype, t.dtype), device=_like_device(t, device))
 
 
-def randint_like(t, low, high=None, generator=None, dtype=None):
-    """Random integers shaped like ``t``."""
-    return randint(low, high, _like(t, "randint_like"), generator=generator, dtype=_dtype(dtype, t.dtype))
+def randint_like(t, low, high=None, generator=None, dtype=None, device=None):
+    """Random integers shaped like ``t`` (on ``t``'s device unless ``device`` is given)."""
+    return randint(low, high, _like(t, "randint_like"), generator=generator, dtype=_dtype(dtype, t.dtype),
+                   device=_like_device(t, device))
 
 
 def manual_seed(seed) -> Tensor.__class__:

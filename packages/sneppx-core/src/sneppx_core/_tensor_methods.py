@@ -212,23 +212,26 @@ def _new(factory):
     def method(self, *size, dtype=None, device=None, requires_grad=False):
         from . import _factories
 
-        return getattr(_factories, factory)(*size, dtype=dtype or self.dtype, device=device,
+        return getattr(_factories, factory)(*size, dtype=dtype or self.dtype,
+                                            device=self.device if device is None else device,
                                             requires_grad=requires_grad)
 
-    method.__doc__ = f"``{factory}`` with this tensor's dtype by default."
+    method.__doc__ = f"``{factory}`` with this tensor's dtype and device by default."
     return method
 
 
 def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-    """``full`` with this tensor's dtype by default."""
+    """``full`` with this tensor's dtype and device by default."""
     from ._factories import full
 
-    return full(size, fill_value, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return full(size, fill_value, dtype=dtype or self.dtype, device=self.device if device is None else device,
+                requires_grad=requires_grad)
 
 
 def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-    """A new tensor from ``data`` with this tensor's dtype by default."""
-    return Tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    """A new tensor from ``data`` with this tensor's dtype and device by default."""
+    return Tensor(data, dtype=dtype or self.dtype, device=self.device if device is None else device,
+                  requires_grad=requires_grad)
 
 
 _METHODS = {

@@ -28,6 +28,8 @@ from ._mpi import find_mpiexec
 from .group import DEFAULT_TIMEOUT, LOCAL_RANK_ENV, RANK_ENV, TIMEOUT_ENV, WORLD_SIZE_ENV
 
 _MPI_ENV_PREFIXES = ("PMI_", "PMIX_", "HYDRA_", "OMPI_", "MPI_LOCAL", "I_MPI_HYDRA")
+# The user's own Open MPI settings, kept: they let Open MPI's mpiexec start ranks as root (containers).
+_MPI_ENV_KEPT = ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
 
 
 def _num_ranks(num_gpus, nprocs) -> int:
@@ -74,7 +76,7 @@ def _seconds(timeout) -> float:
 
 
 def _child_env(timeout: float) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_MPI_ENV_PREFIXES)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_MPI_ENV_PREFIXES) or k in _MPI_ENV_KEPT}
     for key in (RANK_ENV, WORLD_SIZE_ENV, LOCAL_RANK_ENV):
         env.pop(key, None)
     paths = [str(Path(p or os.getcwd()).resolve()) for p in sys.path]

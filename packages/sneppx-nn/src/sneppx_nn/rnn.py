@@ -154,8 +154,8 @@ class RNNBase(Module):
         states = self._initial(x, hx, x.shape[1], unbatched)
         mask = None
         if lengths is not None:  # steps past a sequence's end keep its state (and output zeros)
-            steps = sx.arange(x.shape[0]).unsqueeze(1)
-            mask = (steps < sx.tensor(lengths).unsqueeze(0)).unsqueeze(2).to(x.dtype)
+            steps = sx.arange(x.shape[0], device=x.device).unsqueeze(1)
+            mask = (steps < sx.tensor(lengths, device=x.device).unsqueeze(0)).unsqueeze(2).to(x.dtype)
         dirs = 2 if self.bidirectional else 1
         finals = [[] for _ in states]
         for layer in range(self.num_layers):

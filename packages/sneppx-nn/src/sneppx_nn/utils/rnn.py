@@ -101,15 +101,15 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, pad
     for b in sizes:
         row = data.narrow(0, start, b)
         if b < batch:
-            row = sx.cat([row, sx.full((batch - b, *tail), padding_value, dtype=data.dtype)], 0)
+            row = sx.cat([row, sx.full((batch - b, *tail), padding_value, dtype=data.dtype, device=data.device)], 0)
         rows.append(row)
         start += b
-    rows += [sx.full((batch, *tail), padding_value, dtype=data.dtype)] * (steps - len(sizes))
+    rows += [sx.full((batch, *tail), padding_value, dtype=data.dtype, device=data.device)] * (steps - len(sizes))
     padded = sx.stack(rows, 0)
     lengths = np.array([sum(1 for s in sizes if s > i) for i in range(batch)], dtype=np.int64)
     if sequence.unsorted_indices is not None:
-        padded = padded.index_select(1, sequence.unsorted_indices)
-        lengths = lengths[sequence.unsorted_indices.numpy()]
+        padded = padded.index_select(1, sequence.unsorted_indices.to(padded.device))
+        lengths = lengths[sequence.unsorted_indices.cpu().numpy()]
     return (padded.transpose(0, 1) if batch_first else padded), sx.tensor(lengths)
 
 
