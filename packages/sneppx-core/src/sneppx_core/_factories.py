@@ -189,12 +189,14 @@ def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
 
 def rand_like(t, generator=None, dtype=None, device=None):
     """Uniform random numbers shaped like ``t`` (on ``t``'s device unless ``device`` is given)."""
-    return rand(_like(t, "rand_like"), generator=generator, dtype=_dtype(dtype, t.dtype), device=_like_device(t, device))
+    return rand(_like(t, "rand_like"), generator=generator, dtype=_dtype(dtype, t.dtype),
+                device=_like_device(t, device))
 
 
 def randn_like(t, generator=None, dtype=None, device=None):
     """Normal random numbers shaped like ``t`` (on ``t``'s device unless ``device`` is given)."""
-    return randn(_like(t, "randn_like"), generator=generator, dtype=_dtype(dtype, t.dtype), device=_like_device(t, device))
+    return randn(_like(t, "randn_like"), generator=generator, dtype=_dtype(dtype, t.dtype),
+                 device=_like_device(t, device))
 
 
 def randint_like(t, low, high=None, generator=None, dtype=None, device=None):

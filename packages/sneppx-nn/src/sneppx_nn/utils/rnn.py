@@ -61,7 +61,8 @@ def _pack(padded, lengths, sorted_indices):
     x = padded if sorted_indices is None else padded.index_select(1, sorted_indices)
     sizes = [sum(1 for n in ordered if n > t) for t in range(ordered[0])]
     data = sx.cat([x[t].narrow(0, 0, b) for t, b in enumerate(sizes)], 0)
-    unsorted = None if sorted_indices is None else sx.tensor(np.argsort(np.array(order)).astype(np.int64))
+    unsorted = None if sorted_indices is None else sx.tensor(np.argsort(np.array(order)).astype(np.int64),
+                                                             device=sorted_indices.device)
     return PackedSequence(data, sx.tensor(sizes, dtype=sx.int64), sorted_indices, unsorted)
 
 
@@ -82,7 +83,7 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False, enforce_sort
                                "sort the batch or pass enforce_sorted=False")
         return _pack(x, lengths, None)
     order = np.argsort(-np.array(lengths), kind="stable").astype(np.int64)
-    return _pack(x, lengths, sx.tensor(order))
+    return _pack(x, lengths, sx.tensor(order, device=x.device))  # the sort order on the data's device, as in PyTorch
 
 
 def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, padding_value: float = 0.0,
