@@ -154,6 +154,10 @@ DIRECT_CASES = [  # float32, groups 1, C kh kw >= 64, C_out >= 16, >= 64 outputs
     ((2, 16, 10, 16), (64, 3, 3), (1, 1), (1, 1), (1, 1)),  # three tiles a row
     ((2, 16, 11, 24), (32, 3, 3), (2, 1), (2, 1), (2, 1)),  # row stride and dilation
     ((1, 16, 4, 24), (16, 3, 3), (1, 1), (3, 1), (1, 1)),   # rows whose window lies all in the border
+    # row tiles of column stride 2 (corners two elements apart)
+    ((2, 16, 20, 33), (64, 3, 3), (2, 2), (1, 1), (1, 1)),  # three tiles a row
+    ((1, 16, 12, 23), (64, 3, 3), (2, 2), (3, 1), (2, 1)),  # dilated rows, some windows all in the border
+    ((2, 3, 30, 64), (24, 7, 7), (2, 2), (3, 3), (1, 1)),   # a 7x7 stem: rows of 32 outputs
 ]
 
 

@@ -53,14 +53,15 @@ inline vf load(const float* p) {
 
 // One tile: T output positions from flat position P0 of the batch's N * L, output channels of group q,
 // whose first B blocks hold channels below Cout, summed over input channels [c0, c1) with the weights wq
-// of those channels packed as (c1 - c0, kh, kw, kGroup V). A `Row` tile lies in one output row of a
-// convolution of column stride 1: its window corners are consecutive input elements (constant offsets
-// from one pointer, no index per position), and the window rows that fall in the zero border are
+// of those channels packed as (c1 - c0, kh, kw, kGroup V). A row tile lies in one output row of a
+// convolution of column stride 1 or 2: its window corners are input elements 1 or 2 apart (constant
+// offsets from one pointer, no index per position), and the window rows that fall in the zero border are
 // skipped when every weight is finite (their terms are then zeros). Other tiles may span rows and
 // images. The partial sums of a tile that does not end at C wait in `part` ((B, T, V) floats, exact: the
 // next channels continue the same float sums), so that the weights of a few channels stay in L1 while
-// every tile of a task goes over them.
-template <int T, int B, bool Row>
+// every tile of a task goes over them. `RS` is a row tile's column stride (1 or 2: corners RS elements
+// apart, still constant offsets), 0 for other tiles.
+template <int T, int B, int RS>
 void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const float* wq, float* part) {
   const ConvGeom& g = d.g;
   const int64_t plane = d.Hp * d.Wp, K = g.kh * g.kw;
@@ -70,7 +71,7 @@ void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const 
   int64_t k0 = 0, k1 = K;
   {
     int64_t n = P0 / d.L, p = P0 % d.L, oy = p / g.ow, ox = p % g.ow;
-    if (Row && d.skip_border) {
+    if (RS && d.skip_border) {
       // Window rows ky whose padded input row oy sh + ky dh lies in [ph, ph + H): a run of taps.
       int64_t ky0 = 0, ky1 = g.kh;
       while (ky0 < ky1 && oy * g.sh + ky0 * g.dh < g.ph) ++ky0;
@@ -88,7 +89,7 @@ void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const 
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < T; ++t) acc[b][t] = c0 ? load(part + (b * T + t) * V) : vf{};
   for (int64_t c = c0; c < c1; ++c) {
-    const float* xc = d.xp + c * plane + (Row ? in[0] : 0);
+    const float* xc = d.xp + c * plane + (RS ? in[0] : 0);
     const float* wk = wq + ((c - c0) * K + k0) * kGroup * V;
     for (int64_t k = k0; k < k1; ++k, wk += kGroup * V) {  // one loop over the taps: no row loop around it
       const float* r = xc + d.taps[k];
@@ -96,7 +97,7 @@ void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const 
       for (int b = 0; b < B; ++b) wv[b] = load(wk + b * V);
 #pragma GCC unroll 16
       for (int t = 0; t < T; ++t) {
-        float xv = Row ? r[t] : r[in[t]];
+        float xv = RS ? r[t * RS] : r[in[t]];
 #pragma GCC unroll 4
         for (int b = 0; b < B; ++b) acc[b][t] += xv * wv[b];
       }
@@ -113,17 +114,17 @@ void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const 
     for (int64_t l = 0; l < lanes; ++l) {
       float bias = d.b ? d.b[co0 + l] : 0.0f;
       float* y = d.y + (co0 + l) * d.L;
-      for (int t = 0; t < T; ++t) y[Row ? out[0] + t : out[t]] = acc[b][t][l] + bias;
+      for (int t = 0; t < T; ++t) y[RS ? out[0] + t : out[t]] = acc[b][t][l] + bias;
     }
   }
 }
 
-template <int B, bool Row>
+template <int B, int RS>
 void tile_any(const Direct& d, int64_t q, int64_t P0, int T, int64_t c0, int64_t c1, const float* wq, float* part) {
   switch (T) {
 #define SX_TILE_CASE(t) \
   case t:               \
-    if constexpr (t * B <= kAcc) return tile<t, B, Row>(d, q, P0, c0, c1, wq, part);
+    if constexpr (t * B <= kAcc) return tile<t, B, RS>(d, q, P0, c0, c1, wq, part);
     SX_TILE_CASE(1) SX_TILE_CASE(2) SX_TILE_CASE(3) SX_TILE_CASE(4) SX_TILE_CASE(5) SX_TILE_CASE(6)
     SX_TILE_CASE(7) SX_TILE_CASE(8) SX_TILE_CASE(9) SX_TILE_CASE(10) SX_TILE_CASE(11) SX_TILE_CASE(12)
 #undef SX_TILE_CASE
@@ -132,16 +133,16 @@ void tile_any(const Direct& d, int64_t q, int64_t P0, int T, int64_t c0, int64_t
 }
 
 // The tile for the blocks of group q that hold channels.
-template <bool Row>
+template <int RS>
 void tile_of_group(const Direct& d, int64_t q, int64_t P0, int T, int64_t c0, int64_t c1, const float* wq,
                    float* part) {
   int64_t blocks = std::min<int64_t>(kGroup, (d.Cout - kGroup * q * V + V - 1) / V);
   if constexpr (kGroup >= 4) {
-    if (blocks == 3) return tile_any<3, Row>(d, q, P0, T, c0, c1, wq, part);
-    if (blocks == 4) return tile_any<4, Row>(d, q, P0, T, c0, c1, wq, part);
+    if (blocks == 3) return tile_any<3, RS>(d, q, P0, T, c0, c1, wq, part);
+    if (blocks == 4) return tile_any<4, RS>(d, q, P0, T, c0, c1, wq, part);
   }
-  if (blocks == 1) return tile_any<1, Row>(d, q, P0, T, c0, c1, wq, part);
-  tile_any<2, Row>(d, q, P0, T, c0, c1, wq, part);
+  if (blocks == 1) return tile_any<1, RS>(d, q, P0, T, c0, c1, wq, part);
+  tile_any<2, RS>(d, q, P0, T, c0, c1, wq, part);
 }
 
 // Whether v is neither infinite nor NaN (as the isfinite op tests it).
@@ -205,7 +206,7 @@ void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Te
   for (int64_t k = 0; k < K; ++k) taps[size_t(k)] = k / g.kw * g.dh * d.Wp + k % g.kw * g.dw;
   d.taps = taps.data();
   // Tiles of equal size (within one): over each output row when the rows are long enough to fill the
-  // tiles (row tiles, column stride 1; see tile), else over the batch's positions. A task is a run of
+  // tiles (row tiles, column stride 1 or 2; see tile), else over the batch's positions. A task is a run of
   // tiles of one channel group (as few runs as keep every thread busy, of at most kMaxRun tiles), which
   // goes over the input channels a chunk at a time: the chunk's packed weights (about kChunkBytes) stay
   // in L1 while each of its tiles reads them. Tasks of one group are in a row.
@@ -217,8 +218,8 @@ void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Te
   const int64_t P = g.N * d.L, per_row = (g.ow + tile_len - 1) / tile_len;
   // Row tiles when they are on average at least 7/8 full, or 2/3 full where the tiles are kMaxTile long
   // (tiles across rows keep so many window indices in memory, not registers).
-  const bool rows = g.sw == 1 && (8 * g.ow >= 7 * per_row * tile_len ||
-                                  (tile_len == kMaxTile && 3 * g.ow >= 2 * per_row * tile_len));
+  const bool rows = (g.sw == 1 || g.sw == 2) && (8 * g.ow >= 7 * per_row * tile_len ||
+                                                 (tile_len == kMaxTile && 3 * g.ow >= 2 * per_row * tile_len));
   const int64_t tiles = rows ? g.N * g.oh * per_row : (P + tile_len - 1) / tile_len;
   // Tile j's first position and length.
   auto span = [&](int64_t j) {
@@ -253,8 +254,9 @@ void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Te
         for (int64_t j = j0; j < j1; ++j) {
           auto [p0, len] = span(j);
           float* pj = part.data() + (j - j0) * kAcc * V;
-          if (rows) tile_of_group<true>(d, q, p0, len, c0, c1, wq, pj);
-          else tile_of_group<false>(d, q, p0, len, c0, c1, wq, pj);
+          if (!rows) tile_of_group<0>(d, q, p0, len, c0, c1, wq, pj);
+          else if (g.sw == 1) tile_of_group<1>(d, q, p0, len, c0, c1, wq, pj);
+          else tile_of_group<2>(d, q, p0, len, c0, c1, wq, pj);
         }
       }
     }
