@@ -140,7 +140,7 @@ def test_conv2d_batch_gradients_against_numpy(n, hw, xs, ws, stride, padding, di
             np.testing.assert_array_equal(a, c)
 
 
-DIRECT_CASES = [  # float32, groups 1, C kh kw >= 64, C_out >= 16, >= 64 outputs a map: the CPU's direct kernel
+DIRECT_CASES = [  # float32, groups 1, C kh kw >= 64, C_out >= 16, >= 64 outputs a map or a zero border: the CPU's direct kernel
     # (N, C, H, W), (C_out, kh, kw), stride, padding, dilation
     ((3, 16, 9, 9), (40, 3, 3), (1, 1), (1, 1), (1, 1)),    # tiles across rows and images, a part-filled group
     ((2, 20, 8, 8), (70, 3, 3), (1, 1), (1, 1), (1, 1)),    # maps of 64 positions
@@ -154,10 +154,17 @@ DIRECT_CASES = [  # float32, groups 1, C kh kw >= 64, C_out >= 16, >= 64 outputs
     ((2, 16, 10, 16), (64, 3, 3), (1, 1), (1, 1), (1, 1)),  # three tiles a row
     ((2, 16, 11, 24), (32, 3, 3), (2, 1), (2, 1), (2, 1)),  # row stride and dilation
     ((1, 16, 4, 24), (16, 3, 3), (1, 1), (3, 1), (1, 1)),   # rows whose window lies all in the border
-    # row tiles of column stride 2 (corners two elements apart)
-    ((2, 16, 20, 33), (64, 3, 3), (2, 2), (1, 1), (1, 1)),  # three tiles a row
+    # column stride 2 on long rows (tiles across rows)
+    ((2, 16, 20, 33), (64, 3, 3), (2, 2), (1, 1), (1, 1)),  # rows of 17 outputs
     ((1, 16, 12, 23), (64, 3, 3), (2, 2), (3, 1), (2, 1)),  # dilated rows, some windows all in the border
     ((2, 3, 30, 64), (24, 7, 7), (2, 2), (3, 3), (1, 1)),   # a 7x7 stem: rows of 32 outputs
+    # class tiles (border terms skipped by corner, edge and interior): small maps, and 8x8 ones
+    ((3, 64, 4, 4), (40, 3, 3), (1, 1), (1, 1), (1, 1)),    # 4x4 maps: nine classes, gradient by patches
+    ((5, 32, 2, 2), (64, 3, 3), (1, 1), (1, 1), (1, 1)),    # 2x2 maps: every position its own class
+    ((2, 16, 8, 9), (24, 3, 3), (2, 2), (1, 1), (1, 1)),    # stride 2 to 4x5
+    ((2, 16, 6, 7), (17, 3, 5), (1, 1), (2, 1), (2, 1)),    # rectangular, dilated rows, partial channel block
+    ((2, 32, 8, 8), (64, 3, 3), (1, 1), (1, 1), (1, 1)),    # 8x8 maps (16% of the terms in the border)
+    ((2, 32, 1, 12), (20, 1, 5), (1, 1), (0, 2), (1, 1)),   # conv1d shape of 12 outputs
 ]
 
 
@@ -194,10 +201,11 @@ def test_conv2d_direct_float32_against_numpy(xs, ws, stride, padding, dilation):
         np.testing.assert_array_equal(a, c)
 
 
-def test_conv2d_direct_float32_non_finite_weights():
-    """Row tiles skip the window rows in the zero border only while every weight is finite: an inf or NaN
-    weight gives NaN from the border (0 * inf), as the definition and the other tiles do."""
-    x = RNG.standard_normal((2, 16, 10, 16))
+@pytest.mark.parametrize("xs", [(2, 16, 10, 16), (3, 16, 4, 4), (2, 16, 8, 8)])  # row, class (small, 8x8) tiles
+def test_conv2d_direct_float32_non_finite_weights(xs):
+    """Row and class tiles skip the border's terms only while every weight is finite: an inf or NaN weight
+    gives NaN from the border (0 * inf), as the definition and the other tiles do."""
+    x = RNG.standard_normal(xs)
     w = RNG.standard_normal((64, 16, 3, 3))
     w[3, 5, 0, 1], w[7, 2, 2, 2], w[40, 0, 1, 0] = np.inf, np.nan, -np.inf
     with np.errstate(invalid="ignore"):

@@ -12,6 +12,7 @@
 // border rows), whatever the thread count.
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,13 @@ constexpr int V = 8, kGroup = 2, kAcc = 12;
 constexpr int kMaxTile = 12;  // positions of a tile: kAcc / (blocks in use), at most this many
 typedef float vf __attribute__((vector_size(V * sizeof(float))));
 
+// A tile of positions that share their window's taps inside the input (a border class: corner, edge or
+// interior): positions [start, start + len) of the class order, taps of window rows [ky0, ky1) and
+// columns [kx0, kx1).
+struct ClassTile {
+  int64_t start, len, ky0, ky1, kx0, kx1;
+};
+
 struct Direct {
   const float* xp;   // input with its zero border, (N, C, Hp, Wp)
   const float* w;    // (Cout, C, kh, kw), or (C, Cout, kh, kw) flipped in space (`flipped`)
@@ -42,8 +50,20 @@ struct Direct {
   float* y;          // (N, Cout, oh, ow)
   int64_t C, Cout, Hp, Wp, L;
   const int64_t* taps;  // each tap's offset in a padded plane, in window order (kh kw of them)
+  const int64_t* order_in = nullptr;   // class tiles: the positions grouped by class, their window corners
+  const int64_t* order_out = nullptr;  // and their output elements (of channel 0)
+  const ClassTile* ctiles = nullptr;   // class tiles: each tile's positions and taps
   ConvGeom g;
 };
+
+// The taps [k0, k1) of a window along one dim whose output o starts at padded input o s + k d, of which
+// [p, p + n) is the input: its window rows (or columns) inside the input.
+std::pair<int64_t, int64_t> inside(int64_t o, int64_t s, int64_t d, int64_t k, int64_t p, int64_t n) {
+  int64_t k0 = 0, k1 = k;
+  while (k0 < k1 && o * s + k0 * d < p) ++k0;
+  while (k1 > k0 && o * s + (k1 - 1) * d >= p + n) --k1;
+  return {k0, k1};
+}
 
 inline vf load(const float* p) {
   vf v;
@@ -54,13 +74,14 @@ inline vf load(const float* p) {
 // One tile: T output positions from flat position P0 of the batch's N * L, output channels of group q,
 // whose first B blocks hold channels below Cout, summed over input channels [c0, c1) with the weights wq
 // of those channels packed as (c1 - c0, kh, kw, kGroup V). A row tile lies in one output row of a
-// convolution of column stride 1 or 2: its window corners are input elements 1 or 2 apart (constant
-// offsets from one pointer, no index per position), and the window rows that fall in the zero border are
+// convolution of column stride 1: its window corners are consecutive input elements (constant offsets
+// from one pointer, no index per position), and the window rows that fall in the zero border are
 // skipped when every weight is finite (their terms are then zeros). Other tiles may span rows and
 // images. The partial sums of a tile that does not end at C wait in `part` ((B, T, V) floats, exact: the
 // next channels continue the same float sums), so that the weights of a few channels stay in L1 while
-// every tile of a task goes over them. `RS` is a row tile's column stride (1 or 2: corners RS elements
-// apart, still constant offsets), 0 for other tiles.
+// every tile of a task goes over them. `RS` is 1 for row tiles (window corners RS elements apart), 0 for
+// tiles across rows, -1 for class tiles (P0 is then the tile's index in d.ctiles, and only the class's
+// taps inside the input are summed while every weight is finite).
 template <int T, int B, int RS>
 void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const float* wq, float* part) {
   const ConvGeom& g = d.g;
@@ -68,16 +89,14 @@ void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const 
   // Each position's window corner in the input and element in the output, stepping from P0's image
   // n and output row and column (oy, ox): one division per call instead of four per position.
   int64_t in[T], out[T];
-  int64_t k0 = 0, k1 = K;
-  {
+  int64_t ky0 = 0, ky1 = g.kh, kx0 = 0, kx1 = g.kw;
+  if constexpr (RS < 0) {
+    const ClassTile& ct = d.ctiles[P0];
+    if (d.skip_border) ky0 = ct.ky0, ky1 = ct.ky1, kx0 = ct.kx0, kx1 = ct.kx1;
+    for (int t = 0; t < T; ++t) in[t] = d.order_in[ct.start + t], out[t] = d.order_out[ct.start + t];
+  } else {
     int64_t n = P0 / d.L, p = P0 % d.L, oy = p / g.ow, ox = p % g.ow;
-    if (RS && d.skip_border) {
-      // Window rows ky whose padded input row oy sh + ky dh lies in [ph, ph + H): a run of taps.
-      int64_t ky0 = 0, ky1 = g.kh;
-      while (ky0 < ky1 && oy * g.sh + ky0 * g.dh < g.ph) ++ky0;
-      while (ky1 > ky0 && oy * g.sh + (ky1 - 1) * g.dh >= g.ph + g.H) --ky1;
-      k0 = ky0 * g.kw, k1 = ky1 * g.kw;
-    }
+    if (RS > 0 && d.skip_border) std::tie(ky0, ky1) = inside(oy, g.sh, g.dh, g.kh, g.ph, g.H);  // a run of taps
     for (int t = 0; t < T; ++t) {
       in[t] = n * d.C * plane + oy * g.sh * d.Wp + ox * g.sw;
       out[t] = n * d.Cout * d.L + oy * g.ow + ox;
@@ -89,19 +108,26 @@ void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const 
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < T; ++t) acc[b][t] = c0 ? load(part + (b * T + t) * V) : vf{};
   for (int64_t c = c0; c < c1; ++c) {
-    const float* xc = d.xp + c * plane + (RS ? in[0] : 0);
-    const float* wk = wq + ((c - c0) * K + k0) * kGroup * V;
-    for (int64_t k = k0; k < k1; ++k, wk += kGroup * V) {  // one loop over the taps: no row loop around it
-      const float* r = xc + d.taps[k];
-      vf wv[B];
-      for (int b = 0; b < B; ++b) wv[b] = load(wk + b * V);
+    const float* xc = d.xp + c * plane + (RS > 0 ? in[0] : 0);
+    const float* wc = wq + (c - c0) * K * kGroup * V;
+    // Taps [ka, kb) of the window, in order.
+    auto taps = [&](int64_t ka, int64_t kb) __attribute__((always_inline)) {
+      const float* wk = wc + ka * kGroup * V;
+      for (int64_t k = ka; k < kb; ++k, wk += kGroup * V) {
+        const float* r = xc + d.taps[k];
+        vf wv[B];
+        for (int b = 0; b < B; ++b) wv[b] = load(wk + b * V);
 #pragma GCC unroll 16
-      for (int t = 0; t < T; ++t) {
-        float xv = RS ? r[t * RS] : r[in[t]];
+        for (int t = 0; t < T; ++t) {
+          float xv = RS > 0 ? r[t * RS] : r[in[t]];
 #pragma GCC unroll 4
-        for (int b = 0; b < B; ++b) acc[b][t] += xv * wv[b];
+          for (int b = 0; b < B; ++b) acc[b][t] += xv * wv[b];
+        }
       }
-    }
+    };
+    if (RS >= 0 || (kx0 == 0 && kx1 == g.kw)) taps(ky0 * g.kw, ky1 * g.kw);  // whole window rows: one loop
+    else
+      for (int64_t ky = ky0; ky < ky1; ++ky) taps(ky * g.kw + kx0, ky * g.kw + kx1);
   }
   if (c1 < d.C) {
     for (int b = 0; b < B; ++b)
@@ -114,7 +140,7 @@ void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const 
     for (int64_t l = 0; l < lanes; ++l) {
       float bias = d.b ? d.b[co0 + l] : 0.0f;
       float* y = d.y + (co0 + l) * d.L;
-      for (int t = 0; t < T; ++t) y[RS ? out[0] + t : out[t]] = acc[b][t][l] + bias;
+      for (int t = 0; t < T; ++t) y[RS > 0 ? out[0] + t : out[t]] = acc[b][t][l] + bias;
     }
   }
 }
@@ -173,6 +199,45 @@ bool pack_weights(const Direct& d, int64_t q, float* dst) {
   return all_finite;
 }
 
+// Class tiles, where the zero border holds at least 1/8 of the window terms of the map (else none): the
+// batch's positions grouped by the window rows and columns they have inside the input (their window
+// corners in `in`, output elements in `out`), each class cut into tiles of at most tile_len positions of
+// equal size (within one).
+void class_tiles(const Direct& d, int64_t tile_len, std::vector<int64_t>& in, std::vector<int64_t>& out,
+                 std::vector<ClassTile>& tiles) {
+  const ConvGeom& g = d.g;
+  const int64_t L = d.L;
+  std::vector<std::pair<int64_t, int64_t>> ry(size_t(g.oh)), rx(size_t(g.ow));
+  int64_t inside_y = 0, inside_x = 0;
+  for (int64_t oy = 0; oy < g.oh; ++oy)
+    ry[size_t(oy)] = inside(oy, g.sh, g.dh, g.kh, g.ph, g.H), inside_y += ry[size_t(oy)].second - ry[size_t(oy)].first;
+  for (int64_t ox = 0; ox < g.ow; ++ox)
+    rx[size_t(ox)] = inside(ox, g.sw, g.dw, g.kw, g.pw, g.W), inside_x += rx[size_t(ox)].second - rx[size_t(ox)].first;
+  if (8 * (L * g.kh * g.kw - inside_y * inside_x) < L * g.kh * g.kw) return;
+  auto distinct = [](const std::vector<std::pair<int64_t, int64_t>>& r) {
+    std::vector<std::pair<int64_t, int64_t>> u;
+    for (auto& v : r)
+      if (std::find(u.begin(), u.end(), v) == u.end()) u.push_back(v);
+    return u;
+  };
+  in.reserve(size_t(g.N * L)), out.reserve(size_t(g.N * L));
+  for (auto& cy : distinct(ry))
+    for (auto& cx : distinct(rx)) {
+      const int64_t start = int64_t(in.size());
+      for (int64_t n = 0; n < g.N; ++n)
+        for (int64_t oy = 0; oy < g.oh; ++oy)
+          for (int64_t ox = 0; ox < g.ow; ++ox)
+            if (ry[size_t(oy)] == cy && rx[size_t(ox)] == cx) {
+              in.push_back(n * d.C * d.Hp * d.Wp + oy * g.sh * d.Wp + ox * g.sw);
+              out.push_back(n * d.Cout * L + oy * g.ow + ox);
+            }
+      const int64_t cnt = int64_t(in.size()) - start, nt = (cnt + tile_len - 1) / tile_len;
+      for (int64_t i = 0; i < nt; ++i)
+        tiles.push_back({start + cnt * i / nt, cnt * (i + 1) / nt - cnt * i / nt, cy.first, cy.second, cx.first,
+                         cx.second});
+    }
+}
+
 void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const ConvGeom& g,
                      bool flipped) {
   Direct d;
@@ -205,32 +270,7 @@ void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Te
   std::vector<int64_t> taps(static_cast<size_t>(K));
   for (int64_t k = 0; k < K; ++k) taps[size_t(k)] = k / g.kw * g.dh * d.Wp + k % g.kw * g.dw;
   d.taps = taps.data();
-  // Tiles of equal size (within one): over each output row when the rows are long enough to fill the
-  // tiles (row tiles, column stride 1 or 2; see tile), else over the batch's positions. A task is a run of
-  // tiles of one channel group (as few runs as keep every thread busy, of at most kMaxRun tiles), which
-  // goes over the input channels a chunk at a time: the chunk's packed weights (about kChunkBytes) stay
-  // in L1 while each of its tiles reads them. Tasks of one group are in a row.
   constexpr int64_t kChunkBytes = 32768, kMaxRun = 64;  // tiles of a run: their partial sums take up to 96 KiB
-  // Tiles as long as the first group's blocks leave accumulators for (a last group with fewer blocks
-  // runs the same tiles).
-  const int64_t blocks0 = std::min<int64_t>(kGroup, (d.Cout + V - 1) / V);
-  const int64_t tile_len = std::min<int64_t>(kMaxTile, kAcc / blocks0);
-  const int64_t P = g.N * d.L, per_row = (g.ow + tile_len - 1) / tile_len;
-  // Row tiles when they are on average at least 7/8 full, or 2/3 full where the tiles are kMaxTile long
-  // (tiles across rows keep so many window indices in memory, not registers).
-  const bool rows = (g.sw == 1 || g.sw == 2) && (8 * g.ow >= 7 * per_row * tile_len ||
-                                                 (tile_len == kMaxTile && 3 * g.ow >= 2 * per_row * tile_len));
-  const int64_t tiles = rows ? g.N * g.oh * per_row : (P + tile_len - 1) / tile_len;
-  // Tile j's first position and length.
-  auto span = [&](int64_t j) {
-    if (!rows) return std::pair<int64_t, int>(P * j / tiles, int(P * (j + 1) / tiles - P * j / tiles));
-    int64_t r = j / per_row, i = j % per_row, x0 = g.ow * i / per_row;
-    return std::pair<int64_t, int>(r * g.ow + x0, int(g.ow * (i + 1) / per_row - x0));
-  };
-  const int64_t runs = std::clamp<int64_t>(std::max((4 * get_num_threads() + groups - 1) / groups,
-                                                    (tiles + kMaxRun - 1) / kMaxRun), 1, tiles);
-  const int64_t per_run = (tiles + runs - 1) / runs;
-  const int64_t cc = std::max<int64_t>(1, kChunkBytes / (K * kGroup * V * int64_t(sizeof(float))));
   // The weights packed once, as (groups, C, kh, kw, kGroup V): a chunk of channels of a group is one
   // contiguous slice.
   const int64_t wgroup = d.C * K * kGroup * V;
@@ -240,9 +280,43 @@ void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Te
   parallel_for(groups, 1, [&](int64_t q0, int64_t q1) {
     for (int64_t q = q0; q < q1; ++q) finite_group[size_t(q)] = pack_weights(d, q, wp + q * wgroup);
   });
-  // Border rows are skipped only when every weight is finite: a border term 0 * inf or 0 * NaN is NaN,
-  // which the output must then get (as from the border columns and from tiles across rows).
+  // Border taps are skipped only when every weight is finite: a border term 0 * inf or 0 * NaN is NaN,
+  // which the output must then get (as from the tiles that compute the border).
   d.skip_border = std::all_of(finite_group.begin(), finite_group.end(), [](char f) { return f != 0; });
+  // Tiles of equal size (within one): over each output row when the rows are long enough to fill the
+  // tiles (row tiles, column stride 1; see tile); else over the positions of each border class of
+  // the batch where the border holds at least 1/8 of the window terms (class tiles: small maps); else
+  // over the batch's positions. A task is a run of tiles of one channel group (as few runs as keep
+  // every thread busy, of at most kMaxRun tiles), which goes over the input channels a chunk at a time:
+  // the chunk's packed weights (about kChunkBytes) stay in L1 while each of its tiles reads them. Tasks
+  // of one group are in a row.
+  // Tiles as long as the first group's blocks leave accumulators for (a last group with fewer blocks
+  // runs the same tiles).
+  const int64_t blocks0 = std::min<int64_t>(kGroup, (d.Cout + V - 1) / V);
+  const int64_t tile_len = std::min<int64_t>(kMaxTile, kAcc / blocks0);
+  const int64_t P = g.N * d.L, per_row = (g.ow + tile_len - 1) / tile_len;
+  // Row tiles when they are on average at least 7/8 full, or 2/3 full where the tiles are kMaxTile long
+  // (tiles across rows keep so many window indices in memory, not registers).
+  // Column stride 2 measured 10% slower in row tiles than across rows (a 7x7 stride-2 stem, 89% full).
+  const bool rows = g.sw == 1 && (8 * g.ow >= 7 * per_row * tile_len ||
+                                  (tile_len == kMaxTile && 3 * g.ow >= 2 * per_row * tile_len));
+  std::vector<int64_t> order_in, order_out;
+  std::vector<ClassTile> ctiles;
+  if (!rows && d.skip_border) class_tiles(d, tile_len, order_in, order_out, ctiles);
+  const bool classes = !ctiles.empty();
+  d.order_in = order_in.data(), d.order_out = order_out.data(), d.ctiles = ctiles.data();
+  const int64_t tiles = classes ? int64_t(ctiles.size()) : rows ? g.N * g.oh * per_row : (P + tile_len - 1) / tile_len;
+  // Tile j's first position (for class tiles: its index) and length.
+  auto span = [&](int64_t j) {
+    if (classes) return std::pair<int64_t, int>(j, int(ctiles[size_t(j)].len));
+    if (!rows) return std::pair<int64_t, int>(P * j / tiles, int(P * (j + 1) / tiles - P * j / tiles));
+    int64_t r = j / per_row, i = j % per_row, x0 = g.ow * i / per_row;
+    return std::pair<int64_t, int>(r * g.ow + x0, int(g.ow * (i + 1) / per_row - x0));
+  };
+  const int64_t runs = std::clamp<int64_t>(std::max((4 * get_num_threads() + groups - 1) / groups,
+                                                    (tiles + kMaxRun - 1) / kMaxRun), 1, tiles);
+  const int64_t per_run = (tiles + runs - 1) / runs;
+  const int64_t cc = std::max<int64_t>(1, kChunkBytes / (K * kGroup * V * int64_t(sizeof(float))));
   parallel_for(groups * runs, 1, [&](int64_t t0, int64_t t1) {
     thread_local std::vector<float> part;
     part.resize(size_t(per_run * kAcc * V));
@@ -254,9 +328,9 @@ void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Te
         for (int64_t j = j0; j < j1; ++j) {
           auto [p0, len] = span(j);
           float* pj = part.data() + (j - j0) * kAcc * V;
-          if (!rows) tile_of_group<0>(d, q, p0, len, c0, c1, wq, pj);
-          else if (g.sw == 1) tile_of_group<1>(d, q, p0, len, c0, c1, wq, pj);
-          else tile_of_group<2>(d, q, p0, len, c0, c1, wq, pj);
+          if (classes) tile_of_group<-1>(d, q, p0, len, c0, c1, wq, pj);
+          else if (!rows) tile_of_group<0>(d, q, p0, len, c0, c1, wq, pj);
+          else tile_of_group<1>(d, q, p0, len, c0, c1, wq, pj);
         }
       }
     }
