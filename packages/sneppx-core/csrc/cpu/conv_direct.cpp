@@ -91,8 +91,8 @@ void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const 
   int64_t in[T], out[T];
   int64_t ky0 = 0, ky1 = g.kh, kx0 = 0, kx1 = g.kw;
   if constexpr (RS < 0) {
-    const ClassTile& ct = d.ctiles[P0];
-    if (d.skip_border) ky0 = ct.ky0, ky1 = ct.ky1, kx0 = ct.kx0, kx1 = ct.kx1;
+    const ClassTile& ct = d.ctiles[P0];  // made only while every weight is finite
+    ky0 = ct.ky0, ky1 = ct.ky1, kx0 = ct.kx0, kx1 = ct.kx1;
     for (int t = 0; t < T; ++t) in[t] = d.order_in[ct.start + t], out[t] = d.order_out[ct.start + t];
   } else {
     int64_t n = P0 / d.L, p = P0 % d.L, oy = p / g.ow, ox = p % g.ow;
@@ -207,34 +207,40 @@ void class_tiles(const Direct& d, int64_t tile_len, std::vector<int64_t>& in, st
                  std::vector<ClassTile>& tiles) {
   const ConvGeom& g = d.g;
   const int64_t L = d.L;
-  std::vector<std::pair<int64_t, int64_t>> ry(size_t(g.oh)), rx(size_t(g.ow));
-  int64_t inside_y = 0, inside_x = 0;
-  for (int64_t oy = 0; oy < g.oh; ++oy)
-    ry[size_t(oy)] = inside(oy, g.sh, g.dh, g.kh, g.ph, g.H), inside_y += ry[size_t(oy)].second - ry[size_t(oy)].first;
-  for (int64_t ox = 0; ox < g.ow; ++ox)
-    rx[size_t(ox)] = inside(ox, g.sw, g.dw, g.kw, g.pw, g.W), inside_x += rx[size_t(ox)].second - rx[size_t(ox)].first;
-  if (8 * (L * g.kh * g.kw - inside_y * inside_x) < L * g.kh * g.kw) return;
-  auto distinct = [](const std::vector<std::pair<int64_t, int64_t>>& r) {
-    std::vector<std::pair<int64_t, int64_t>> u;
-    for (auto& v : r)
-      if (std::find(u.begin(), u.end(), v) == u.end()) u.push_back(v);
-    return u;
+  // The classes along one dim: each distinct run of taps inside, with the outputs o that have it.
+  struct Run {
+    std::pair<int64_t, int64_t> taps;
+    std::vector<int64_t> outs;
   };
+  int64_t inside_terms[2] = {0, 0};
+  auto runs_of = [&](int dim, int64_t outs, int64_t s, int64_t dl, int64_t k, int64_t p, int64_t n) {
+    std::vector<Run> runs;
+    for (int64_t o = 0; o < outs; ++o) {
+      auto t = inside(o, s, dl, k, p, n);
+      inside_terms[dim] += t.second - t.first;
+      auto it = std::find_if(runs.begin(), runs.end(), [&](const Run& r) { return r.taps == t; });
+      if (it == runs.end()) runs.push_back({t, {o}});
+      else it->outs.push_back(o);
+    }
+    return runs;
+  };
+  const std::vector<Run> ys = runs_of(0, g.oh, g.sh, g.dh, g.kh, g.ph, g.H);
+  const std::vector<Run> xs = runs_of(1, g.ow, g.sw, g.dw, g.kw, g.pw, g.W);
+  if (8 * (L * g.kh * g.kw - inside_terms[0] * inside_terms[1]) < L * g.kh * g.kw) return;
   in.reserve(size_t(g.N * L)), out.reserve(size_t(g.N * L));
-  for (auto& cy : distinct(ry))
-    for (auto& cx : distinct(rx)) {
+  for (const Run& cy : ys)
+    for (const Run& cx : xs) {
       const int64_t start = int64_t(in.size());
       for (int64_t n = 0; n < g.N; ++n)
-        for (int64_t oy = 0; oy < g.oh; ++oy)
-          for (int64_t ox = 0; ox < g.ow; ++ox)
-            if (ry[size_t(oy)] == cy && rx[size_t(ox)] == cx) {
-              in.push_back(n * d.C * d.Hp * d.Wp + oy * g.sh * d.Wp + ox * g.sw);
-              out.push_back(n * d.Cout * L + oy * g.ow + ox);
-            }
+        for (int64_t oy : cy.outs)
+          for (int64_t ox : cx.outs) {
+            in.push_back(n * d.C * d.Hp * d.Wp + oy * g.sh * d.Wp + ox * g.sw);
+            out.push_back(n * d.Cout * L + oy * g.ow + ox);
+          }
       const int64_t cnt = int64_t(in.size()) - start, nt = (cnt + tile_len - 1) / tile_len;
       for (int64_t i = 0; i < nt; ++i)
-        tiles.push_back({start + cnt * i / nt, cnt * (i + 1) / nt - cnt * i / nt, cy.first, cy.second, cx.first,
-                         cx.second});
+        tiles.push_back({start + cnt * i / nt, cnt * (i + 1) / nt - cnt * i / nt, cy.taps.first, cy.taps.second,
+                         cx.taps.first, cx.taps.second});
     }
 }
 

@@ -128,15 +128,17 @@ constexpr int64_t kMinPositions = 64;
 // patches + GEMM: a window larger than 1x1 (a 1x1 one is a GEMM already), at least 64 multiply-adds
 // per output element, at least 16 output channels (a vector of them) and images of at least
 // kMinPositions outputs (on smaller ones, one GEMM over the whole batch reads the weight better).
-bool direct_pays(int64_t C, int64_t Cout, const ConvGeom& g) {
-  return g.kh * g.kw > 1 && C * g.kh * g.kw >= 64 && Cout >= 16 && g.oh * g.ow >= kMinPositions;
-}
-
 // Smaller images with a zero border (the deep layers of a CNN: 4x4 maps lose 31% of a 3x3 window's terms
-// to the border, 2x2 maps 56%): the direct kernel's class tiles skip those terms, where one GEMM over
-// the whole batch's patches multiplies them.
-bool direct_small_pays(int64_t C, int64_t Cout, const ConvGeom& g) {
-  return g.kh * g.kw > 1 && C * g.kh * g.kw >= 64 && Cout >= 16 && g.oh * g.ow < kMinPositions && (g.ph || g.pw);
+// to the border, 2x2 maps 56%) take the direct forward too: its class tiles skip those terms, where one
+// GEMM over the whole batch's patches multiplies them (direct_small; their gradients stay that path's).
+bool direct_window(int64_t C, int64_t Cout, const ConvGeom& g) {
+  return g.kh * g.kw > 1 && C * g.kh * g.kw >= 64 && Cout >= 16;
+}
+bool direct_pays(int64_t C, int64_t Cout, const ConvGeom& g) {
+  return direct_window(C, Cout, g) && g.oh * g.ow >= kMinPositions;
+}
+bool direct_small(int64_t C, int64_t Cout, const ConvGeom& g) {
+  return direct_window(C, Cout, g) && g.oh * g.ow < kMinPositions && (g.ph || g.pw);
 }
 
 // The input gradient of a stride-1 convolution (groups 1) through conv_direct_fwd: gy padded by
@@ -151,9 +153,10 @@ Tensor input_grad_direct(const Tensor& gy, const Tensor& w, const ConvGeom& g) {
 }
 
 // Convolution through the device's kernels: conv_direct_fwd (`direct`) or conv_fwd forward, conv_bwd
-// backward (where the device has it); create_graph gradients use public ops.
+// backward (where the device has it); create_graph gradients, and all of them with `public_grads`, use
+// public ops (the whole batch's patches and GEMMs).
 Tensor conv_kernels(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeom& g, int64_t G, size_t nsp,
-                    bool direct) {
+                    bool direct, bool public_grads = false) {
   Device dev = x->device();
   int64_t Cout = w->shape[0];
   Tensor xc = contig(as4d(x, nsp)), wc = contig(w), bc = b ? contig(b) : b;
@@ -164,10 +167,11 @@ Tensor conv_kernels(const Tensor& x, const Tensor& w, const Tensor& b, const Con
   Saved sx_(xc), sw(wc);
   bool nx = x->requires_grad, nw = w->requires_grad, nb = b && b->requires_grad;
   Shape xshape = x->shape;
-  return record("ConvolutionBackward", {x, w, b}, y, [sx_, sw, g, G, nx, nw, nb, xshape, direct](const Tensor& gy) {
+  return record("ConvolutionBackward", {x, w, b}, y,
+                [sx_, sw, g, G, nx, nw, nb, xshape, direct, public_grads](const Tensor& gy) {
     const Tensor& xs = sx_.get();
     const Tensor& ws = sw.get();
-    if (grad_mode::enabled()) return conv_grads_public(gy, xs, ws, g, G, nx, nw, nb, xshape);
+    if (public_grads || grad_mode::enabled()) return conv_grads_public(gy, xs, ws, g, G, nx, nw, nb, xshape);
     Device d = xs->device();
     Tensor gyc = contig(gy, xs->dtype);
     // With stride 1 the input gradient is itself a direct convolution (see input_grad_direct).
@@ -186,21 +190,6 @@ Tensor conv_kernels(const Tensor& x, const Tensor& w, const Tensor& b, const Con
     if (nx_rest) gx = empty(xs->shape, xs->dtype, d);
     kern::conv_bwd(d)(gyc, xs, ws, nx_rest ? gx : Tensor(), gw, gb, g, G);
     return TensorList{nx_rest ? reshape(gx, xshape) : gx, gw, gb};
-  });
-}
-
-// The direct forward of small images (direct_small_pays); gradients from the whole batch's patches and
-// GEMMs, as on the path it replaces.
-Tensor conv_direct_small(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeom& g, size_t nsp) {
-  Tensor xc = contig(as4d(x, nsp)), wc = contig(w), bc = b ? contig(b) : b;
-  Tensor y = empty(out_shape(g, w->shape[0], nsp), x->dtype, x->device());
-  kern::conv_direct_fwd(x->device())(xc, wc, bc, y, g, false);
-  if (!needs_grad({&x, &w, &b})) return y;
-  Saved sx_(xc), sw(wc);
-  bool nx = x->requires_grad, nw = w->requires_grad, nb = b && b->requires_grad;
-  Shape xshape = x->shape;
-  return record("ConvolutionBackward", {x, w, b}, y, [sx_, sw, g, nx, nw, nb, xshape](const Tensor& gy) {
-    return conv_grads_public(gy, sx_.get(), sw.get(), g, 1, nx, nw, nb, xshape);
   });
 }
 
@@ -228,12 +217,10 @@ Tensor conv(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& st
   window_geom(g, nsp, k, stride, padding, dilation, false, op, x->shape);
   int64_t L = g.oh * g.ow, CgK = C / G * g.kh * g.kw;
   DeviceType dt = x->device().type;
-  if (x->numel() && w->numel() && G == 1 && x->dtype == DType::Float32 && direct_pays(C, Cout, g) &&
-      kern::conv_direct_fwd.has(dt))
-    return conv_kernels(x, w, b, g, G, nsp, true);
-  if (x->numel() && w->numel() && G == 1 && x->dtype == DType::Float32 && direct_small_pays(C, Cout, g) &&
-      kern::conv_direct_fwd.has(dt))
-    return conv_direct_small(x, w, b, g, nsp);
+  if (x->numel() && w->numel() && G == 1 && x->dtype == DType::Float32 && kern::conv_direct_fwd.has(dt)) {
+    if (direct_pays(C, Cout, g)) return conv_kernels(x, w, b, g, G, nsp, true);
+    if (direct_small(C, Cout, g)) return conv_kernels(x, w, b, g, G, nsp, true, true);
+  }
   if (kern::conv_fwd.has(dt) && kern::conv_bwd.has(dt) && x->numel() && w->numel() && L >= kMinPositions)
     return conv_kernels(x, w, b, g, G, nsp, false);
   Tensor cols = reshape(im2col_op(as4d(x, nsp), g), {G, CgK, N * L});

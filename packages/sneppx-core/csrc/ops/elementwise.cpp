@@ -127,12 +127,14 @@ static TensorList binary_vjp(BinaryOp op, const Tensor& g, const Tensor& a, cons
   }
 }
 
+// As in PyTorch, a 0-d CPU tensor takes part in an op on another device as a number would: `number`
+// tells such a tensor, `number_on` moves it to the device d of the other operands.
+static bool number(const Tensor& t) { return t->dim() == 0 && t->device().type == DeviceType::CPU; }
+static Tensor number_on(const Tensor& t, Device d) { return t->device() != d && number(t) ? to_device(t, d) : t; }
+
 Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
   const char* name = binary_name(op);
-  // As in PyTorch, a 0-d CPU tensor takes part in an op on another device as a number would.
-  Tensor a = a_in, b = b_in;
-  if (a->device() != b->device() && a->dim() == 0 && a->device().type == DeviceType::CPU) a = to_device(a, b->device());
-  if (a->device() != b->device() && b->dim() == 0 && b->device().type == DeviceType::CPU) b = to_device(b, a->device());
+  Tensor a = number_on(a_in, b_in->device()), b = number_on(b_in, a->device());
   check_same_device(name, a, b);
   DType ct = result_type(a, b);
   if ((op == BinaryOp::Div || op == BinaryOp::Atan2) && !is_floating(ct)) ct = DType::Float32;
@@ -301,11 +303,9 @@ Tensor pow(const Tensor& a, const Scalar& b) {
 Tensor where(const Tensor& cond_in, const Tensor& a_in, const Tensor& b_in) {
   SX_CHECK(cond_in->dtype == DType::Bool, TypeError, "[where] condition must be a bool tensor, got ",
            describe(cond_in));
-  // As in PyTorch (and binary ops), a 0-d CPU tensor takes part on another device as a number would.
-  auto number = [](const Tensor& t) { return t->dim() == 0 && t->device().type == DeviceType::CPU; };
+  // 0-d CPU tensors as numbers (see binary), on the device of the first operand that is not one.
   Device dev = !number(a_in) ? a_in->device() : !number(b_in) ? b_in->device() : cond_in->device();
-  auto on_dev = [&](const Tensor& t) { return t->device() != dev && number(t) ? to_device(t, dev) : t; };
-  Tensor cond = on_dev(cond_in), a = on_dev(a_in), b = on_dev(b_in);
+  Tensor cond = number_on(cond_in, dev), a = number_on(a_in, dev), b = number_on(b_in, dev);
   check_same_device("where", cond, a);
   check_same_device("where", cond, b);
   DType ct = result_type(a, b);

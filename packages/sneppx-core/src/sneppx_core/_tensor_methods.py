@@ -213,7 +213,7 @@ def _new(factory):
         from . import _factories
 
         return getattr(_factories, factory)(*size, dtype=dtype or self.dtype,
-                                            device=self.device if device is None else device,
+                                            device=_factories._like_device(self, device),
                                             requires_grad=requires_grad)
 
     method.__doc__ = f"``{factory}`` with this tensor's dtype and device by default."
@@ -222,16 +222,17 @@ def _new(factory):
 
 def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
     """``full`` with this tensor's dtype and device by default."""
-    from ._factories import full
+    from ._factories import _like_device, full
 
-    return full(size, fill_value, dtype=dtype or self.dtype, device=self.device if device is None else device,
+    return full(size, fill_value, dtype=dtype or self.dtype, device=_like_device(self, device),
                 requires_grad=requires_grad)
 
 
 def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     """A new tensor from ``data`` with this tensor's dtype and device by default."""
-    return Tensor(data, dtype=dtype or self.dtype, device=self.device if device is None else device,
-                  requires_grad=requires_grad)
+    from ._factories import _like_device
+
+    return Tensor(data, dtype=dtype or self.dtype, device=_like_device(self, device), requires_grad=requires_grad)
 
 
 _METHODS = {
