@@ -159,7 +159,7 @@ DIRECT_CASES = [  # float32, groups 1, C kh kw >= 64, C_out >= 16, >= 64 outputs
     ((1, 16, 12, 23), (64, 3, 3), (2, 2), (3, 1), (2, 1)),  # dilated rows, some windows all in the border
     ((2, 3, 30, 64), (24, 7, 7), (2, 2), (3, 3), (1, 1)),   # a 7x7 stem: rows of 32 outputs
     # class tiles (border terms skipped by corner, edge and interior): small maps, and 8x8 ones
-    ((3, 64, 4, 4), (40, 3, 3), (1, 1), (1, 1), (1, 1)),    # 4x4 maps: nine classes, gradient by patches
+    ((3, 64, 4, 4), (40, 3, 3), (1, 1), (1, 1), (1, 1)),    # 4x4 maps: nine classes; weight gradient by patches
     ((5, 32, 2, 2), (64, 3, 3), (1, 1), (1, 1), (1, 1)),    # 2x2 maps: every position its own class
     ((2, 16, 8, 9), (24, 3, 3), (2, 2), (1, 1), (1, 1)),    # stride 2 to 4x5
     ((2, 16, 6, 7), (17, 3, 5), (1, 1), (2, 1), (2, 1)),    # rectangular, dilated rows, partial channel block

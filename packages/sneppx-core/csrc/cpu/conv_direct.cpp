@@ -172,11 +172,8 @@ void tile_of_group(const Direct& d, int64_t q, int64_t P0, int T, int64_t c0, in
   tile_any<2, RS>(d, q, P0, T, c0, c1, wq, part);
 }
 
-// Whether v is neither infinite nor NaN (as the isfinite op tests it).
-inline bool finite(float v) { return v - v == 0.0f; }
-
-// Whether every float of [p, p + n) is neither infinite nor NaN: v - v is 0 for finite v and NaN
-// otherwise, and a sum of those is 0 only when each is.
+// Whether every float of [p, p + n) is neither infinite nor NaN (as the isfinite op tests it): v - v is 0
+// for finite v and NaN otherwise, and a sum of those is 0 only when each is.
 bool all_finite(const float* p, int64_t n) {
   typedef float f8 __attribute__((vector_size(32)));
   f8 acc = {};
@@ -195,8 +192,8 @@ bool all_finite(const float* p, int64_t n) {
 // The weights of group q as (C, kh, kw, kGroup V), zero past Cout: each output channel's run of C kh kw
 // weights spread over its lane, a transpose of the group's rows in 8 x 8 register blocks, 64 of a
 // run at a time (scalar moves of 256-byte stride took 40% of a 2x2-map layer with 512 channels).
-// Flipped, the taps of each (input, output) channel pair go in reverse order, a few channels at a time
-// (the block written stays in L1). Returns whether every weight of the group is finite.
+// Flipped, the taps of each (input, output) channel pair go in reverse order: the same transposes, an
+// input channel at a time. Returns whether every weight of the group is finite.
 bool pack_weights(const Direct& d, int64_t q, float* dst) {
   constexpr int64_t G = kGroup * V;
   const int64_t K = d.g.kh * d.g.kw, n = d.C * K, lanes = std::min<int64_t>(G, d.Cout - q * G);
@@ -214,16 +211,13 @@ bool pack_weights(const Direct& d, int64_t q, float* dst) {
     return all_finite(src, lanes * n);
   }
   bool finite_all = true;
-  const int64_t cb = std::max<int64_t>(1, 64 / K);
-  for (int64_t c0 = 0; c0 < d.C; c0 += cb) {
-    const int64_t c1 = std::min(d.C, c0 + cb);
-    for (int64_t l = 0; l < lanes; ++l)
-      for (int64_t c = c0; c < c1; ++c) {
-        const float* src = d.w + (c * d.Cout + q * G + l) * K + K - 1;
-        float* o = dst + c * K * G + l;
-        for (int64_t k = 0; k < K; ++k) o[k * G] = src[-k], finite_all &= finite(src[-k]);
-      }
-    zero_tail(c0 * K, c1 * K);
+  for (int64_t c = 0; c < d.C; ++c) {
+    const float* src = d.w + (c * d.Cout + q * G) * K;  // the group's rows for input channel c: one run
+    // Tap k to row K - 1 - k: the transpose writes from the last row with a negative row step.
+    transpose_tile<float>(reinterpret_cast<char*>(dst + (c * K + K - 1) * G), -G * int64_t(sizeof(float)),
+                          reinterpret_cast<const char*>(src), K * int64_t(sizeof(float)), 0, K, 0, lanes);
+    zero_tail(c * K, (c + 1) * K);
+    finite_all &= all_finite(src, lanes * K);
   }
   return finite_all;
 }

@@ -130,7 +130,8 @@ constexpr int64_t kMinPositions = 64;
 // kMinPositions outputs (on smaller ones, one GEMM over the whole batch reads the weight better).
 // Smaller images with a zero border (the deep layers of a CNN: 4x4 maps lose 31% of a 3x3 window's terms
 // to the border, 2x2 maps 56%) take the direct forward too: its class tiles skip those terms, where one
-// GEMM over the whole batch's patches multiplies them (direct_small; their gradients stay that path's).
+// GEMM over the whole batch's patches multiplies them (direct_small; so does their stride-1 input gradient, the
+// other gradients stay that path's).
 bool direct_window(int64_t C, int64_t Cout, const ConvGeom& g) {
   return g.kh * g.kw > 1 && C * g.kh * g.kw >= 64 && Cout >= 16;
 }
@@ -153,8 +154,8 @@ Tensor input_grad_direct(const Tensor& gy, const Tensor& w, const ConvGeom& g) {
 }
 
 // Convolution through the device's kernels: conv_direct_fwd (`direct`) or conv_fwd forward, conv_bwd
-// backward (where the device has it); create_graph gradients, and all of them with `public_grads`, use
-// public ops (the whole batch's patches and GEMMs).
+// backward (where the device has it); create_graph gradients, and with `public_grads` all but a stride-1
+// input gradient, use public ops (the whole batch's patches and GEMMs).
 Tensor conv_kernels(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeom& g, int64_t G, size_t nsp,
                     bool direct, bool public_grads = false) {
   Device dev = x->device();
@@ -171,16 +172,18 @@ Tensor conv_kernels(const Tensor& x, const Tensor& w, const Tensor& b, const Con
                 [sx_, sw, g, G, nx, nw, nb, xshape, direct, public_grads](const Tensor& gy) {
     const Tensor& xs = sx_.get();
     const Tensor& ws = sw.get();
-    if (public_grads || grad_mode::enabled()) return conv_grads_public(gy, xs, ws, g, G, nx, nw, nb, xshape);
+    if (grad_mode::enabled()) return conv_grads_public(gy, xs, ws, g, G, nx, nw, nb, xshape);
     Device d = xs->device();
     Tensor gyc = contig(gy, xs->dtype);
-    // With stride 1 the input gradient is itself a direct convolution (see input_grad_direct).
+    // With stride 1 the input gradient is itself a direct convolution (see input_grad_direct); on small
+    // maps too, where its class tiles skip the zero border's terms that a GEMM over patches multiplies.
     const bool gx_direct = nx && direct && g.sh == 1 && g.sw == 1 && g.ph <= g.dh * (g.kh - 1) &&
-                           g.pw <= g.dw * (g.kw - 1) && direct_pays(ws->shape[0], g.C, g);
+                           g.pw <= g.dw * (g.kw - 1) &&
+                           (public_grads ? direct_window(ws->shape[0], g.C, g) : direct_pays(ws->shape[0], g.C, g));
     Tensor gx = gx_direct ? reshape(input_grad_direct(gyc, ws, g), xshape) : Tensor();
     const bool nx_rest = nx && !gx_direct;
     if (!nx_rest && !nw && !nb) return TensorList{gx, Tensor(), Tensor()};
-    if (!kern::conv_bwd.has(d.type)) {
+    if (public_grads || !kern::conv_bwd.has(d.type)) {
       TensorList r = conv_grads_public(gy, xs, ws, g, G, nx_rest, nw, nb, xshape);
       if (gx_direct) r[0] = gx;
       return r;
