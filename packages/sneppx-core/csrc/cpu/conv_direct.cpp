@@ -198,7 +198,8 @@ bool pack_weights(const Direct& d, int64_t q, float* dst) {
   constexpr int64_t G = kGroup * V;
   const int64_t K = d.g.kh * d.g.kw, n = d.C * K, lanes = std::min<int64_t>(G, d.Cout - q * G);
   auto zero_tail = [&](int64_t i0, int64_t i1) {  // the lanes past Cout
-    for (int64_t i = i0; i < i1 && lanes < G; ++i) std::memset(dst + i * G + lanes, 0, size_t(G - lanes) * sizeof(float));
+    for (int64_t i = i0; i < i1 && lanes < G; ++i)
+      std::memset(dst + i * G + lanes, 0, size_t(G - lanes) * sizeof(float));
   };
   if (!d.flipped) {
     const float* src = d.w + q * G * n;  // the group's rows: one run

@@ -8,11 +8,13 @@
 // in L1 while the row blocks pass over it. A B stored transposed ((N, K), as a linear layer's weight
 // or attention's keys) is the one operand copied: each panel once per K block, transposed 16 x 16
 // in registers. gemm_direct_fits keeps the kernel to the sizes where it measured faster than
-// OpenBLAS's SkylakeX kernels; the rest goes to BLAS.
+// OpenBLAS's SkylakeX kernels, the rest going to BLAS; where OpenBLAS runs AVX2 kernels instead (its
+// CPU detection, or OPENBLAS_CORETYPE, chose them), to every product of 32 rows or more.
 #include "cpu/blas.h"
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "core/error.h"
@@ -111,10 +113,29 @@ void pack_transposed(const float* B, int64_t ldb, int64_t N, int64_t j0, int w, 
 }
 }  // namespace
 
+// The name of the kernel set OpenBLAS (scipy-openblas32) loaded with.
+extern "C" char* scipy_openblas_get_corename(void);
+
+// Whether OpenBLAS runs its AVX-512 kernels.
+static bool blas_avx512() {
+  static const bool avx512 = [] {
+    const char* name = scipy_openblas_get_corename();
+    std::string n = name ? name : "";
+    return n == "SkylakeX" || n == "Cooperlake" || n == "SapphireRapids";
+  }();
+  return avx512;
+}
+
 bool gemm_direct_fits(bool /*ta*/, bool /*tb*/, int64_t M, int64_t N, int64_t K) {
-  // Either operand transposed or not. Measured against OpenBLAS on one core (medians of 21 interleaved
-  // runs): 1.2-1.3x for K <= 128 (128 x 128 x 64, 90 x 150 x 120, 36 x 60 x 48, 32 x 256 x 288
-  // batched), 1.0-1.1x at K = 256-300, 0.86x at 256 x 512 x 512 and 0.91x for 32 columns.
+  // Either operand transposed or not. Measured against OpenBLAS's AVX2 kernels (Haswell, which the
+  // machines the benchmarks run on are told to use) at 2 threads, interleaved with PyTorch: 1.2-2.1x
+  // for every product tried with 32 rows or more (512^3 440 against 119-201 GFLOP/s, 2048^3 278 against
+  // 225, 4096^3 308 against 234; a linear layer's 512 x 3072 x 768 with B transposed 325 against 211),
+  // but 0.86x for 16 rows of a 4096 x 4096 transposed B (its packing costs as much as the product).
+  if (M >= 32 && N >= 48 && K >= 16 && !blas_avx512()) return true;
+  // Against the SkylakeX kernels, on one core (medians of 21 interleaved runs): 1.2-1.3x for K <= 128
+  // (128 x 128 x 64, 90 x 150 x 120, 36 x 60 x 48, 32 x 256 x 288 batched), 1.0-1.1x at K = 256-300,
+  // 0.86x at 256 x 512 x 512 and 0.91x for 32 columns.
   return M >= 16 && N >= 48 && K >= 16 && K <= 320 && double(M) * double(N) * double(K) <= double(1 << 26);
 }
 

@@ -37,11 +37,11 @@ inline void transpose_regs(V* m) {
 }
 
 // dst(r, c) = src(r, c) over rows [r0, r1) and columns [c0, c1) of one tile, where dst rows and src
-// columns are contiguous. 4- and 8-byte elements move as register-transposed blocks, the rest
-// (and the tile's ragged edges) one by one.
+// columns are contiguous (dst row r at d + r d_row bytes: a negative d_row writes the rows upwards). 4- and
+// 8-byte elements move as register-transposed blocks, the rest (and the tile's ragged edges) one by one.
 template <typename D>
-inline void transpose_tile(char* d, int64_t d_row, const char* s, int64_t s_col, int64_t r0, int64_t r1, int64_t c0,
-                    int64_t c1) {
+inline void transpose_tile(char* d, int64_t d_row, const char* s, int64_t s_col, int64_t r0, int64_t r1,
+                           int64_t c0, int64_t c1) {
   constexpr int64_t es = sizeof(D);
   auto at = [&](int64_t r, int64_t c) { return reinterpret_cast<const D*>(s + r * es + c * s_col); };
   int64_t rb = r0, cb = c0;

@@ -130,8 +130,8 @@ constexpr int64_t kMinPositions = 64;
 // kMinPositions outputs (on smaller ones, one GEMM over the whole batch reads the weight better).
 // Smaller images with a zero border (the deep layers of a CNN: 4x4 maps lose 31% of a 3x3 window's terms
 // to the border, 2x2 maps 56%) take the direct forward too: its class tiles skip those terms, where one
-// GEMM over the whole batch's patches multiplies them (direct_small; so does their stride-1 input gradient, the
-// other gradients stay that path's).
+// GEMM over the whole batch's patches multiplies them (direct_small; so does their stride-1 input gradient,
+// while the other gradients stay that path's).
 bool direct_window(int64_t C, int64_t Cout, const ConvGeom& g) {
   return g.kh * g.kw > 1 && C * g.kh * g.kw >= 64 && Cout >= 16;
 }
