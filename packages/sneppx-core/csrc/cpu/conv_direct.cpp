@@ -35,6 +35,9 @@ constexpr int V = 8, kGroup = 2, kAcc = 12;
 constexpr int kMaxTile = 12;  // positions of a tile: kAcc / (blocks in use), at most this many
 typedef float vf __attribute__((vector_size(V * sizeof(float))));
 
+// The kinds of tile (see tile): of one output row, across rows and images, of one border class.
+enum class Tiles { Row, Across, Class };
+
 // A tile of positions that share their window's taps inside the input (a border class: corner, edge or
 // interior): positions [start, start + len) of the class order, taps of window rows [ky0, ky1) and
 // columns [kx0, kx1).
@@ -80,10 +83,9 @@ inline vf load(const float* p) {
 // skipped when every weight is finite (their terms are then zeros). Other tiles may span rows and
 // images. The partial sums of a tile that does not end at C wait in `part` ((B, T, V) floats, exact: the
 // next channels continue the same float sums), so that the weights of a few channels stay in L1 while
-// every tile of a task goes over them. `RS` is 1 for row tiles (window corners RS elements apart), 0 for
-// tiles across rows, -1 for class tiles (P0 is then the tile's index in d.ctiles, and only the class's
-// taps inside the input are summed while every weight is finite).
-template <int T, int B, int RS>
+// every tile of a task goes over them. Class tiles (P0 is then the tile's index in d.ctiles) sum only the
+// class's taps inside the input (they are made only while every weight is finite).
+template <int T, int B, Tiles S>
 void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const float* wq, float* part) {
   const ConvGeom& g = d.g;
   const int64_t plane = d.Hp * d.Wp, K = g.kh * g.kw;
@@ -91,13 +93,14 @@ void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const 
   // n and output row and column (oy, ox): one division per call instead of four per position.
   int64_t in[T], out[T];
   int64_t ky0 = 0, ky1 = g.kh, kx0 = 0, kx1 = g.kw;
-  if constexpr (RS < 0) {
+  if constexpr (S == Tiles::Class) {
     const ClassTile& ct = d.ctiles[P0];  // made only while every weight is finite
     ky0 = ct.ky0, ky1 = ct.ky1, kx0 = ct.kx0, kx1 = ct.kx1;
     for (int t = 0; t < T; ++t) in[t] = d.order_in[ct.start + t], out[t] = d.order_out[ct.start + t];
   } else {
     int64_t n = P0 / d.L, p = P0 % d.L, oy = p / g.ow, ox = p % g.ow;
-    if (RS > 0 && d.skip_border) std::tie(ky0, ky1) = inside(oy, g.sh, g.dh, g.kh, g.ph, g.H);  // a run of taps
+    if (S == Tiles::Row && d.skip_border)  // the window rows inside the input: a run of taps
+      std::tie(ky0, ky1) = inside(oy, g.sh, g.dh, g.kh, g.ph, g.H);
     for (int t = 0; t < T; ++t) {
       in[t] = n * d.C * plane + oy * g.sh * d.Wp + ox * g.sw;
       out[t] = n * d.Cout * d.L + oy * g.ow + ox;
@@ -109,7 +112,7 @@ void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const 
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < T; ++t) acc[b][t] = c0 ? load(part + (b * T + t) * V) : vf{};
   for (int64_t c = c0; c < c1; ++c) {
-    const float* xc = d.xp + c * plane + (RS > 0 ? in[0] : 0);
+    const float* xc = d.xp + c * plane + (S == Tiles::Row ? in[0] : 0);
     const float* wc = wq + (c - c0) * K * kGroup * V;
     // Taps [ka, kb) of the window, in order.
     auto taps = [&](int64_t ka, int64_t kb) __attribute__((always_inline)) {
@@ -120,13 +123,13 @@ void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const 
         for (int b = 0; b < B; ++b) wv[b] = load(wk + b * V);
 #pragma GCC unroll 16
         for (int t = 0; t < T; ++t) {
-          float xv = RS > 0 ? r[t * RS] : r[in[t]];
+          float xv = S == Tiles::Row ? r[t] : r[in[t]];
 #pragma GCC unroll 4
           for (int b = 0; b < B; ++b) acc[b][t] += xv * wv[b];
         }
       }
     };
-    if (RS >= 0 || (kx0 == 0 && kx1 == g.kw)) taps(ky0 * g.kw, ky1 * g.kw);  // whole window rows: one loop
+    if (S != Tiles::Class || (kx0 == 0 && kx1 == g.kw)) taps(ky0 * g.kw, ky1 * g.kw);  // whole window rows: one loop
     else
       for (int64_t ky = ky0; ky < ky1; ++ky) taps(ky * g.kw + kx0, ky * g.kw + kx1);
   }
@@ -141,17 +144,17 @@ void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const 
     for (int64_t l = 0; l < lanes; ++l) {
       float bias = d.b ? d.b[co0 + l] : 0.0f;
       float* y = d.y + (co0 + l) * d.L;
-      for (int t = 0; t < T; ++t) y[RS > 0 ? out[0] + t : out[t]] = acc[b][t][l] + bias;
+      for (int t = 0; t < T; ++t) y[S == Tiles::Row ? out[0] + t : out[t]] = acc[b][t][l] + bias;
     }
   }
 }
 
-template <int B, int RS>
+template <int B, Tiles S>
 void tile_any(const Direct& d, int64_t q, int64_t P0, int T, int64_t c0, int64_t c1, const float* wq, float* part) {
   switch (T) {
 #define SX_TILE_CASE(t) \
   case t:               \
-    if constexpr (t * B <= kAcc) return tile<t, B, RS>(d, q, P0, c0, c1, wq, part);
+    if constexpr (t * B <= kAcc) return tile<t, B, S>(d, q, P0, c0, c1, wq, part);
     SX_TILE_CASE(1) SX_TILE_CASE(2) SX_TILE_CASE(3) SX_TILE_CASE(4) SX_TILE_CASE(5) SX_TILE_CASE(6)
     SX_TILE_CASE(7) SX_TILE_CASE(8) SX_TILE_CASE(9) SX_TILE_CASE(10) SX_TILE_CASE(11) SX_TILE_CASE(12)
 #undef SX_TILE_CASE
@@ -160,16 +163,16 @@ void tile_any(const Direct& d, int64_t q, int64_t P0, int T, int64_t c0, int64_t
 }
 
 // The tile for the blocks of group q that hold channels.
-template <int RS>
+template <Tiles S>
 void tile_of_group(const Direct& d, int64_t q, int64_t P0, int T, int64_t c0, int64_t c1, const float* wq,
                    float* part) {
   int64_t blocks = std::min<int64_t>(kGroup, (d.Cout - kGroup * q * V + V - 1) / V);
   if constexpr (kGroup >= 4) {
-    if (blocks == 3) return tile_any<3, RS>(d, q, P0, T, c0, c1, wq, part);
-    if (blocks == 4) return tile_any<4, RS>(d, q, P0, T, c0, c1, wq, part);
+    if (blocks == 3) return tile_any<3, S>(d, q, P0, T, c0, c1, wq, part);
+    if (blocks == 4) return tile_any<4, S>(d, q, P0, T, c0, c1, wq, part);
   }
-  if (blocks == 1) return tile_any<1, RS>(d, q, P0, T, c0, c1, wq, part);
-  tile_any<2, RS>(d, q, P0, T, c0, c1, wq, part);
+  if (blocks == 1) return tile_any<1, S>(d, q, P0, T, c0, c1, wq, part);
+  tile_any<2, S>(d, q, P0, T, c0, c1, wq, part);
 }
 
 // Whether every float of [p, p + n) is neither infinite nor NaN (as the isfinite op tests it): v - v is 0
@@ -358,9 +361,9 @@ void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Te
         for (int64_t j = j0; j < j1; ++j) {
           auto [p0, len] = span(j);
           float* pj = part.data() + (j - j0) * kAcc * V;
-          if (classes) tile_of_group<-1>(d, q, p0, len, c0, c1, wq, pj);
-          else if (!rows) tile_of_group<0>(d, q, p0, len, c0, c1, wq, pj);
-          else tile_of_group<1>(d, q, p0, len, c0, c1, wq, pj);
+          if (classes) tile_of_group<Tiles::Class>(d, q, p0, len, c0, c1, wq, pj);
+          else if (!rows) tile_of_group<Tiles::Across>(d, q, p0, len, c0, c1, wq, pj);
+          else tile_of_group<Tiles::Row>(d, q, p0, len, c0, c1, wq, pj);
         }
       }
     }

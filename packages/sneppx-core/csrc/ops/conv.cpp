@@ -175,11 +175,11 @@ Tensor conv_kernels(const Tensor& x, const Tensor& w, const Tensor& b, const Con
     if (grad_mode::enabled()) return conv_grads_public(gy, xs, ws, g, G, nx, nw, nb, xshape);
     Device d = xs->device();
     Tensor gyc = contig(gy, xs->dtype);
-    // With stride 1 the input gradient is itself a direct convolution (see input_grad_direct); on small
-    // maps too, where its class tiles skip the zero border's terms that a GEMM over patches multiplies.
+    // With stride 1 the input gradient is itself a direct convolution (see input_grad_direct), on small
+    // maps too, where its class tiles skip the zero border's terms that a GEMM over patches multiplies
+    // (the forward's rule on the same positions, its channel counts swapped).
     const bool gx_direct = nx && direct && g.sh == 1 && g.sw == 1 && g.ph <= g.dh * (g.kh - 1) &&
-                           g.pw <= g.dw * (g.kw - 1) &&
-                           (public_grads ? direct_window(ws->shape[0], g.C, g) : direct_pays(ws->shape[0], g.C, g));
+                           g.pw <= g.dw * (g.kw - 1) && direct_window(ws->shape[0], g.C, g);
     Tensor gx = gx_direct ? reshape(input_grad_direct(gyc, ws, g), xshape) : Tensor();
     const bool nx_rest = nx && !gx_direct;
     if (!nx_rest && !nw && !nb) return TensorList{gx, Tensor(), Tensor()};
