@@ -190,6 +190,28 @@ def test_float32_rows_sum_alike_in_any_grouping(n, layout):
             assert x[i, j:j + 1].sum(-1).numpy()[0] == got[0][0][i, j]
 
 
+@pytest.mark.parametrize("shape", [(20, 41, 130), (3, 50, 9), (7, 300, 17)], ids=str)
+def test_sums_over_dims_0_and_2_split_over_threads(shape):
+    # Over dims 0 and 2 each thread's chunk of outputs (here not a multiple of 8) takes its rows as
+    # one list, row position by row position, eight rows at a time: the groups span row positions,
+    # yet every output's bits must be the same at any thread count and match NumPy.
+    a = (RNG.standard_normal(shape) * 10).astype(np.float32)
+    a[:, ::3] += 1000  # large terms beside small ones: a changed order of additions shows in the bits
+    x = sx.from_numpy(a)
+    got = at_thread_counts(lambda: [x.sum(dim=(0, 2)).numpy(), x.mean(dim=(0, -1), keepdim=True).numpy(),
+                                    x.norm(dim=(0, 2)).numpy(), x.amax(dim=(0, 2)).numpy()], counts=(1, 2, 3, 4))
+    for g in got[1:]:
+        assert all(np.array_equal(u, v) for u, v in zip(got[0], g))
+    ref = a.astype(np.float64)
+    mag = np.abs(ref).sum((0, 2))
+    _check(got[0][0], ref.sum((0, 2)), np.float32, mag)
+    _check(got[0][1], ref.mean((0, 2), keepdims=True), np.float32, np.abs(ref).mean((0, 2), keepdims=True))
+    _check(got[0][2], np.sqrt((ref * ref).sum((0, 2))), np.float32)
+    assert np.array_equal(got[0][3], a.max((0, 2)))
+    for j in (0, 1, shape[1] - 1):  # an output alone: its rows summed one by one
+        assert x[:, j:j + 1].sum(dim=(0, 2)).numpy()[0] == got[0][0][j]
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape,dim", [((7, 9, 300), 1), ((40, 5), 0), ((3, 600, 2), 2), ((6, 11, 3), 0)], ids=str)
 def test_max_min_along_a_column_dim_ties_and_nans(threads, dtype, shape, dim):

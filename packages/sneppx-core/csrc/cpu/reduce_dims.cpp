@@ -133,6 +133,21 @@ std::vector<int64_t> row_offsets(const Dims& red) {
   return offs;
 }
 
+// Position i = o m + k of a list of m-row blocks, followed without a division where i steps by one
+// (the row loops ask for rows in order, now and then the same one again).
+struct Cursor {
+  int64_t m, i = 0, k = 0, o = 0;
+  Cursor& at(int64_t j) {
+    if (j == i + 1) {
+      if (++k == m) k = 0, ++o;
+    } else if (j != i) {
+      k = j % m, o = j / m;
+    }
+    i = j;
+    return *this;
+  }
+};
+
 template <typename T, typename O, typename C, typename W, ReduceOp Op>
 void by_rows(const Reducer<T, O, C, W, Op>& r, const T* p, O* out, const Dims& kept, const Dims& red) {
   std::vector<int64_t> offs = row_offsets(red);
@@ -147,9 +162,12 @@ void by_rows(const Reducer<T, O, C, W, Op>& r, const T* p, O* out, const Dims& k
     for (int64_t o = b; o < e; ++o) base[size_t(o - b)] = p + offset_of(kept, o);
     int64_t step = across ? e - b : 8;
     for (int64_t k0 = 0; k0 < e - b; k0 += step) {
-      for (int64_t off : offs)
-        r.rows(std::min(step, e - b - k0), n, st, [&](int64_t k) { return base[size_t(k0 + k)] + off; },
-               [&](int64_t k, W v) { t[size_t(k0 + k)] = r.merge(t[size_t(k0 + k)], v); });
+      // The m outputs' rows as one list, row position by row position (a row's result does not
+      // depend on the rows summed beside it, and each output takes its rows in order).
+      int64_t m = std::min(step, e - b - k0);
+      Cursor in{m}, to{m};
+      r.rows(m * int64_t(offs.size()), n, st, [&](int64_t i) { return base[size_t(k0 + in.at(i).k)] + offs[size_t(in.o)]; },
+             [&](int64_t i, W v) { W& d = t[size_t(k0 + to.at(i).k)]; d = r.merge(d, v); });
     }
     for (int64_t o = b; o < e; ++o) out[o] = r.finish(t[size_t(o - b)]);
   });

@@ -116,18 +116,24 @@ inline f32x8 lane_sums8(const f32x8* a) {
 // each lane adding one element in eight (so no float lane adds more than 8 elements, as in
 // sum_run_f32), the eight vectors reduced together by lane_sums8 and each row's block sum added
 // in double; each row's last n % 8 elements are added in double. Sq adds squares.
+// `next` (or null) holds the eight rows summed after these, fetched into the cache line by line as
+// these are read: short rows are eight short streams, each over before the hardware's prefetcher
+// has followed it (rows of 130 from a 4 MB tensor, one thread: 17 -> 21 Gelem/s).
 template <bool Sq>
-void sum_rows8_f32(const float* const* rows, int64_t n, double* out) {
+void sum_rows8_f32(const float* const* rows, int64_t n, double* out, const float* const* next = nullptr) {
   f64x4 lo = {}, hi = {};
   int64_t i = 0;
   while (i + 8 <= n) {
     f32x8 a[8] = {};
-    for (int64_t end = std::min(n - n % 8, i + 64); i < end; i += 8)
+    for (int64_t end = std::min(n - n % 8, i + 64); i < end; i += 8) {
       for (int r = 0; r < 8; ++r) {
         f32x8 v;
         std::memcpy(&v, rows[r] + i, sizeof(v));
         a[r] += Sq ? v * v : v;
       }
+      if (next && i % 16 == 0)  // a line of each next row per 16 elements
+        for (int r = 0; r < 8; ++r) __builtin_prefetch(next[r] + i);
+    }
     add_widened(lo, hi, lane_sums8(a));
   }
   for (int r = 0; r < 8; ++r) {
@@ -142,12 +148,15 @@ void sum_rows8_f32(const float* const* rows, int64_t n, double* out) {
 // same however the rows are grouped (and over however many threads).
 template <bool Sq, typename At, typename Put>
 void sum_rows_f32(int64_t count, int64_t n, At at, Put put) {
+  if (count <= 0) return;
+  const float *rows[8], *next[8];
+  for (int64_t r = 0; r < 8; ++r) next[r] = at(std::min(r, count - 1));
   for (int64_t k = 0; k < count; k += 8) {
     int64_t m = std::min<int64_t>(8, count - k);
-    const float* rows[8];
     double t[8];
-    for (int64_t r = 0; r < 8; ++r) rows[r] = at(k + std::min(r, m - 1));
-    sum_rows8_f32<Sq>(rows, n, t);
+    std::memcpy(rows, next, sizeof(rows));
+    for (int64_t r = 0; r < 8; ++r) next[r] = at(std::min(k + 8 + r, count - 1));
+    sum_rows8_f32<Sq>(rows, n, t, n < kShortRow ? next : nullptr);  // long rows: the hardware prefetches
     for (int64_t r = 0; r < m; ++r) put(k + r, t[r]);
   }
 }
