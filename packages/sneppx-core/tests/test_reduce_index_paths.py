@@ -265,6 +265,20 @@ def test_row_extremes_find_nan_where_sums_overflow_or_cancel(threads, dtype, n):
             np.testing.assert_array_equal(float(x[k].amin()), np.min(a[k]))
 
 
+@pytest.mark.parametrize("n", [3, 8, 13, 130, 255])
+def test_short_float_rows_extremes_eight_at_a_time(threads, n):
+    # Short float32 rows take their max/min eight rows at a time (over the last dim, and over dims 0 and 2):
+    # a NaN in one row of a group, or infinities whose sums cancel, leave the other rows' results exact.
+    a = RNG.standard_normal((3, 37, n)).astype(np.float32)
+    a[1, 9, n // 2] = np.nan  # one row of a middle group
+    a[2, 20, 0], a[2, 20, -1] = np.inf, -np.inf  # no NaN, but a NaN sum when n > 1
+    a[0, 36, :] = -3e38  # the padded last group's row: sums overflow
+    x = sx.from_numpy(a)
+    for f, r in ((x.amax, np.max), (x.amin, np.min)):
+        np.testing.assert_array_equal(f(dim=-1).numpy(), r(a, axis=-1))
+        np.testing.assert_array_equal(f(dim=(0, 2)).numpy(), r(a, axis=(0, 2)))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
 def test_long_rows_of_products_and_extremes(threads, dtype):
     # Factors whose products are exact in every order: the segments must cover the row exactly once.

@@ -197,6 +197,13 @@ bool fast_extreme(ReduceOp op, const T* p, T* o, int64_t outer, int64_t n, int64
       return true;
     }
     parallel_for(outer, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (n < kShortRow) {  // short rows eight at a time
+          auto at = [&](int64_t k) { return p + (b + k) * n; };
+          auto put = [&](int64_t k, double v) { o[b + k] = float(v); };
+          return mx ? extreme_rows_f32<true>(e - b, n, at, put) : extreme_rows_f32<false>(e - b, n, at, put);
+        }
+      }
       for (int64_t r = b; r < e; ++r) o[r] = mx ? row_extreme<T, true>(p + r * n, n) : row_extreme<T, false>(p + r * n, n);
     });
     return true;

@@ -94,8 +94,12 @@ struct Reducer {
   // Rows k < count at at(k), each result handed to put(k, total): short float rows eight at a time.
   template <typename At, typename Put>
   void rows(int64_t count, int64_t n, int64_t stride, At at, Put put) const {
-    if constexpr (std::is_same_v<T, float> && std::is_same_v<O, float> && sumlike()) {
-      if (stride == 1 && n < kShortRow) return sum_rows_f32<op == ReduceOp::SumSquares>(count, n, at, put);
+    if constexpr (std::is_same_v<T, float> && std::is_same_v<O, float>) {
+      if (stride == 1 && n < kShortRow) {
+        if constexpr (sumlike()) return sum_rows_f32<op == ReduceOp::SumSquares>(count, n, at, put);
+        if constexpr (op == ReduceOp::Max || op == ReduceOp::Min)
+          return extreme_rows_f32<op == ReduceOp::Max>(count, n, at, put);
+      }
     }
     for (int64_t k = 0; k < count; ++k) put(k, row(at(k), n, stride));
   }

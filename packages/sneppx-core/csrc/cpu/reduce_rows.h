@@ -98,18 +98,22 @@ double sum_run_f32(const float* p, int64_t n) {
 // costs as much as the row itself at this length. Longer rows are too where there are many of them.
 constexpr int64_t kShortRow = 256;
 
-// The eight lanes of each of eight vectors summed, vector r's sum in lane r: three rounds of shuffles
-// (a transpose that adds as it goes).
-inline f32x8 lane_sums8(const f32x8* a) {
+// The eight lanes of each of eight vectors combined by op (+, max or min), vector r's result in lane r:
+// three rounds of shuffles (a transpose that combines as it goes).
+template <typename Op>
+inline f32x8 lane_reduce8(const f32x8* a, Op op) {
   f32x8 b[4], c[2];
-  for (int r = 0; r < 4; ++r)  // lanes: pair sums of vectors 2r and 2r+1, interleaved
-    b[r] = __builtin_shufflevector(a[2 * r], a[2 * r + 1], 0, 8, 2, 10, 4, 12, 6, 14) +
-           __builtin_shufflevector(a[2 * r], a[2 * r + 1], 1, 9, 3, 11, 5, 13, 7, 15);
-  for (int r = 0; r < 2; ++r)  // lanes: quarter sums of vectors 4r..4r+3, two halves
-    c[r] = __builtin_shufflevector(b[2 * r], b[2 * r + 1], 0, 1, 8, 9, 4, 5, 12, 13) +
-           __builtin_shufflevector(b[2 * r], b[2 * r + 1], 2, 3, 10, 11, 6, 7, 14, 15);
-  return __builtin_shufflevector(c[0], c[1], 0, 1, 2, 3, 8, 9, 10, 11) +
-         __builtin_shufflevector(c[0], c[1], 4, 5, 6, 7, 12, 13, 14, 15);
+  for (int r = 0; r < 4; ++r)  // lanes: pair results of vectors 2r and 2r+1, interleaved
+    b[r] = op(__builtin_shufflevector(a[2 * r], a[2 * r + 1], 0, 8, 2, 10, 4, 12, 6, 14),
+              __builtin_shufflevector(a[2 * r], a[2 * r + 1], 1, 9, 3, 11, 5, 13, 7, 15));
+  for (int r = 0; r < 2; ++r)  // lanes: quarter results of vectors 4r..4r+3, two halves
+    c[r] = op(__builtin_shufflevector(b[2 * r], b[2 * r + 1], 0, 1, 8, 9, 4, 5, 12, 13),
+              __builtin_shufflevector(b[2 * r], b[2 * r + 1], 2, 3, 10, 11, 6, 7, 14, 15));
+  return op(__builtin_shufflevector(c[0], c[1], 0, 1, 2, 3, 8, 9, 10, 11),
+            __builtin_shufflevector(c[0], c[1], 4, 5, 6, 7, 12, 13, 14, 15));
+}
+inline f32x8 lane_sums8(const f32x8* a) {
+  return lane_reduce8(a, [](f32x8 x, f32x8 y) { return x + y; });
 }
 
 // Float sums of eight rows of n elements at once, in blocks of 64: a vector of eight lanes per row,
@@ -143,11 +147,11 @@ void sum_rows8_f32(const float* const* rows, int64_t n, double* out, const float
   }
 }
 
-// Sums of `count` rows of n floats, row k at at(k), each handed to put(k, sum): eight at a time, the
-// last group padded with its final row. A row's sum depends on that row alone, so it comes out the
-// same however the rows are grouped (and over however many threads).
-template <bool Sq, typename At, typename Put>
-void sum_rows_f32(int64_t count, int64_t n, At at, Put put) {
+// `count` rows of n floats, row k at at(k), reduced by kernel(rows, n, out, next) eight at a time (the
+// last group padded with its final row), each result handed to put(k, result). A row's result depends
+// on that row alone, so it comes out the same however the rows are grouped (and over however many threads).
+template <typename At, typename Put, typename Kernel>
+void rows_by_eight_f32(int64_t count, int64_t n, At at, Put put, Kernel kernel) {
   if (count <= 0) return;
   const float *rows[8], *next[8];
   for (int64_t r = 0; r < 8; ++r) next[r] = at(std::min(r, count - 1));
@@ -156,9 +160,15 @@ void sum_rows_f32(int64_t count, int64_t n, At at, Put put) {
     double t[8];
     std::memcpy(rows, next, sizeof(rows));
     for (int64_t r = 0; r < 8; ++r) next[r] = at(std::min(k + 8 + r, count - 1));
-    sum_rows8_f32<Sq>(rows, n, t, n < kShortRow ? next : nullptr);  // long rows: the hardware prefetches
+    kernel(rows, n, t, n < kShortRow ? next : nullptr);  // long rows: the hardware prefetches
     for (int64_t r = 0; r < m; ++r) put(k + r, t[r]);
   }
+}
+
+// Sums of such rows (see sum_rows8_f32).
+template <bool Sq, typename At, typename Put>
+void sum_rows_f32(int64_t count, int64_t n, At at, Put put) {
+  rows_by_eight_f32(count, n, at, put, [](auto... a) { sum_rows8_f32<Sq>(a...); });
 }
 
 // Double sums: four vectors of independent lanes, added pairwise at the end.
@@ -323,6 +333,66 @@ C row_extreme(const C* p, int64_t n) {
     for (int64_t j = 0; j < n && !nan; ++j) nan = p[j] != p[j];
   }
   return nan ? std::numeric_limits<C>::quiet_NaN() : r;
+}
+
+// Max/min of eight float rows of n elements at once (short rows, where one row's horizontal step
+// costs as much as the row): a vector per row, the eight reduced together by lane_reduce8. NaNs are
+// recorded as in row_extreme (running sums under AVX-512, here one per row; an OR of unordered lanes
+// for all eight rows on AVX2); any sign of one sends each row to row_extreme. `next` as in
+// sum_rows8_f32. The results go out as doubles (exact), as rows_by_eight_f32 hands them on.
+template <bool IsMax>
+void extreme_rows8_f32(const float* const* rows, int64_t n, double* out, const float* const* next = nullptr) {
+#if defined(__AVX512F__)
+  constexpr bool kSums = true;
+#else
+  constexpr bool kSums = false;
+#endif
+  const float init = IsMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+  auto pick = [](f32x8 a, f32x8 b) { return IsMax ? (b > a ? b : a) : (b < a ? b : a); };
+  f32x8 acc[8], sum[8];
+  typedef int32_t i32x8 __attribute__((vector_size(32)));
+  i32x8 bad = {};
+  for (int r = 0; r < 8; ++r) {
+    sum[r] = f32x8{};
+    for (int k = 0; k < 8; ++k) acc[r][k] = init;
+  }
+  int64_t i = 0, end = n - n % 8;
+  for (; i < end; i += 8) {
+    for (int r = 0; r < 8; ++r) {
+      f32x8 v;
+      std::memcpy(&v, rows[r] + i, sizeof(v));
+      acc[r] = pick(acc[r], v);
+      if constexpr (kSums) sum[r] += v;
+      else bad |= (v != v);
+    }
+    if (next && i % 16 == 0)
+      for (int r = 0; r < 8; ++r) __builtin_prefetch(next[r] + i);
+  }
+  f32x8 m = lane_reduce8(acc, pick);
+  bool nan = false;
+  if constexpr (kSums) {
+    f32x8 s = lane_sums8(sum);
+    for (int r = 0; r < 8; ++r) nan |= s[r] != s[r];
+  } else {
+    for (int k = 0; k < 8; ++k) nan |= bad[k] != 0;
+  }
+  for (int r = 0; r < 8; ++r) {
+    float x = m[r];
+    for (int64_t j = end; j < n; ++j) {
+      float y = rows[r][j];
+      x = IsMax ? (y > x ? y : x) : (y < x ? y : x);
+      nan |= y != y;
+    }
+    out[r] = x;
+  }
+  if (nan)  // exact, row by row (a sum's NaN may come from inf + -inf)
+    for (int r = 0; r < 8; ++r) out[r] = row_extreme<float, IsMax>(rows[r], n);
+}
+
+// Max/min of `count` rows of n floats, eight at a time (see rows_by_eight_f32).
+template <bool IsMax, typename At, typename Put>
+void extreme_rows_f32(int64_t count, int64_t n, At at, Put put) {
+  rows_by_eight_f32(count, n, at, put, [](auto... a) { extreme_rows8_f32<IsMax>(a...); });
 }
 
 }  // namespace sx::cpu
