@@ -98,7 +98,9 @@ def test_cumsum_accumulates_float32_in_double(threads, shape, dim):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.float16, np.uint8, np.bool_])
 @pytest.mark.parametrize("shape,perm", [((1024, 1024), (1, 0)), ((37, 45), (1, 0)), ((33, 70), (1, 0)),
-                                        ((3, 40, 50), (0, 2, 1)), ((3, 40, 50), (2, 1, 0)), ((100, 33, 9), (2, 0, 1))])
+                                        ((3, 40, 50), (0, 2, 1)), ((3, 40, 50), (2, 1, 0)), ((100, 33, 9), (2, 0, 1)),
+                                        ((40, 24), (1, 0)), ((8, 8), (1, 0)), ((9, 130), (1, 0)), ((1000, 31), (1, 0)),
+                                        ((5, 12, 10), (0, 2, 1)), ((7, 9), (1, 0))])
 def test_transposing_copies(threads, dtype, shape, perm):
     a = (np.random.default_rng(3).standard_normal(shape) * 10).astype(dtype)
     got = sx.from_numpy(a).permute(*perm).contiguous().numpy()

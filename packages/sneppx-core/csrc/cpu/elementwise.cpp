@@ -255,7 +255,7 @@ bool copy_transposed(const Tensor& dst, const Tensor& src) {
   if (nd < 2) return false;
   const Shape &ds = g.strides[0], &ss = g.strides[1];
   int64_t rows = g.shape[nd - 2], cols = g.shape[nd - 1];
-  if (ds[nd - 1] != es || ss[nd - 2] != es || ss[nd - 1] == es || rows < B || cols < B) return false;
+  if (ds[nd - 1] != es || ss[nd - 2] != es || ss[nd - 1] == es || rows < 8 || cols < 8) return false;
   int64_t rt = (rows + B - 1) / B, ct = (cols + B - 1) / B, outer = 1;
   for (int64_t d = 0; d < nd - 2; ++d) outer *= g.shape[d];
   char* dbase = dst->raw();
@@ -358,8 +358,9 @@ void copy(const Tensor& dst, const Tensor& src) {
           copy_bytes(dst->raw(), src->raw(), size_t(dst->numel()) * sizeof(D));
           return;
         }
-        // (a transposing copy needs 32 x 32 elements and a copy of whole rows pays off from a few hundred)
-        if (dst->numel() >= 1024 && (copy_transposed<D>(dst, src) || copy_rows<D>(dst, src))) return;
+        // (a transposing copy pays off from one 8 x 8 block, a copy of whole rows from a few hundred elements)
+        if (dst->numel() >= 64 && copy_transposed<D>(dst, src)) return;
+        if (dst->numel() >= 1024 && copy_rows<D>(dst, src)) return;
         for_each<2>(dst->shape, {dst.get(), src.get()}, [&](char** p, const int64_t* s, int64_t n) {
           constexpr int64_t es = sizeof(D);
           if (s[0] == es && s[1] == es) {
