@@ -16,7 +16,7 @@ namespace sx {
 
 namespace {
 constexpr size_t kAlign = 64;
-constexpr size_t kCacheMin = 256 * 1024;
+constexpr size_t kCacheMin = 32 * 1024;
 constexpr size_t kCacheMax = size_t(1) << 30;  // never hold more than 1 GiB idle
 
 struct BlockCache {

@@ -36,8 +36,9 @@ struct Storage {
   static std::shared_ptr<Storage> wrap(void* data, size_t nbytes, Device device, std::shared_ptr<void> owner);
 };
 
-// The CPU allocator: 64-byte aligned blocks; blocks of 256 KiB and more are cached for reuse so
-// that large temporaries do not pay fresh page faults on every op.
+// The CPU allocator: 64-byte aligned blocks; blocks of 32 KiB and more are cached for reuse so
+// that temporaries do not pay fresh page faults on every op (from malloc's mmap, or from its heap
+// top, which glibc trims once two freed temporaries of a few hundred KiB lie there).
 void* cpu_alloc(size_t nbytes);
 void cpu_free(void* p, size_t nbytes);
 // Returns cached blocks to the system; returns the number of bytes released.
