@@ -212,16 +212,33 @@ bool gather_cpu(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t d
 template <typename T, ScatterOp Op>
 bool scatter_line(T* y, const int64_t* ix, const T* s, int64_t cnt, int64_t size) {
   const uint64_t n = uint64_t(size);
-  for (int64_t m = 0; m < cnt; ++m) {
+  auto one = [&](int64_t m) {
     const uint64_t a = uint64_t(ix[m]);
     if (__builtin_expect(a >= n, 0)) {
       const T* sm = s + m;
-      if (!each_index(ix + m, 1, 1, size, [y, sm](int64_t k, int64_t i) { y[i] = scatter_value<T>(Op, y[i], sm[k]); }))
-        return false;
-      continue;
+      return each_index(ix + m, 1, 1, size, [y, sm](int64_t k, int64_t i) { y[i] = scatter_value<T>(Op, y[i], sm[k]); });
     }
     y[a] = scatter_value<T>(Op, y[a], s[m]);
+    return true;
+  };
+  // Four at a time with one range test: a loop of a few instructions ran 15-20% slower or faster with
+  // where the linker placed it (across a 64-byte line of code or not); four elements a pass make the
+  // loop's own overhead small either way.
+  int64_t m = 0;
+  for (; m + 4 <= cnt; m += 4) {
+    const uint64_t a0 = uint64_t(ix[m]), a1 = uint64_t(ix[m + 1]), a2 = uint64_t(ix[m + 2]), a3 = uint64_t(ix[m + 3]);
+    if (__builtin_expect((a0 >= n) | (a1 >= n) | (a2 >= n) | (a3 >= n), 0)) {
+      for (int64_t k = m; k < m + 4; ++k)
+        if (!one(k)) return false;
+      continue;
+    }
+    y[a0] = scatter_value<T>(Op, y[a0], s[m]);
+    y[a1] = scatter_value<T>(Op, y[a1], s[m + 1]);
+    y[a2] = scatter_value<T>(Op, y[a2], s[m + 2]);
+    y[a3] = scatter_value<T>(Op, y[a3], s[m + 3]);
   }
+  for (; m < cnt; ++m)
+    if (!one(m)) return false;
   return true;
 }
 
