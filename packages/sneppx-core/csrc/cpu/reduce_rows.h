@@ -116,6 +116,13 @@ inline f32x8 lane_sums8(const f32x8* a) {
   return lane_reduce8(a, [](f32x8 x, f32x8 y) { return x + y; });
 }
 
+// While element i of eight rows is read, the cache line at i of each of the eight rows `next` (null:
+// none) is fetched, once per 16 floats (a line).
+inline void prefetch_next8(const float* const* next, int64_t i) {
+  if (next && i % 16 == 0)
+    for (int r = 0; r < 8; ++r) __builtin_prefetch(next[r] + i);
+}
+
 // Float sums of eight rows of n elements at once, in blocks of 64: a vector of eight lanes per row,
 // each lane adding one element in eight (so no float lane adds more than 8 elements, as in
 // sum_run_f32), the eight vectors reduced together by lane_sums8 and each row's block sum added
@@ -135,8 +142,7 @@ void sum_rows8_f32(const float* const* rows, int64_t n, double* out, const float
         std::memcpy(&v, rows[r] + i, sizeof(v));
         a[r] += Sq ? v * v : v;
       }
-      if (next && i % 16 == 0)  // a line of each next row per 16 elements
-        for (int r = 0; r < 8; ++r) __builtin_prefetch(next[r] + i);
+      prefetch_next8(next, i);
     }
     add_widened(lo, hi, lane_sums8(a));
   }
@@ -284,13 +290,15 @@ template <typename C> C nan_min(C a, C b) {
 // Sums on AVX2 measured slower on rows of 130 (the sums and the mask cost alike there, and GCC spilled
 // the longer state). Four independent accumulators, so that the loop runs at the load rate rather than
 // at the latency of one chain.
+#if defined(__AVX512F__)
+constexpr bool kNanBySums = true;  // how max/min rows record NaNs (see row_extreme)
+#else
+constexpr bool kNanBySums = false;
+#endif
+
 template <typename C, bool IsMax>
 C row_extreme(const C* p, int64_t n) {
-#if defined(__AVX512F__)
-  constexpr bool kSums = true;
-#else
-  constexpr bool kSums = false;
-#endif
+  constexpr bool kSums = kNanBySums;
   constexpr int L = 32 / sizeof(C);
   typedef C vec __attribute__((vector_size(32)));
   using I = std::conditional_t<sizeof(C) == 4, int32_t, int64_t>;
@@ -342,11 +350,7 @@ C row_extreme(const C* p, int64_t n) {
 // sum_rows8_f32. The results go out as doubles (exact), as rows_by_eight_f32 hands them on.
 template <bool IsMax>
 void extreme_rows8_f32(const float* const* rows, int64_t n, double* out, const float* const* next = nullptr) {
-#if defined(__AVX512F__)
-  constexpr bool kSums = true;
-#else
-  constexpr bool kSums = false;
-#endif
+  constexpr bool kSums = kNanBySums;
   const float init = IsMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
   auto pick = [](f32x8 a, f32x8 b) { return IsMax ? (b > a ? b : a) : (b < a ? b : a); };
   f32x8 acc[8], sum[8];
@@ -365,8 +369,7 @@ void extreme_rows8_f32(const float* const* rows, int64_t n, double* out, const f
       if constexpr (kSums) sum[r] += v;
       else bad |= (v != v);
     }
-    if (next && i % 16 == 0)
-      for (int r = 0; r < 8; ++r) __builtin_prefetch(next[r] + i);
+    prefetch_next8(next, i);
   }
   f32x8 m = lane_reduce8(acc, pick);
   bool nan = false;
