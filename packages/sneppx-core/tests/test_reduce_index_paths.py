@@ -645,6 +645,57 @@ def test_sorts_and_topk_with_ties_over_long_rows(threads, dtype, descending):
         np.testing.assert_array_equal(v.numpy(), np.take_along_axis(a, order[:, :k], 1))
 
 
+def _stable_order(a, axis, descending):
+    """NumPy's stable order along `axis`, NaN sorting as the largest value."""
+    if a.dtype.kind == "f":
+        key = np.where(np.isnan(a), np.inf, a.astype(np.float64))
+    else:
+        key = a.astype(np.int64)
+    return np.argsort(-key if descending else key, axis=axis, kind="stable")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int64, np.uint8, np.bool_])
+def test_sorts_and_topk_along_strided_dims(threads, dtype):
+    """Sorts and top-k along a dim that is not the last read the rows where they lie, a group of
+    neighbouring rows at a time: inner sizes below, at and above a group (16), a last group cut short,
+    rows long enough to shrink the group, inputs that are views, and the gradient scattered back."""
+    rng = np.random.default_rng(7)
+    shapes = [((40, 24), 0), ((3, 30, 7), 1), ((2, 300, 37), 1), ((5000, 13), 0), ((4, 5, 16, 3), 2), ((1, 9, 1), 1)]
+    for shape, dim in shapes:
+        if dtype == np.bool_:
+            a = rng.random(shape) < 0.5
+        else:
+            a = rng.integers(0, 7, shape).astype(dtype)
+            if a.dtype.kind == "f":
+                a.reshape(-1)[::13] = np.nan
+        x = sx.from_numpy(a)
+        n = shape[dim]
+        for descending in (False, True):
+            order = _stable_order(a, dim, descending)
+            v, i = x.sort(dim=dim, descending=descending, stable=True)
+            np.testing.assert_array_equal(i.numpy(), order, err_msg=f"{shape} {dim}")
+            np.testing.assert_array_equal(v.numpy(), np.take_along_axis(a, order, dim))
+            for k in sorted({1, 2, min(17, n), n // 2 + 1, n}):
+                v, i = sx.topk(x, k, dim=dim, largest=descending)
+                want = np.take(order, np.arange(k), axis=dim)
+                np.testing.assert_array_equal(i.numpy(), want, err_msg=f"{shape} {dim} k={k}")
+                np.testing.assert_array_equal(v.numpy(), np.take_along_axis(a, want, dim))
+    a = rng.standard_normal((24, 40)).astype(np.float32)
+    for view, ref in ((sx.from_numpy(a).t(), a.T), (sx.from_numpy(a)[:, ::3], a[:, ::3])):
+        for dim in (0, 1):  # a view whose moved dim is contiguous, and one that is not
+            order = _stable_order(ref, dim, False)
+            v, i = view.sort(dim=dim)
+            np.testing.assert_array_equal(i.numpy(), order)
+            np.testing.assert_array_equal(v.numpy(), np.take_along_axis(ref, order, dim))
+    g = rng.standard_normal((3, 30, 7))
+    x = sx.from_numpy(g).requires_grad_()
+    w = rng.standard_normal((3, 4, 7))
+    (sx.topk(x, 4, dim=1)[0] * sx.from_numpy(w)).sum().backward()
+    want = np.zeros_like(g)
+    np.put_along_axis(want, np.argsort(-g, axis=1, kind="stable")[:, :4], w, 1)
+    np.testing.assert_allclose(x.grad.numpy(), want)
+
+
 @pytest.mark.parametrize("n", [127, 128, 129, 1000])
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float16])
 def test_radix_sorted_rows_of_spread_values(threads, n, dtype):

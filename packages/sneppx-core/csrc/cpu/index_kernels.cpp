@@ -13,11 +13,13 @@
 #include <vector>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <type_traits>
 #include <utility>
 #include <numeric>
 
 #include "cpu/loops.h"
+#include "cpu/transpose.h"
 #include "ops/kernels.h"
 #include "ops/index_math.h"
 
@@ -562,45 +564,82 @@ void few_best(const T* row, int64_t n, int64_t k, bool descending, std::vector<s
 // Each row is sorted as (key, position) pairs: positions break ties, so every sort is stable, and the
 // comparisons read no row data. A top-k of a few (k <= kFewBest) keeps them in one pass instead.
 constexpr int64_t kFewBest = 16;
-void sort_rows_cpu(const Tensor& rows, const Tensor& values, const Tensor& indices, bool descending) {
-  int64_t n = rows->shape[1], k = values->shape[1], nrows = rows->shape[0];
-  if (k == 0) return;
-  SX_DISPATCH_ALL(rows->dtype, "sort", [&] {
+
+// Sorts one row of n into its first k values and positions, with scratch kept across rows.
+template <typename T>
+struct RowSorter {
+  using C = std::conditional_t<std::is_same_v<T, bool>, bool, acc_t<T>>;
+  std::vector<std::pair<uint64_t, int64_t>> keyed;
+  std::vector<uint64_t> keyed64, tmp64;
+
+  void operator()(const T* row, int64_t n, int64_t k, bool descending, T* vo, int64_t* io) {
+    if constexpr (sizeof(T) <= 4) {
+      if (k > kFewBest && n <= int64_t(UINT32_MAX)) {
+        keyed64.resize(size_t(n));
+        sort_packed<T, C>(row, n, k, descending, keyed64, tmp64, vo, io);
+        return;
+      }
+    }
+    if (k <= kFewBest) {  // a few best: one pass keeping them sorted, a compare per element
+      keyed.resize(size_t(k));
+      if constexpr (sizeof(T) <= 4) few_best<uint32_t>(row, n, k, descending, keyed, vo, io, sort_key32<C>);
+      else few_best<uint64_t>(row, n, k, descending, keyed, vo, io, sort_key<C>);
+      return;
+    }
+    keyed.resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i) {
+      uint64_t key = sort_key<C>(C(row[i]));
+      keyed[size_t(i)] = {descending ? ~key : key, i};
+    }
+    if (k == n) std::sort(keyed.begin(), keyed.end());
+    else std::partial_sort(keyed.begin(), keyed.begin() + k, keyed.end());
+    for (int64_t j = 0; j < k; ++j) {
+      io[j] = keyed[size_t(j)].second;
+      vo[j] = row[io[j]];
+    }
+  }
+};
+
+// Elements a gathered group of strided rows may hold: G rows of n, G at most kSortCols.
+constexpr int64_t kSortTile = 1 << 15, kSortCols = 16;
+
+// Sorts x (outer, n, inner) along its middle dim into values and indices (outer, k, inner). With
+// inner > 1 the rows are strided: G neighbouring ones are gathered at a time (each of the n reads
+// takes G contiguous elements), sorted from the buffer, and their k results written back G at a time,
+// so the op needs no transposed copies in or out.
+void sort_dim_cpu(const Tensor& x, const Tensor& values, const Tensor& indices, bool descending) {
+  const int64_t outer = x->shape[0], n = x->shape[1], inner = x->shape[2], k = values->shape[1];
+  if (k == 0 || n == 0) return;
+  const int64_t G = inner == 1 ? 1 : std::clamp<int64_t>(kSortTile / n, 1, std::min(inner, kSortCols));
+  const int64_t groups = (inner + G - 1) / G;
+  SX_DISPATCH_ALL(x->dtype, "sort", [&] {
     using T = scalar_t;
-    using C = std::conditional_t<std::is_same_v<T, bool>, bool, acc_t<T>>;
-    constexpr bool narrow = sizeof(T) <= 4;
-    const bool packed = narrow && k > kFewBest && n <= int64_t(UINT32_MAX);
-    parallel_for(nrows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
-      std::vector<std::pair<uint64_t, int64_t>> keyed(static_cast<size_t>(packed ? 0 : k <= kFewBest ? k : n));
-      std::vector<uint64_t> keyed64(static_cast<size_t>(packed ? n : 0)), tmp64;
-      for (int64_t r = b; r < e; ++r) {
-        const T* row = rows->data<T>() + r * n;
-        if constexpr (narrow) {
-          if (packed) {
-            sort_packed<T, C>(row, n, k, descending, keyed64, tmp64, values->data<T>() + r * k,
-                              indices->data<int64_t>() + r * k);
-            continue;
-          }
-        }
-        if (k <= kFewBest) {  // a few best: one pass keeping them sorted, a compare per element
-          T* vo = values->data<T>() + r * k;
-          int64_t* io = indices->data<int64_t>() + r * k;
-          if constexpr (narrow) few_best<uint32_t>(row, n, k, descending, keyed, vo, io, sort_key32<C>);
-          else few_best<uint64_t>(row, n, k, descending, keyed, vo, io, sort_key<C>);
+    const T* xs = x->data<T>();
+    T* vs = values->data<T>();
+    int64_t* is = indices->data<int64_t>();
+    parallel_for(outer * groups, std::max<int64_t>(1, 4096 / (n * G)), [&](int64_t b, int64_t e) {
+      RowSorter<T> sort;
+      const size_t tile = inner == 1 ? 0 : size_t(G * (n + k));
+      std::unique_ptr<T[]> buf(new T[tile]);  // G gathered rows of n, then their G rows of k values
+      std::vector<int64_t> ib(inner == 1 ? 0 : size_t(G * k));
+      for (int64_t u = b; u < e; ++u) {
+        const int64_t o = u / groups, i0 = u % groups * G, g = std::min(G, inner - i0);
+        const T* src = xs + o * n * inner + i0;
+        T* vo = vs + o * k * inner + i0;
+        int64_t* io = is + o * k * inner + i0;
+        if (inner == 1) {
+          sort(src, n, k, descending, vo, io);
           continue;
         }
-        for (int64_t i = 0; i < n; ++i) {
-          uint64_t key = sort_key<C>(C(row[i]));
-          keyed[size_t(i)] = {descending ? ~key : key, i};
-        }
-        if (k == n) std::sort(keyed.begin(), keyed.end());
-        else std::partial_sort(keyed.begin(), keyed.begin() + k, keyed.end());
-        T* vo = values->data<T>() + r * k;
-        int64_t* io = indices->data<int64_t>() + r * k;
-        for (int64_t j = 0; j < k; ++j) {
-          io[j] = keyed[size_t(j)].second;
-          vo[j] = row[io[j]];
-        }
+        T* rows = buf.get();
+        T* vb = rows + G * n;
+        constexpr int64_t es = sizeof(T), is8 = sizeof(int64_t);
+        transpose_tile<T>(reinterpret_cast<char*>(rows), n * es, reinterpret_cast<const char*>(src), inner * es, 0, g,
+                          0, n);
+        for (int64_t c = 0; c < g; ++c) sort(rows + c * n, n, k, descending, vb + c * k, ib.data() + c * k);
+        transpose_tile<T>(reinterpret_cast<char*>(vo), inner * es, reinterpret_cast<const char*>(vb), k * es, 0, k, 0, g);
+        transpose_tile<int64_t>(reinterpret_cast<char*>(io), inner * is8, reinterpret_cast<const char*>(ib.data()),
+                                k * is8, 0, k, 0, g);
       }
     });
   });
@@ -700,7 +739,7 @@ SX_REGISTER_KERNEL(kern::index_put_front, CPU, &index_put_front_cpu);
 SX_REGISTER_KERNEL(kern::index_select, CPU, &index_select_cpu);
 SX_REGISTER_KERNEL(kern::index_add, CPU, &index_add_cpu);
 SX_REGISTER_KERNEL(kern::masked_select, CPU, &masked_select_cpu);
-SX_REGISTER_KERNEL(kern::sort_rows, CPU, &sort_rows_cpu);
+SX_REGISTER_KERNEL(kern::sort_dim, CPU, &sort_dim_cpu);
 SX_REGISTER_KERNEL(kern::count_nonzero, CPU, &count_nonzero_cpu);
 SX_REGISTER_KERNEL(kern::count_true, CPU, &count_true_cpu);
 SX_REGISTER_KERNEL(kern::nonzero, CPU, &nonzero_cpu);

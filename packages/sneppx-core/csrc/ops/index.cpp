@@ -19,6 +19,7 @@ SX_DEFINE_KERNEL(kern::index_select);
 SX_DEFINE_KERNEL(kern::index_add);
 SX_DEFINE_KERNEL(kern::masked_select);
 SX_DEFINE_KERNEL(kern::sort_rows);
+SX_DEFINE_KERNEL(kern::sort_dim);
 SX_DEFINE_KERNEL(kern::count_nonzero);
 SX_DEFINE_KERNEL(kern::count_true);
 SX_DEFINE_KERNEL(kern::nonzero);
@@ -393,20 +394,35 @@ Tensor one_hot(const Tensor& x, int64_t num_classes) {
   return out;
 }
 
-// Sorts each row of the last dim (after moving `dim` last); returns values and indices.
+// Sorts x along `dim`; returns the first k values and their indices. A backend with the strided kernel
+// (sort_dim) sorts a contiguous x where it lies; otherwise `dim` is moved last and copied, and the
+// results are moved back. A non-contiguous x whose moved view is contiguous takes that view as is.
 static std::pair<Tensor, Tensor> sort_rows(const Tensor& x, int64_t dim, bool descending, int64_t k) {
-  int64_t d = x->dim() ? wrap_dim(dim, x->dim(), "sort") : 0;
-  Tensor xt = x->dim() ? contiguous(detach(transpose(x, d, -1))) : reshape(detach(x), {1});
-  int64_t n = xt->shape.back(), rows = n ? xt->numel() / n : 0;
-  Shape os = xt->shape;
-  os.back() = k;
-  Tensor vals = empty(os, x->dtype, x->device()), idx = empty(os, DType::Int64, x->device());
-  if (rows && n)
-    kern::sort_rows(x->device())(reshape(xt, {rows, n}), reshape(vals, {rows, k}), reshape(idx, {rows, k}), descending);
+  const int64_t d = x->dim() ? wrap_dim(dim, x->dim(), "sort") : 0;
+  const Device dev = x->device();
+  Tensor xd = x->dim() ? detach(x) : reshape(detach(x), {1}), moved = transpose(xd, d, -1);
+  const bool strided = kern::sort_dim.has(dev.type) && (xd->is_contiguous() || !moved->is_contiguous());
+  Tensor src = contiguous(strided ? xd : moved);
+  const size_t at = size_t(strided ? d : src->dim() - 1);  // the sorted dim of src
+  const int64_t n = src->shape[at];
+  Shape os = src->shape;
+  os[at] = k;
+  Tensor vals = empty(os, x->dtype, dev), idx = empty(os, DType::Int64, dev);
+  if (src->numel()) {
+    int64_t in = 1;
+    for (size_t a = at + 1; a < os.size(); ++a) in *= os[a];
+    const int64_t outer = src->numel() / (n * in);
+    if (kern::sort_dim.has(dev.type))
+      kern::sort_dim(dev)(reshape(src, {outer, n, in}), reshape(vals, {outer, k, in}), reshape(idx, {outer, k, in}),
+                          descending);
+    else
+      kern::sort_rows(dev)(reshape(src, {outer, n}), reshape(vals, {outer, k}), reshape(idx, {outer, k}), descending);
+  }
   if (x->dim() == 0) return {reshape(vals, {}), reshape(idx, {})};
-  vals = transpose(vals, d, -1);
-  idx = contiguous(transpose(idx, d, -1));
-  vals = contiguous(vals);
+  if (!strided) {
+    vals = contiguous(transpose(vals, d, -1));
+    idx = contiguous(transpose(idx, d, -1));
+  }
   if (is_floating(x->dtype) && needs_grad({&x})) {
     Shape xs = x->shape;
     record("SortBackward", {x}, vals, [xs, d, idx](const Tensor& g) {

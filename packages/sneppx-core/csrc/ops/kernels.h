@@ -123,6 +123,9 @@ SX_KERNEL(masked_select, void(const Tensor& out, const Tensor& x, const Tensor& 
 // Sorts each row of a contiguous (rows, n) tensor; writes the first k = values.shape[1] of each
 // row to values and indices (both (rows, k)). NaN sorts as the largest value; ties keep their order.
 SX_KERNEL(sort_rows, void(const Tensor& rows, const Tensor& values, const Tensor& indices, bool descending));
+// The same along the middle dim of a contiguous x (outer, n, inner), into values and indices
+// (outer, k, inner): a backend that has it sorts strided rows in place of the op's transposed copies.
+SX_KERNEL(sort_dim, void(const Tensor& x, const Tensor& values, const Tensor& indices, bool descending));
 // The number of non-zero elements of x, and their coordinates ((count, x.dim()) int64, row-major order).
 SX_KERNEL(count_nonzero, int64_t(const Tensor& x));
 // out[r] = the number of true elements of row r of a contiguous bool x viewed as (rows, n), in out's dtype
