@@ -404,8 +404,8 @@ def test_adaptive_pools_against_numpy():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_average_pools_of_long_windows_against_numpy(dtype):
     """Windows whose rows (or whole span, when they cover full rows) hold 16 or more elements are summed
-    by the vectorised row sums: global averages of short planes (eight at a time, a count that is no
-    multiple of eight) and long ones (and their gradients), full-width windows over several rows, long
+    by the vectorised row sums: global averages of short planes and of 64 or more long ones (eight at a
+    time, a count that is no multiple of eight), of a few long ones (and their gradients), full-width windows over several rows, long
     partial rows, a wide fixed window; against NumPy's float64 means, the same at 1 and 2 threads."""
     def means(x, rows, cols):  # windows given as lists of (lo, hi)
         return np.stack([np.stack([x[:, :, a:b, c:d].mean(axis=(2, 3)) for c, d in cols], -1) for a, b in rows], -2)
@@ -413,7 +413,8 @@ def test_average_pools_of_long_windows_against_numpy(dtype):
     def spans(n, o):
         return [(i * n // o, -(-(i + 1) * n // o)) for i in range(o)]
 
-    cases = [((3, 7, 9, 13), 1), ((2, 3, 20, 16), 1), ((2, 5, 8, 12), (2, 1)), ((2, 3, 6, 40), (3, 2))]
+    cases = [((3, 7, 9, 13), 1), ((2, 3, 20, 16), 1), ((4, 17, 16, 20), 1), ((2, 5, 8, 12), (2, 1)),
+             ((2, 3, 6, 40), (3, 2))]
     for shape, size in cases:
         x = RNG.standard_normal(shape)
         oh, ow = (size, size) if isinstance(size, int) else size
