@@ -41,22 +41,57 @@ inline __m256 load8(const BFloat16* p) {
 }
 inline __m256 load8(const Half* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 
-// out[c] = sum_k x[k] * float(cols[c][k]) for C contiguous columns: eight lanes per column, added
-// in lane order, then the tail. The arithmetic of a column does not depend on C.
+// The widest float vector of the build (16 lanes with AVX-512, else 8), and the few operations
+// gemv_rows needs on it.
+#ifdef __AVX512F__
+using VecF = __m512;
+constexpr int64_t kLanes = 16;
+inline VecF vwiden(const BFloat16* p) {
+  __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+inline VecF vwiden(const Half* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+inline VecF vload(const float* p) { return _mm512_loadu_ps(p); }
+inline void vstore(float* p, VecF v) { _mm512_storeu_ps(p, v); }
+inline VecF vset1(float v) { return _mm512_set1_ps(v); }
+inline VecF vadd(VecF a, VecF b) { return _mm512_add_ps(a, b); }
+inline VecF vmul(VecF a, VecF b) { return _mm512_mul_ps(a, b); }
+inline VecF vfma(VecF a, VecF b, VecF c) { return _mm512_fmadd_ps(a, b, c); }
+inline __m256 vhalves(VecF v) { return _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1)); }
+#else
+using VecF = __m256;
+constexpr int64_t kLanes = 8;
+template <typename T>
+inline VecF vwiden(const T* p) { return load8(p); }
+inline VecF vload(const float* p) { return _mm256_loadu_ps(p); }
+inline void vstore(float* p, VecF v) { _mm256_storeu_ps(p, v); }
+inline VecF vset1(float v) { return _mm256_set1_ps(v); }
+inline VecF vadd(VecF a, VecF b) { return _mm256_add_ps(a, b); }
+inline VecF vmul(VecF a, VecF b) { return _mm256_mul_ps(a, b); }
+inline VecF vfma(VecF a, VecF b, VecF c) { return _mm256_fmadd_ps(a, b, c); }
+inline __m256 vhalves(VecF v) { return v; }
+#endif
+// The sum of a vector's lanes, by halves (a fixed order: the same for a column wherever it is summed).
+inline float vsum(VecF v) {
+  const __m256 a = vhalves(v);
+  __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  b = _mm_add_ps(b, _mm_movehl_ps(b, b));
+  return _mm_cvtss_f32(_mm_add_ss(b, _mm_movehdup_ps(b)));
+}
+
+// out[c] = sum_k x[k] * float(cols[c][k]) for C contiguous columns: a vector of lanes per column,
+// its lanes summed by halves, then the tail. The arithmetic of a column does not depend on C.
 template <int C, typename T>
 void dot_cols(const float* x, const T* const* cols, int64_t K, float* out) {
-  __m256 acc[C];
-  for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_ps();
+  VecF acc[C];
+  for (int c = 0; c < C; ++c) acc[c] = vset1(0.0f);
   int64_t k = 0;
-  for (; k + 8 <= K; k += 8) {
-    const __m256 xv = _mm256_loadu_ps(x + k);
-    for (int c = 0; c < C; ++c) acc[c] = _mm256_fmadd_ps(xv, load8(cols[c] + k), acc[c]);
+  for (; k + kLanes <= K; k += kLanes) {
+    const VecF xv = vload(x + k);
+    for (int c = 0; c < C; ++c) acc[c] = vfma(xv, vwiden(cols[c] + k), acc[c]);
   }
   for (int c = 0; c < C; ++c) {
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, acc[c]);
-    float s = 0.0f;
-    for (int l = 0; l < 8; ++l) s += lanes[l];
+    float s = vsum(acc[c]);
     for (int64_t t = k; t < K; ++t) s += x[t] * float(cols[c][t]);
     out[c] = s;
   }
@@ -71,7 +106,7 @@ float bias_at(const T* bias, int64_t j) {
 // y[j * incy] = T(sum_k x[k] * B(k, j) + bias[j * binc]) for j < n, with B(k, j) = B[k * sk + j]:
 // rows of B contiguous along j (x @ W with W stored (K, n)). Each task streams row pieces (up to
 // kTileJ wide) of a range of k, four rows per pass, into float32 partial sums (converted in
-// registers when the piece is whole vectors); the partial sums of the k ranges are added in order.
+// registers, a vector at a time, with AVX2); the partial sums of the k ranges are added in order.
 template <typename T>
 void gemv_rows(int64_t n, int64_t K, const float* x, const T* B, int64_t sk, T* y, int64_t incy, const T* bias,
                int64_t binc) {
@@ -89,20 +124,22 @@ void gemv_rows(int64_t n, int64_t K, const float* x, const T* B, int64_t sk, T* 
     std::fill(acc, acc + m, 0.0f);
     int64_t k = k0;
 #ifdef SX_HALF_SIMD
-    if (m % 8 == 0) {  // whole vectors: convert in registers
-      for (; k + 4 <= k1; k += 4) {
-        const T* r = B + k * sk + j0;
-        const __m256 x0 = _mm256_set1_ps(x[k]), x1 = _mm256_set1_ps(x[k + 1]), x2 = _mm256_set1_ps(x[k + 2]),
-                     x3 = _mm256_set1_ps(x[k + 3]);
-        for (int64_t j = 0; j < m; j += 8) {
-          __m256 a = _mm256_loadu_ps(acc + j);
-          a = _mm256_fmadd_ps(x0, load8(r + j), a);
-          a = _mm256_fmadd_ps(x1, load8(r + sk + j), a);
-          a = _mm256_fmadd_ps(x2, load8(r + 2 * sk + j), a);
-          a = _mm256_fmadd_ps(x3, load8(r + 3 * sk + j), a);
-          _mm256_storeu_ps(acc + j, a);
-        }
+    // Whole vectors converted in registers; each pass adds (x0 r0 + x1 r1) + (x2 r2 + x3 r3), two
+    // independent chains, to the partial sums. The stride and pointers are locals: the vector stores
+    // may alias anything, which made the captured ones reload on every vector.
+    const int64_t s = sk, mv = m / kLanes * kLanes;
+    const T* const base = B + j0;
+    for (; k + 4 <= k1; k += 4) {
+      const T* r = base + k * s;
+      const float y0 = x[k], y1 = x[k + 1], y2 = x[k + 2], y3 = x[k + 3];
+      const VecF x0 = vset1(y0), x1 = vset1(y1), x2 = vset1(y2), x3 = vset1(y3);
+      for (int64_t j = 0; j < mv; j += kLanes) {
+        const VecF p = vfma(x1, vwiden(r + s + j), vmul(x0, vwiden(r + j)));
+        const VecF q = vfma(x3, vwiden(r + 3 * s + j), vmul(x2, vwiden(r + 2 * s + j)));
+        vstore(acc + j, vadd(vload(acc + j), vadd(p, q)));
       }
+      for (int64_t j = mv; j < m; ++j)
+        acc[j] += (y0 * float(r[j]) + y1 * float(r[s + j])) + (y2 * float(r[2 * s + j]) + y3 * float(r[3 * s + j]));
     }
 #endif
     for (; k + 4 <= k1; k += 4) {
@@ -139,11 +176,13 @@ void gemv_cols(int64_t n, int64_t K, const float* x, const T* B, int64_t sj, T* 
   parallel_for(n, grain, [&](int64_t j0, int64_t j1) {
     int64_t j = j0;
 #ifdef SX_HALF_SIMD
-    float s[4];
-    for (; j + 4 <= j1; j += 4) {
-      const T* cols[4] = {B + j * sj, B + (j + 1) * sj, B + (j + 2) * sj, B + (j + 3) * sj};
-      dot_cols<4>(x, cols, K, s);
-      for (int c = 0; c < 4; ++c) y[(j + c) * incy] = T(s[c] + bias_at(bias, (j + c) * binc));
+    constexpr int kCols = 8;
+    float s[kCols];
+    for (; j + kCols <= j1; j += kCols) {
+      const T* cols[kCols];
+      for (int c = 0; c < kCols; ++c) cols[c] = B + (j + c) * sj;
+      dot_cols<kCols>(x, cols, K, s);
+      for (int c = 0; c < kCols; ++c) y[(j + c) * incy] = T(s[c] + bias_at(bias, (j + c) * binc));
     }
     for (; j < j1; ++j) {
       const T* cols[1] = {B + j * sj};
