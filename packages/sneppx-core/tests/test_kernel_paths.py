@@ -967,3 +967,32 @@ def test_column_sums_with_a_ragged_end_keep_their_order_of_additions(threads, w)
         want = (total * scale).astype(np.float32)
         np.testing.assert_array_equal(getattr(sx.from_numpy(a), op)(dim=1).numpy(), want)
         np.testing.assert_array_equal(getattr(sx.from_numpy(wide)[:, :, :w], op)(dim=1).numpy(), want)
+
+
+def test_float_erf_and_gelu_accuracy(threads):
+    # float32 erf (a rational function of x on [-4, 4], +-1 beyond): within 4e-7 of math.erf absolutely
+    # and relatively (so tiny arguments keep their digits: erf(x) ~ 2x / sqrt(pi)), both signs, both
+    # sides of the clamp, NaN and infinities; gelu and its gradient through it, against float64.
+    import math
+
+    edges = [1e-30, -1e-20, 1e-8, 3e-4, 3.999, 4.0, 4.001]
+    a = np.concatenate([np.linspace(-6, 6, 200001), edges]).astype(np.float32)
+    want = np.vectorize(math.erf, otypes=[np.float64])(a.astype(np.float64))
+    got = sx.tensor(a).erf().numpy().astype(np.float64)
+    err = np.abs(got - want)
+    assert err.max() < 4e-7, (err.max(), a[err.argmax()])
+    nz = want != 0
+    assert (err[nz] / np.abs(want[nz])).max() < 4e-7
+    special = sx.tensor(np.array([np.nan, np.inf, -np.inf, 0.0, -0.0], np.float32)).erf().numpy()
+    assert np.isnan(special[0]) and special[1] == 1 and special[2] == -1
+    assert special[3] == 0 and not np.signbit(special[3]) and special[4] == 0 and np.signbit(special[4])
+    import sneppx_core.functional as F
+
+    x = sx.tensor(a[::7], requires_grad=True)
+    y = F.gelu(x)
+    y.sum().backward()
+    v = a[::7].astype(np.float64)
+    cdf = 0.5 * (1 + np.vectorize(math.erf, otypes=[np.float64])(v / math.sqrt(2)))
+    np.testing.assert_allclose(y.detach().numpy(), v * cdf, rtol=0, atol=4e-7 * np.abs(v).max())
+    pdf = np.exp(-0.5 * v * v) / math.sqrt(2 * math.pi)
+    np.testing.assert_allclose(x.grad.numpy(), cdf + v * pdf, rtol=0, atol=2e-6)
