@@ -722,6 +722,37 @@ def test_radix_sorted_rows_of_spread_values(threads, n, dtype):
         np.testing.assert_array_equal(x.argsort(dim=1, stable=True, descending=descending).numpy(), order)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_column_products_and_extremes_in_blocks_of_columns(dtype):
+    """prod, amax and amin down the outer dim of (n, inner) and the middle dim of (outer, n, inner):
+    whole blocks of 64 columns keep their accumulators in registers, the rest in memory, and the pool
+    shares columns out in such blocks. Against NumPy (NaN propagating, in a block column and in a tail
+    column), the same bits at 1, 2 and 3 threads."""
+    before = sx.get_num_threads()
+    rng = np.random.default_rng(11)
+    try:
+        for shape, dim in (((888, 130), 0), ((40, 64), 0), ((3, 25, 200), 1), ((2, 9, 1184), 1), ((50, 63), 0)):
+            if dtype == np.int32:
+                a = rng.integers(-3, 4, shape).astype(dtype)
+            else:
+                a = rng.uniform(0.6, 1.6, shape).astype(dtype)
+                a[(slice(None),) * dim + (shape[dim] // 2, 5)] = np.nan  # a column of the first block
+                a[(slice(None),) * dim + (1, -1)] = np.nan  # the last column (a tail, or a block)
+            x = sx.from_numpy(a)
+            for name, ref in (("prod", np.prod), ("amax", np.max), ("amin", np.min)):
+                got = {}
+                for threads in (1, 2, 3):
+                    sx.set_num_threads(threads)
+                    got[threads] = getattr(x, name)(dim).numpy()
+                want = ref(a.astype(np.float64) if dtype != np.int32 else a, axis=dim)
+                if name == "prod" and dtype == np.int32:
+                    want = np.prod(a.astype(np.int64), axis=dim).astype(np.int32)
+                np.testing.assert_allclose(got[1], want, rtol=1e-5 if dtype == np.float32 else 1e-12, err_msg=name)
+                assert np.array_equal(got[1], got[2], equal_nan=True) and np.array_equal(got[1], got[3], equal_nan=True)
+    finally:
+        sx.set_num_threads(before)
+
+
 @pytest.mark.parametrize("mean", [False, True])
 def test_column_sums_every_block_width_and_thread_count(mean):
     """Sums down a middle dim (outer, n, inner) for inner widths that take every register block (64,

@@ -41,8 +41,8 @@ inline __m256 load8(const BFloat16* p) {
 }
 inline __m256 load8(const Half* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 
-// The widest float vector of the build (16 lanes with AVX-512, else 8), and the few operations
-// gemv_rows needs on it.
+// The widest float vector of the build (16 lanes with AVX-512, else 8), and the few operations the
+// one-row products need on it.
 #ifdef __AVX512F__
 using VecF = __m512;
 constexpr int64_t kLanes = 16;
