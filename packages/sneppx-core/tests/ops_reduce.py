@@ -32,6 +32,8 @@ for _dim, _kd, _tag in [(1, False, "d1"), (-1, True, "dlast_keep"), ((0, 2), Fal
     _red("sum_" + _tag, (lambda d, k: lambda m, x: x.sum(dim=_axes(x, d), keepdim=k))(_dim, _kd),
          (lambda d, k: lambda a: np.sum(a, axis=_axes(a, d), keepdims=k, dtype=_acc(a)))(_dim, _kd), ALL,
          out=summed, tol=_sum_tol)
+op("sum_d0", lambda m, x: x.sum(dim=0), lambda a: np.sum(a, axis=0, dtype=_acc(a)), [(X((4, 3)),)], dtypes=ALL,
+   out=summed, tol=_sum_tol)
 op("sum_fn_dtype", lambda m, x: m.sum(x, dim=0, dtype=m.float64), lambda a: np.sum(a.astype(np.float64), 0),
    [(X((3, 4)),)], dtypes=ALL, out=lambda *d: "float64", grad=False)
 
@@ -57,6 +59,9 @@ op("prod_all", lambda m, x: x.prod(), lambda a: np.prod(a, dtype=np.float64 if a
 op("prod_d1", lambda m, x: x.prod(dim=-1, keepdim=True),
    lambda a: np.prod(a, axis=-1, keepdims=True, dtype=np.float64 if a.dtype.kind == "f" else np.int64),
    [(X((3, 4), "unit"),), (X((2, 3, 4), "positive"),)], dtypes=ALL, out=summed)
+op("prod_d0", lambda m, x: x.prod(dim=0),
+   lambda a: np.prod(a, axis=0, dtype=np.float64 if a.dtype.kind == "f" else np.int64),
+   [(X((4, 3), "unit"),)], dtypes=ALL, out=summed)
 op("prod_with_zero", lambda m, x: (x * (x > 0)).prod(dim=1),
    lambda a: np.prod(a * (a > 0), axis=1), [(X((4, 3), "nonzero"),)], dtypes=("float64", "float32"))
 op("prod_zeros_d1", lambda m, x: x.prod(dim=1), lambda a: np.prod(a, axis=1), [(X((8, 3), "zeros"),)])
@@ -65,6 +70,8 @@ for _n, _r in [("amax", np.max), ("amin", np.min)]:
     op(_n + "_all", (lambda n: lambda m, x: getattr(m, n)(x))(_n), _r, [R3d, (X(()),)], dtypes=ALL)
     op(_n + "_d02", (lambda n: lambda m, x: getattr(x, n)(dim=(0, 2)))(_n), (lambda r: lambda a: r(a, axis=(0, 2)))(_r),
        [R3d], dtypes=ALL)
+    op(_n + "_d0", (lambda n: lambda m, x: getattr(x, n)(dim=0))(_n), (lambda r: lambda a: r(a, axis=0))(_r),
+       [(X((4, 3), "distinct"),)], dtypes=ALL)
     op(_n + "_ties", (lambda n: lambda m, x: getattr(x, n)(dim=1, keepdim=True))(_n),
        (lambda r: lambda a: r(a, axis=1, keepdims=True))(_r), [(X((3, 4), "small"),)], fd=False)
 op("max_all", lambda m, x: x.max(), np.max, [R3d], dtypes=ALL)
