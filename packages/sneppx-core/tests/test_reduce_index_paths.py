@@ -725,8 +725,8 @@ def test_radix_sorted_rows_of_spread_values(threads, n, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
 def test_column_products_and_extremes_in_blocks_of_columns(dtype):
     """prod, amax and amin down the outer dim of (n, inner) and the middle dim of (outer, n, inner):
-    whole blocks of 64 columns keep their accumulators in registers, the rest in memory, and the pool
-    shares columns out in such blocks. Against NumPy (NaN propagating, in a block column and in a tail
+    whole blocks of 64 float columns keep their accumulators in registers, the rest (and integer
+    columns) in memory, and the pool shares columns out in such blocks. Against NumPy (NaN propagating, in a block column and in a tail
     column), the same bits at 1, 2 and 3 threads."""
     before = sx.get_num_threads()
     rng = np.random.default_rng(11)
