@@ -345,13 +345,12 @@ template <typename Fn> void avg_windows(const ConvGeom& g, const WindowSpans& ws
 template <typename T> void avg_pool_impl(const T* x, T* y, const ConvGeom& g, const AvgOpts& o) {
   int64_t plane = g.H * g.W, L = g.oh * g.ow;
   if (g.adaptive && L == 1 && plane > 0) {
-    // A global average: one sum per plane, eight planes at a time where they are short or many (the
-    // rule of the row sums, by the shape alone so that every thread count agrees).
+    // A global average: one sum per plane, eight planes at a time where the row sums would take them so.
     parallel_for(g.N * g.C, grain_for(plane), [&](int64_t p0, int64_t p1) {
       auto at = [&](int64_t k) { return x + (p0 + k) * plane; };
       auto put = [&](int64_t k, double s) { y[p0 + k] = T(s / double(plane)); };
       if constexpr (std::is_same_v<T, float>) {
-        if (plane < kShortRow || g.N * g.C >= 64) return sum_rows_f32<false>(p1 - p0, plane, at, put);
+        if (sums_by_eight(g.N * g.C, plane)) return sum_rows_f32<false>(p1 - p0, plane, at, put);
       }
       for (int64_t k = 0; k < p1 - p0; ++k) put(k, run_sum(at(k), plane));
     });

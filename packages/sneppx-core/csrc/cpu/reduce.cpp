@@ -179,7 +179,7 @@ void sum_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, doub
   for_outputs(outer, n, inner, [&](int64_t b, int64_t e) {
     if (inner == 1) {
       if constexpr (std::is_same_v<T, float>) {
-        if (n < kShortRow || outer >= 64) {  // by the shape alone, so every thread count agrees
+        if (sums_by_eight(outer, n)) {
           sum_rows_f32<Sq>(e - b, n, [&](int64_t k) { return in + (b + k) * n; },
                            [&](int64_t k, double t) { out[b + k] = finish_sum<T>(t, scale); });
           return;

@@ -97,6 +97,9 @@ double sum_run_f32(const float* p, int64_t n) {
 // Rows shorter than this are always summed eight at a time (sum_rows_f32): one row's horizontal sum
 // costs as much as the row itself at this length. Longer rows are too where there are many of them.
 constexpr int64_t kShortRow = 256;
+// Whether `count` float32 rows of n are summed eight at a time (sum_rows_f32): short rows always, long
+// ones where there are 64 or more. Decided by the shape alone, so every thread count agrees.
+inline bool sums_by_eight(int64_t count, int64_t n) { return n < kShortRow || count >= 64; }
 
 // The eight lanes of each of eight vectors combined by op (+, max or min), vector r's result in lane r:
 // three rounds of shuffles (a transpose that combines as it goes).

@@ -401,7 +401,8 @@ static std::pair<Tensor, Tensor> sort_rows(const Tensor& x, int64_t dim, bool de
   const int64_t d = x->dim() ? wrap_dim(dim, x->dim(), "sort") : 0;
   const Device dev = x->device();
   Tensor xd = x->dim() ? detach(x) : reshape(detach(x), {1}), moved = transpose(xd, d, -1);
-  const bool strided = kern::sort_dim.has(dev.type) && (xd->is_contiguous() || !moved->is_contiguous());
+  const bool by_dim = kern::sort_dim.has(dev.type);
+  const bool strided = by_dim && (xd->is_contiguous() || !moved->is_contiguous());
   Tensor src = contiguous(strided ? xd : moved);
   const size_t at = size_t(strided ? d : src->dim() - 1);  // the sorted dim of src
   const int64_t n = src->shape[at];
@@ -412,7 +413,7 @@ static std::pair<Tensor, Tensor> sort_rows(const Tensor& x, int64_t dim, bool de
     int64_t in = 1;
     for (size_t a = at + 1; a < os.size(); ++a) in *= os[a];
     const int64_t outer = src->numel() / (n * in);
-    if (kern::sort_dim.has(dev.type))
+    if (by_dim)
       kern::sort_dim(dev)(reshape(src, {outer, n, in}), reshape(vals, {outer, k, in}), reshape(idx, {outer, k, in}),
                           descending);
     else
