@@ -170,7 +170,7 @@ def test_strided_float32_sum_is_accurate_and_thread_independent():
 @pytest.mark.parametrize("n", [8, 9, 15, 130, 255, 1030])
 @pytest.mark.parametrize("layout", ["rows", "dims 0 and 2"])
 def test_float32_rows_sum_alike_in_any_grouping(n, layout):
-    # Short rows (and long ones, 64 rows or more) are summed eight at a time: every row's sum must match
+    # Short rows (and rows up to 1023, 64 rows or more) are summed eight at a time: every row's sum must match
     # NumPy's at any thread count (the last group of a chunk is padded), and a short row's sum must
     # equal the sum of that row alone.
     a = (RNG.standard_normal((5, 13, n)) * 10).astype(np.float32)
@@ -188,6 +188,31 @@ def test_float32_rows_sum_alike_in_any_grouping(n, layout):
     if layout == "rows" and n < 256:
         for i, j in ((0, 0), (1, 7), (4, 12)):
             assert x[i, j:j + 1].sum(-1).numpy()[0] == got[0][0][i, j]
+
+
+@pytest.mark.parametrize("n", [1023, 1024, 1025, 1184, 2047, 2560, 4096 + 300])
+@pytest.mark.parametrize("rows", [5, 70])
+def test_long_float32_rows_sum_in_wide_blocks(n, rows):
+    # Rows of 1024 or more are summed one at a time in wide blocks (1024 elements on AVX-512, 512 on
+    # AVX2: eight vectors whose lanes add 8 elements each, added as a tree in float, then in double):
+    # close to float64 (within 10 roundings of the terms' magnitude) with large terms beside small ones,
+    # the same bits at any thread count, and each row's sum that of the row alone, for few rows and many
+    # (shorter rows are summed eight at a time where there are 64 or more).
+    a = (RNG.standard_normal((rows, n)) * 10).astype(np.float32)
+    a[:, ::7] += 3000
+    a[1, :] = np.float32(np.e)
+    x = sx.from_numpy(a)
+    got = at_thread_counts(lambda: [x.sum(-1).numpy(), x.mean(-1).numpy(), x.norm(dim=-1).numpy()])
+    for g in got[1:]:
+        assert all(np.array_equal(u, v) for u, v in zip(got[0], g))
+    ref = a.astype(np.float64)
+    mag = np.abs(ref).sum(1)
+    assert np.all(np.abs(got[0][0] - ref.sum(1)) <= 6e-7 * mag + 1e-7 * np.abs(ref.sum(1)))
+    assert np.all(np.abs(got[0][1] - ref.mean(1)) <= 6e-7 * mag / n + 1e-7 * np.abs(ref.mean(1)))
+    _check(got[0][2], np.sqrt((ref * ref).sum(1)), np.float32)
+    for i in (0, 1, rows - 1) if n >= 1024 else ():
+        assert x[i].sum().numpy() == got[0][0][i]
+        assert x[i:i + 1].sum(-1).numpy()[0] == got[0][0][i]
 
 
 @pytest.mark.parametrize("shape", [(20, 41, 130), (3, 50, 9), (7, 300, 17)], ids=str)
