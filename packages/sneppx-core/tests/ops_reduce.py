@@ -90,6 +90,22 @@ op("argmax_ties", lambda m, x: x.argmax(dim=1), lambda a: np.argmax(a, 1), [(X((
    out=int64, grad=False)
 
 
+
+def _running(a, axis, acc):
+    """acc.accumulate along axis, and for each running value the last index up to its own that holds
+    it (ties, as bool inputs have, take the later index)."""
+    v = acc.accumulate(a, axis)
+    m = np.moveaxis(a, axis, -1)
+    n = m.shape[-1]
+    hit = (np.moveaxis(v, axis, -1)[..., :, None] == m[..., None, :]) & (np.arange(n) <= np.arange(n)[:, None])
+    return v, np.moveaxis(n - 1 - np.argmax(hit[..., ::-1], -1), -1, axis)
+
+
+op("cummax_d1", lambda m, x: tuple(m.cummax(x, 1)), lambda a: _running(a, 1, np.maximum), [R3d], dtypes=ALL,
+   out=values_indices)
+op("cummin_d0", lambda m, x: tuple(x.cummin(0)), lambda a: _running(a, 0, np.minimum), [R3d, (X((7,), "distinct"),)],
+   dtypes=ALL, out=values_indices)
+
 def _lse(a, axis, keepdims=False):
     mx = np.max(a, axis=axis, keepdims=True)
     r = np.log(np.sum(np.exp(a - mx), axis=axis, keepdims=True)) + mx

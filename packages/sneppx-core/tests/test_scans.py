@@ -1,5 +1,6 @@
-"""cumprod and logcumsumexp: forward against NumPy, gradients against float64 central differences
-(zeros in cumprod's input included), second-order gradients of logcumsumexp, dtypes and layouts."""
+"""cumprod, logcumsumexp, cummax and cummin: forward against NumPy, gradients against float64 central
+differences (zeros in cumprod's input included), second-order gradients of logcumsumexp, dtypes and
+layouts; cummax/cummin's ties and NaNs also against PyTorch (``pytest -m parity``)."""
 
 from __future__ import annotations
 
@@ -93,3 +94,91 @@ def test_cumprod_second_order_raises():
     x = t(RNG.standard_normal(4), requires_grad=True)
     with pytest.raises(RuntimeError, match="cumprod.*create_graph"):
         sx.autograd.grad(sx.cumprod(x, 0).sum(), [x], create_graph=True)
+
+
+def _running_ref(a, axis, is_max):
+    """Running extremes by NumPy (NaN propagates) and the index where each was reached: the last j <= k
+    whose element equals the running value (NaN matching NaN), which is what taking ties and NaNs at the
+    later index gives."""
+    acc = np.maximum if is_max else np.minimum
+    a = np.moveaxis(a, axis, -1)
+    vals = acc.accumulate(a, -1)
+    n = a.shape[-1]
+    if n == 0:
+        return np.moveaxis(vals, -1, axis), np.zeros(np.moveaxis(a, -1, axis).shape, np.int64)
+    same = a[..., None, :] == vals[..., :, None]
+    if a.dtype.kind == "f":
+        same |= np.isnan(a[..., None, :]) & np.isnan(vals[..., :, None])
+    same &= np.arange(n)[None, :] <= np.arange(n)[:, None]  # [..., k, j]: j <= k
+    idx = n - 1 - np.argmax(same[..., ::-1], -1)
+    return np.moveaxis(vals, -1, axis), np.moveaxis(idx, -1, axis)
+
+
+def _with_ties_and_nans(shape, dtype):
+    a = RNG.integers(-3, 4, shape).astype(np.float64)  # few values: many ties
+    if np.dtype(dtype).kind == "f":
+        a[RNG.random(shape) < 0.05] = np.nan
+        a[RNG.random(shape) < 0.05] = -0.0
+    return a
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape,dim", [((9,), 0), ((5, 300), 1), ((300, 5), 0), ((70, 31), 0), ((70, 32), 0),
+                                       ((40, 75), 0), ((3, 50, 40), 1), ((4, 6, 7), -1), ((2, 0, 3), 1)], ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8", "bool"])
+def test_cummax_cummin_ties_and_nans(threads, shape, dim, dtype):
+    a = _with_ties_and_nans(shape, np.float32 if "float" in dtype else np.int64)
+    if dtype == "uint8":
+        a = np.abs(np.nan_to_num(a))
+    if dtype == "bool":
+        a = a > 0
+    n0 = sx.get_num_threads()
+    sx.set_num_threads(threads)
+    try:
+        x = sx.tensor(a).to(getattr(sx, dtype))
+        for is_max, fn in ((True, sx.cummax), (False, sx.cummin)):
+            for src in (x, x.transpose(0, -1).contiguous().transpose(0, -1)):  # contiguous and strided
+                v, i = fn(src, dim)
+                ref = x.to(sx.float64).numpy() if dtype in ("float16", "bfloat16") else x.numpy()
+                rv, ri = _running_ref(ref, dim, is_max)
+                assert v.dtype == x.dtype and i.dtype == sx.int64 and v.shape == x.shape == i.shape
+                got = v.to(sx.float64).numpy() if dtype in ("float16", "bfloat16") else v.numpy()
+                np.testing.assert_array_equal(got, rv.astype(got.dtype))
+                np.testing.assert_array_equal(i.numpy(), ri)
+    finally:
+        sx.set_num_threads(n0)
+
+
+def test_cummax_cummin_gradient_zero_dim_and_empty():
+    a = RNG.permutation(20).reshape(4, 5) * 0.37  # distinct values: a tie would have no derivative
+    for dim in (0, 1, -1):
+        gradcheck(lambda x: sx.cummax(x, dim).values, [t(a, requires_grad=True)])
+        gradcheck(lambda x: sx.cummin(x.t(), dim).values, [t(a, requires_grad=True)])
+    x = t([1.0, 3.0, 2.0, 3.0], requires_grad=True)
+    sx.cummax(x, 0).values.sum().backward()  # each output's gradient goes to the element it came from
+    assert x.grad.tolist() == [1.0, 2.0, 0.0, 1.0]
+    s = t(2.5, requires_grad=True)
+    v, i = sx.cummin(s, 0)
+    assert v.shape == () and i.shape == () and i.item() == 0 and v.item() == 2.5
+    v.backward()
+    assert s.grad.item() == 1.0
+    e = sx.cummax(t(np.zeros((0, 3))), 1)
+    assert e.values.shape == (0, 3) and e.indices.dtype == sx.int64
+    with pytest.raises(IndexError, match="cummax"):
+        sx.cummax(t([1.0, 2.0]), 1)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dim", [0, 1])
+def test_cummax_cummin_match_pytorch(dim):
+    torch = pytest.importorskip("torch")
+    a = _with_ties_and_nans((40, 37), np.float32).astype(np.float32)
+    for name in ("cummax", "cummin"):
+        v, i = getattr(sx, name)(sx.tensor(a), dim)
+        tv, ti = getattr(torch, name)(torch.tensor(a), dim)
+        np.testing.assert_array_equal(v.numpy(), tv.numpy())
+        np.testing.assert_array_equal(i.numpy(), ti.numpy())
+    ints = RNG.integers(0, 3, (30, 20))
+    v, i = sx.cummin(sx.tensor(ints), dim)
+    tv, ti = torch.cummin(torch.tensor(ints), dim)
+    np.testing.assert_array_equal(i.numpy(), ti.numpy())

@@ -1,6 +1,8 @@
-// Running products and running log-sum-exp along the middle axis of a contiguous (outer, n, inner)
-// layout, and the backward of the running product. Each of the outer * inner lines is scanned on its
-// own (lines in parallel). float32 accumulates in double, as cumsum does.
+// Running products, running log-sum-exp and running maxima/minima along the middle axis of a contiguous
+// (outer, n, inner) layout, and the backward of the running product. Each of the outer * inner lines is
+// scanned on its own (lines in parallel; the maxima/minima of columns in blocks). float32 accumulates in
+// double, as cumsum does.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -80,9 +82,84 @@ void cumprod_bwd_cpu(const Tensor& x, const Tensor& g, const Tensor& gx, int64_t
   });
 }
 
+// Whether x replaces the running extreme `best` (see kern::cum_extreme): a NaN always, else x >= best
+// (x <= best for the minimum) unless best is a NaN.
+template <bool IsMax, typename C> inline bool takes(C x, C best) {
+  return x != x || (best == best && (IsMax ? x >= best : x <= best));
+}
+
+// Running max/min of rows (inner == 1) R at a time, so that R independent chains of compares are in
+// flight (one row's chain ran at about 1 ns an element), and of columns in blocks of kColumns, whose
+// running values and indices stay in arrays that the compiler keeps in vector registers.
+template <typename T, bool IsMax, int R>
+void cum_extreme_rows(const T* x, T* v, int64_t* ix, int64_t r0, int64_t n) {
+  using C = acc_t<T>;
+  C best[R];
+  int64_t at[R] = {};
+  for (int k = 0; k < R; ++k) best[k] = C(x[(r0 + k) * n]);
+  for (int64_t i = 0; i < n; ++i)
+    for (int k = 0; k < R; ++k) {
+      const int64_t o = (r0 + k) * n + i;
+      C c = C(x[o]);
+      bool t = takes<IsMax>(c, best[k]);
+      best[k] = t ? c : best[k];
+      at[k] = t ? i : at[k];
+      v[o] = T(best[k]);
+      ix[o] = at[k];
+    }
+}
+
+template <typename T, bool IsMax>
+void cum_extreme_lines(const T* x, T* v, int64_t* ix, int64_t outer, int64_t n, int64_t inner) {
+  using C = acc_t<T>;
+  if (inner == 1) {
+    parallel_for(outer, std::max<int64_t>(1, kGrain / n), [&](int64_t b, int64_t e) {
+      int64_t r = b;
+      for (; r + 4 <= e; r += 4) cum_extreme_rows<T, IsMax, 4>(x, v, ix, r, n);
+      for (; r < e; ++r) cum_extreme_rows<T, IsMax, 1>(x, v, ix, r, n);
+    });
+    return;
+  }
+  constexpr int64_t kColumns = 32;
+  const int64_t blocks = (inner + kColumns - 1) / kColumns;
+  parallel_for(outer * blocks, std::max<int64_t>(1, kGrain / (n * std::min(inner, kColumns))), [&](int64_t b, int64_t e) {
+    for (int64_t u = b; u < e; ++u) {
+      const int64_t o = u / blocks, j0 = u % blocks * kColumns, w = std::min(kColumns, inner - j0);
+      C best[kColumns];
+      int64_t at[kColumns] = {};
+      const int64_t base = o * n * inner + j0;
+      for (int64_t j = 0; j < w; ++j) best[j] = C(x[base + j]);
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t row = base + i * inner;
+        for (int64_t j = 0; j < w; ++j) {
+          C c = C(x[row + j]);
+          bool t = takes<IsMax>(c, best[j]);
+          best[j] = t ? c : best[j];
+          at[j] = t ? i : at[j];
+          v[row + j] = T(best[j]);
+          ix[row + j] = at[j];
+        }
+      }
+    }
+  });
+}
+
+void cum_extreme_cpu(bool is_max, const Tensor& in, const Tensor& values, const Tensor& indices, int64_t outer,
+                     int64_t n, int64_t inner) {
+  if (outer * n * inner == 0) return;
+  SX_DISPATCH_ALL(in->dtype, "cummax", [&] {
+    using T = scalar_t;
+    const T* x = in->data<T>();
+    T* v = values->data<T>();
+    int64_t* ix = indices->data<int64_t>();
+    is_max ? cum_extreme_lines<T, true>(x, v, ix, outer, n, inner) : cum_extreme_lines<T, false>(x, v, ix, outer, n, inner);
+  });
+}
+
 }  // namespace
 
 SX_REGISTER_KERNEL(kern::scan, CPU, &scan_cpu);
 SX_REGISTER_KERNEL(kern::cumprod_bwd, CPU, &cumprod_bwd_cpu);
+SX_REGISTER_KERNEL(kern::cum_extreme, CPU, &cum_extreme_cpu);
 
 }  // namespace sx::cpu

@@ -66,6 +66,11 @@ SX_KERNEL(cumsum, void(const Tensor& in, const Tensor& out, int64_t outer, int64
 SX_KERNEL(logsumexp, void(const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner));
 // running product (float32, float64 or int64, which wraps around) or log-sum-exp (float32, float64)
 SX_KERNEL(scan, void(ScanOp op, const Tensor& in, const Tensor& out, int64_t outer, int64_t n, int64_t inner));
+// running maximum (is_max) or minimum along n of contiguous (outer, n, inner) data, any dtype: the values and
+// the int64 index where each was reached. As PyTorch's cummax/cummin: a tie or a NaN takes the later index,
+// and after a NaN only a NaN replaces it.
+SX_KERNEL(cum_extreme, void(bool is_max, const Tensor& in, const Tensor& values, const Tensor& indices, int64_t outer,
+                            int64_t n, int64_t inner));
 // gx = the gradient of cumprod(x) given g (all of x's dtype and layout)
 SX_KERNEL(cumprod_bwd, void(const Tensor& x, const Tensor& g, const Tensor& gx, int64_t outer, int64_t n,
                             int64_t inner));

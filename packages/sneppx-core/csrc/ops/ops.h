@@ -166,6 +166,8 @@ Tensor cumsum(const Tensor& x, int64_t dim);
 // Running product (integers and bool give int64) and running log(sum(exp(x))) along dim (scan.cpp).
 Tensor cumprod(const Tensor& x, int64_t dim);
 Tensor logcumsumexp(const Tensor& x, int64_t dim);
+// Running maximum (is_max) or minimum along dim and the indices where each was reached (cummax / cummin).
+std::pair<Tensor, Tensor> cum_extreme(const Tensor& x, int64_t dim, bool is_max);
 Tensor sum_to(const Tensor& g, const Shape& shape);  // reduces broadcast dims back to shape
 
 // ---- linear algebra (linalg.cpp)

@@ -1,5 +1,5 @@
-// Running products (cumprod) and running log-sum-exp (logcumsumexp) along one dim, with their
-// gradients. cumsum, the third scan, lives with the reductions (ops/reduce.cpp).
+// Running products (cumprod), running log-sum-exp (logcumsumexp) and running maxima/minima (cummax,
+// cummin) along one dim, with their gradients. cumsum, the third scan, lives with the reductions (ops/reduce.cpp).
 #include <limits>
 
 #include "ops/common.h"
@@ -8,6 +8,7 @@
 namespace sx::kern {
 SX_DEFINE_KERNEL(scan);
 SX_DEFINE_KERNEL(cumprod_bwd);
+SX_DEFINE_KERNEL(cum_extreme);
 }  // namespace sx::kern
 
 namespace sx {
@@ -87,6 +88,34 @@ Tensor logcumsumexp(const Tensor& x, int64_t dim) {
     };
     return TensorList{sub(part(g, binary(BinaryOp::Gt, g, zero)), part(neg(g), binary(BinaryOp::Lt, g, zero)))};
   });
+}
+
+// The gradient goes to the element each running extreme came from: g scattered (added) at the indices.
+// A device without the kernel runs it on a CPU copy.
+std::pair<Tensor, Tensor> cum_extreme(const Tensor& x, int64_t dim, bool is_max) {
+  const char* op = is_max ? "cummax" : "cummin";
+  if (x->dim() == 0) {
+    auto [v, i] = cum_extreme(reshape(x, {1}), wrap_dim(dim, 1, op), is_max);
+    return {reshape(v, {}), reshape(i, {})};
+  }
+  Lines l = lines_of(x, dim, op);
+  const Device dev = x->device();
+  Tensor values = empty(x->shape, x->dtype, dev), idx = empty(x->shape, DType::Int64, dev);
+  if (kern::cum_extreme.has(dev.type)) {
+    kern::cum_extreme(dev)(is_max, packed(x, x->dtype), values, idx, l.outer, l.n, l.inner);
+  } else {
+    Tensor hv = empty(x->shape, x->dtype, Device{}), hi = empty(x->shape, DType::Int64, Device{});
+    kern::cum_extreme(Device{})(is_max, packed(to_device(detach(x), Device{}), x->dtype), hv, hi, l.outer, l.n, l.inner);
+    values = to_device(hv, dev), idx = to_device(hi, dev);
+  }
+  if (is_floating(x->dtype) && needs_grad({&x})) {
+    Shape xs = x->shape;
+    int64_t d = l.d;
+    record(is_max ? "CummaxBackward" : "CumminBackward", {x}, values, [xs, idx, d](const Tensor& g) {
+      return TensorList{scatter_add(zeros(xs, g->dtype, g->device()), d, idx, g)};
+    });
+  }
+  return {values, idx};
 }
 
 }  // namespace sx

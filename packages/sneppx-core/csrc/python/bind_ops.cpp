@@ -259,6 +259,10 @@ void bind_ops(py::module_& m, Cls& cls) {
     ReleaseGilIf nogil(heavy(x));
     return logcumsumexp(x, dim);
   }, py::arg("input"), py::arg("dim"));
+  m.def("_cum_extreme", [](const Tensor& x, int64_t dim, bool is_max) {
+    ReleaseGilIf nogil(heavy(x));
+    return cum_extreme(x, dim, is_max);
+  }, py::arg("input"), py::arg("dim"), py::arg("is_max"));
 
   // ---- linear algebra
   both(m, cls, "matmul", [](const Tensor& x, const Tensor& y) {

@@ -141,37 +141,14 @@ def aminmax(x, *, dim=None, keepdim=False):
     return MinMax(_C.amin(x, dims, keepdim), _C.amax(x, dims, keepdim))
 
 
-def _running(x, dim, better):
-    """Indices of the running best along ``dim`` (ties: the latest index, as PyTorch)."""
-    a = np.moveaxis(x.detach().numpy() if x.dtype not in _FLOATS[2:] else x.detach().float().numpy(), dim, -1)
-    idx = np.zeros(a.shape, np.int64)
-    best = a[..., 0].copy()
-    cur = np.zeros(a.shape[:-1], np.int64)
-    for i in range(a.shape[-1]):
-        v = a[..., i]
-        take = better(v, best) | np.isnan(v) & ~np.isnan(best)
-        best = np.where(take, v, best)
-        cur = np.where(take, i, cur)
-        idx[..., i] = cur
-    return Tensor(np.ascontiguousarray(np.moveaxis(idx, -1, dim)))
-
-
 def cummax(x, dim):
-    """Running maximum along ``dim`` and where it was reached."""
-    d = dim % builtins.max(x.ndim, 1)
-    if x.ndim == 0:
-        return ValuesIndices(x.clone(), Tensor(np.zeros((), np.int64)))
-    idx = _running(x, d, lambda v, b: v >= b)
-    return ValuesIndices(x.gather(d, idx), idx)
+    """Running maximum along ``dim`` and where it was reached (a tie or a NaN takes the later index)."""
+    return ValuesIndices(*_C._cum_extreme(x, dim, True))
 
 
 def cummin(x, dim):
-    """Running minimum along ``dim`` and where it was reached."""
-    d = dim % builtins.max(x.ndim, 1)
-    if x.ndim == 0:
-        return ValuesIndices(x.clone(), Tensor(np.zeros((), np.int64)))
-    idx = _running(x, d, lambda v, b: v <= b)
-    return ValuesIndices(x.gather(d, idx), idx)
+    """Running minimum along ``dim`` and where it was reached (a tie or a NaN takes the later index)."""
+    return ValuesIndices(*_C._cum_extreme(x, dim, False))
 
 
 def kthvalue(x, k, dim=-1, keepdim=False):

@@ -269,5 +269,28 @@ def outer(input, vec2):
     return wrap(np.outer(input._a.astype(ct), vec2._a.astype(ct)), dt)
 
 
+def _cum_extreme(input, dim, is_max):
+    """Running maximum (``is_max``) or minimum along ``dim`` and the int64 index where each was reached:
+    a tie or a NaN takes the later index, and after a NaN only a NaN replaces it (as PyTorch)."""
+    name = "cummax" if is_max else "cummin"
+    need_tensor(input, name)
+    a = input._a
+    if a.ndim == 0:
+        return view(a.copy(), input._dt), wrap(np.zeros((), np.int64), INT64)
+    d = norm_dim(dim, a.ndim, name)
+    m = np.moveaxis(a, d, -1)
+    vals, idx = np.empty_like(m), np.zeros(m.shape, np.int64)
+    if m.shape[-1]:
+        best, at = m[..., 0].copy(), np.zeros(m.shape[:-1], np.int64)
+        for i in builtins.range(m.shape[-1]):
+            v = m[..., i]
+            take = (v >= best) if is_max else (v <= best)
+            if m.dtype.kind == "f":
+                take = np.isnan(v) | (take & ~np.isnan(best))
+            best, at = np.where(take, v, best), np.where(take, i, at)
+            vals[..., i], idx[..., i] = best, at
+    return view(np.ascontiguousarray(np.moveaxis(vals, -1, d)), input._dt), wrap(np.moveaxis(idx, -1, d), INT64)
+
+
 __all__ = ["sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "_max_dim", "_min_dim", "var", "std",
-           "logsumexp", "norm", "all", "any", "cumsum", "matmul", "mm", "bmm", "dot", "outer"]
+           "logsumexp", "norm", "all", "any", "cumsum", "_cum_extreme", "matmul", "mm", "bmm", "dot", "outer"]
