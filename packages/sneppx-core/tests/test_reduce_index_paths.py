@@ -632,6 +632,29 @@ def test_boolean_mask_selection_large_and_gradient():
         sx.zeros(4, 3)[sx.from_numpy(np.ones(3, bool))]
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", [(7,), (100_003,), (3, 0, 4), (5, 7), (3, 40_000), (40_000, 3), (70, 3, 200),
+                                   (2, 3, 4, 2900)], ids=str)
+@pytest.mark.parametrize("density", [0.0, 0.02, 0.5, 1.0])
+def test_nonzero_coordinates_over_chunks(threads, shape, density):
+    # The true elements' coordinates in row-major order, written chunk by chunk (chunks of 32768
+    # elements that start and end inside rows of the last dim), as NumPy's argwhere lists them.
+    a = RNG.random(shape) < density
+    if a.size:
+        a.reshape(-1)[[0, -1]] = density > 0  # the first and last element on or off with the rest
+    n0 = sx.get_num_threads()
+    sx.set_num_threads(threads)
+    try:
+        for x in (sx.from_numpy(a), sx.from_numpy(a.astype(np.float32) * 3)):
+            got = sx.nonzero(x)
+            assert got.dtype == sx.int64 and got.shape == (int(a.sum()), a.ndim)
+            np.testing.assert_array_equal(got.numpy(), np.argwhere(a))
+        np.testing.assert_array_equal(sx.argwhere(sx.from_numpy(a)).numpy(), np.argwhere(a))
+    finally:
+        sx.set_num_threads(n0)
+    assert sx.nonzero(sx.tensor(True)).shape == (1, 0) and sx.nonzero(sx.tensor(0.0)).shape == (0, 0)
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.bool_, np.int32])
 def test_short_integer_rows_sum_exactly(dtype):
     for n in range(1, 41):

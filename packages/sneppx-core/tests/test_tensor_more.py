@@ -189,3 +189,26 @@ def test_random_fills_have_the_right_distribution():
     assert sx.argwhere(sx.tensor([[0, 1], [1, 0]])).tolist() == [[0, 1], [1, 0]]
     with pytest.raises(ValueError, match=r"\[hsplit\] dim 1 of size 3 cannot be split into 2"):
         sx.zeros(2, 3).hsplit(2)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5), (5, 3), (1, 6), (0, 3)], ids=str)
+def test_trace_var_mean_std_mean(shape):
+    a = RNG.standard_normal(shape)
+    x = sx.tensor(a, requires_grad=True)
+    tr = x.trace()
+    np.testing.assert_allclose(tr.item(), np.trace(a), rtol=1e-12)
+    tr.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.eye(*shape))
+    assert sx.trace(sx.tensor(np.arange(12).reshape(3, 4))).item() == 0 + 5 + 10
+    with pytest.raises(ValueError, match="trace"):
+        sx.trace(sx.ones(2, 2, 2))
+    if a.size > 1:
+        v, m = sx.var_mean(x, 1 if shape[1] > 1 else 0)
+        ax = 1 if shape[1] > 1 else 0
+        np.testing.assert_allclose(v.detach().numpy(), a.var(ax, ddof=1), rtol=1e-12)
+        np.testing.assert_allclose(m.detach().numpy(), a.mean(ax), rtol=1e-12)
+        s, m = sx.std_mean(x, correction=0, keepdim=True)
+        np.testing.assert_allclose(s.detach().numpy(), np.full((1, 1), a.std()), rtol=1e-12)
+        np.testing.assert_allclose(m.detach().numpy(), np.full((1, 1), a.mean()), rtol=1e-12)
+        v, _ = sx.var_mean(x, None, False)
+        np.testing.assert_allclose(v.item(), a.var(), rtol=1e-12)

@@ -141,6 +141,17 @@ def aminmax(x, *, dim=None, keepdim=False):
     return MinMax(_C.amin(x, dims, keepdim), _C.amax(x, dims, keepdim))
 
 
+def var_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(var, mean)`` over ``dim`` (all elements when None); the variance divides by N - ``correction``
+    (1 unless ``unbiased=False`` or ``correction`` says otherwise)."""
+    return _C.var(x, dim, unbiased, keepdim, correction=correction), _C.mean(x, dim, keepdim)
+
+
+def std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(std, mean)`` over ``dim`` (all elements when None), as ``var_mean`` with the square root."""
+    return _C.std(x, dim, unbiased, keepdim, correction=correction), _C.mean(x, dim, keepdim)
+
+
 def cummax(x, dim):
     """Running maximum along ``dim`` and where it was reached (a tie or a NaN takes the later index)."""
     return ValuesIndices(*_C._cum_extreme(x, dim, True))
