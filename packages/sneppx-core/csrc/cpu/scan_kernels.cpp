@@ -122,7 +122,8 @@ void cum_extreme_lines(const T* x, T* v, int64_t* ix, int64_t outer, int64_t n, 
   }
   constexpr int64_t kColumns = 32;
   const int64_t blocks = (inner + kColumns - 1) / kColumns;
-  parallel_for(outer * blocks, std::max<int64_t>(1, kGrain / (n * std::min(inner, kColumns))), [&](int64_t b, int64_t e) {
+  const int64_t grain = std::max<int64_t>(1, kGrain / (n * std::min(inner, kColumns)));
+  parallel_for(outer * blocks, grain, [&](int64_t b, int64_t e) {
     for (int64_t u = b; u < e; ++u) {
       const int64_t o = u / blocks, j0 = u % blocks * kColumns, w = std::min(kColumns, inner - j0);
       C best[kColumns];
@@ -152,7 +153,8 @@ void cum_extreme_cpu(bool is_max, const Tensor& in, const Tensor& values, const 
     const T* x = in->data<T>();
     T* v = values->data<T>();
     int64_t* ix = indices->data<int64_t>();
-    is_max ? cum_extreme_lines<T, true>(x, v, ix, outer, n, inner) : cum_extreme_lines<T, false>(x, v, ix, outer, n, inner);
+    if (is_max) cum_extreme_lines<T, true>(x, v, ix, outer, n, inner);
+    else cum_extreme_lines<T, false>(x, v, ix, outer, n, inner);
   });
 }
 

@@ -1,5 +1,6 @@
 // Running products (cumprod), running log-sum-exp (logcumsumexp) and running maxima/minima (cummax,
-// cummin) along one dim, with their gradients. cumsum, the third scan, lives with the reductions (ops/reduce.cpp).
+// cummin) along one dim, with their gradients. cumsum, the third scan, lives with the reductions
+// (ops/reduce.cpp).
 #include <limits>
 
 #include "ops/common.h"
@@ -105,7 +106,8 @@ std::pair<Tensor, Tensor> cum_extreme(const Tensor& x, int64_t dim, bool is_max)
     kern::cum_extreme(dev)(is_max, packed(x, x->dtype), values, idx, l.outer, l.n, l.inner);
   } else {
     Tensor hv = empty(x->shape, x->dtype, Device{}), hi = empty(x->shape, DType::Int64, Device{});
-    kern::cum_extreme(Device{})(is_max, packed(to_device(detach(x), Device{}), x->dtype), hv, hi, l.outer, l.n, l.inner);
+    Tensor host = packed(to_device(detach(x), Device{}), x->dtype);
+    kern::cum_extreme(Device{})(is_max, host, hv, hi, l.outer, l.n, l.inner);
     values = to_device(hv, dev), idx = to_device(hi, dev);
   }
   if (is_floating(x->dtype) && needs_grad({&x})) {
