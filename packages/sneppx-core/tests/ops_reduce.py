@@ -91,19 +91,25 @@ op("argmax_ties", lambda m, x: x.argmax(dim=1), lambda a: np.argmax(a, 1), [(X((
 
 
 
-def _running(a, axis, acc):
-    """acc.accumulate along axis, and for each running value the last index up to its own that holds
-    it (ties, as bool inputs have, take the later index)."""
-    v = acc.accumulate(a, axis)
-    m = np.moveaxis(a, axis, -1)
+def running_extremes(a, axis, is_max):
+    """Running maxima (``is_max``) or minima along ``axis`` by NumPy (NaN propagates) and the index where
+    each was reached: the last j <= k whose element equals the running value (NaN matching NaN), which
+    is what taking ties and NaNs at the later index gives."""
+    vals = (np.maximum if is_max else np.minimum).accumulate(a, axis)
+    m, v = np.moveaxis(a, axis, -1), np.moveaxis(vals, axis, -1)
     n = m.shape[-1]
-    hit = (np.moveaxis(v, axis, -1)[..., :, None] == m[..., None, :]) & (np.arange(n) <= np.arange(n)[:, None])
-    return v, np.moveaxis(n - 1 - np.argmax(hit[..., ::-1], -1), -1, axis)
+    if n == 0:
+        return vals, np.zeros(a.shape, np.int64)
+    same = v[..., :, None] == m[..., None, :]
+    if a.dtype.kind == "f":
+        same |= np.isnan(v[..., :, None]) & np.isnan(m[..., None, :])
+    same &= np.arange(n) <= np.arange(n)[:, None]  # [..., k, j]: j <= k
+    return vals, np.moveaxis(n - 1 - np.argmax(same[..., ::-1], -1), -1, axis)
 
 
-op("cummax_d1", lambda m, x: tuple(m.cummax(x, 1)), lambda a: _running(a, 1, np.maximum), [R3d], dtypes=ALL,
+op("cummax_d1", lambda m, x: tuple(m.cummax(x, 1)), lambda a: running_extremes(a, 1, True), [R3d], dtypes=ALL,
    out=values_indices)
-op("cummin_d0", lambda m, x: tuple(x.cummin(0)), lambda a: _running(a, 0, np.minimum), [R3d, (X((7,), "distinct"),)],
+op("cummin_d0", lambda m, x: tuple(x.cummin(0)), lambda a: running_extremes(a, 0, False), [R3d, (X((7,), "distinct"),)],
    dtypes=ALL, out=values_indices)
 
 def _lse(a, axis, keepdims=False):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sneppx_core as sx
+from ops_reduce import running_extremes
 from sneppx_core.testing import gradcheck
 
 RNG = np.random.default_rng(31)
@@ -96,24 +97,6 @@ def test_cumprod_second_order_raises():
         sx.autograd.grad(sx.cumprod(x, 0).sum(), [x], create_graph=True)
 
 
-def _running_ref(a, axis, is_max):
-    """Running extremes by NumPy (NaN propagates) and the index where each was reached: the last j <= k
-    whose element equals the running value (NaN matching NaN), which is what taking ties and NaNs at the
-    later index gives."""
-    acc = np.maximum if is_max else np.minimum
-    a = np.moveaxis(a, axis, -1)
-    vals = acc.accumulate(a, -1)
-    n = a.shape[-1]
-    if n == 0:
-        return np.moveaxis(vals, -1, axis), np.zeros(np.moveaxis(a, -1, axis).shape, np.int64)
-    same = a[..., None, :] == vals[..., :, None]
-    if a.dtype.kind == "f":
-        same |= np.isnan(a[..., None, :]) & np.isnan(vals[..., :, None])
-    same &= np.arange(n)[None, :] <= np.arange(n)[:, None]  # [..., k, j]: j <= k
-    idx = n - 1 - np.argmax(same[..., ::-1], -1)
-    return np.moveaxis(vals, -1, axis), np.moveaxis(idx, -1, axis)
-
-
 def _with_ties_and_nans(shape, dtype):
     a = RNG.integers(-3, 4, shape).astype(np.float64)  # few values: many ties
     if np.dtype(dtype).kind == "f":
@@ -140,7 +123,7 @@ def test_cummax_cummin_ties_and_nans(threads, shape, dim, dtype):
             for src in (x, x.transpose(0, -1).contiguous().transpose(0, -1)):  # contiguous and strided
                 v, i = fn(src, dim)
                 ref = x.to(sx.float64).numpy() if dtype in ("float16", "bfloat16") else x.numpy()
-                rv, ri = _running_ref(ref, dim, is_max)
+                rv, ri = running_extremes(ref, dim, is_max)
                 assert v.dtype == x.dtype and i.dtype == sx.int64 and v.shape == x.shape == i.shape
                 got = v.to(sx.float64).numpy() if dtype in ("float16", "bfloat16") else v.numpy()
                 np.testing.assert_array_equal(got, rv.astype(got.dtype))

@@ -412,21 +412,30 @@ void index_add_cpu(const Tensor& out, const Tensor& idx, const Tensor& src, int6
   });
 }
 
+// Where each chunk's results start, for results written chunk by chunk in parallel: count(c) of every
+// chunk c < chunks, counted over the pool, summed into start[c] (start[chunks] is the total). Allocated
+// before the parallel regions that use it.
+template <typename Count>
+std::vector<int64_t> chunk_starts(int64_t chunks, Count count) {
+  std::vector<int64_t> start(size_t(chunks) + 1, 0);
+  parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) start[size_t(c) + 1] = count(c);
+  });
+  for (int64_t c = 0; c < chunks; ++c) start[size_t(c) + 1] += start[size_t(c)];
+  return start;
+}
+
 // Chunks of the mask counted (then copied) in parallel; the split depends on the size only.
 constexpr int64_t kMaskChunk = 16384;
 
 void masked_select_cpu(const Tensor& out, const Tensor& x, const Tensor& mask) {
   int64_t m = mask->numel(), block = m ? x->numel() / m : 0;
   int64_t chunks = (m + kMaskChunk - 1) / kMaskChunk;
-  std::vector<int64_t> start(size_t(chunks) + 1, 0);  // allocated before the parallel regions
   const bool* pm = mask->data<bool>();
-  parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) {
-      const bool* q = pm + c * kMaskChunk;
-      start[size_t(c) + 1] = std::count(q, q + std::min(kMaskChunk, m - c * kMaskChunk), true);
-    }
+  const std::vector<int64_t> start = chunk_starts(chunks, [&](int64_t c) {
+    const bool* q = pm + c * kMaskChunk;
+    return int64_t(std::count(q, q + std::min(kMaskChunk, m - c * kMaskChunk), true));
   });
-  for (int64_t c = 0; c < chunks; ++c) start[size_t(c) + 1] += start[size_t(c)];
   size_t item = itemsize(x->dtype), bytes = size_t(block) * item;
   const char* px = x->raw();
   char* po = out->raw();
@@ -707,12 +716,9 @@ void nonzero_cpu(const Tensor& out, const Tensor& x) {
   const uint8_t* p = reinterpret_cast<const uint8_t*>(x->data<bool>());
   const int64_t nd = x->dim(), numel = x->numel(), last = x->shape.back();
   const int64_t chunks = (numel + kGrain - 1) / kGrain;
-  std::vector<int64_t> start(size_t(chunks) + 1, 0);
-  parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k)
-      start[size_t(k) + 1] = count_nonzero_bytes(p + k * kGrain, std::min(kGrain, numel - k * kGrain));
+  const std::vector<int64_t> start = chunk_starts(chunks, [&](int64_t k) {
+    return count_nonzero_bytes(p + k * kGrain, std::min(kGrain, numel - k * kGrain));
   });
-  for (int64_t k = 0; k < chunks; ++k) start[size_t(k) + 1] += start[size_t(k)];
   int64_t* o0 = out->data<int64_t>();
   constexpr int64_t kBlock = 64;
   parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
