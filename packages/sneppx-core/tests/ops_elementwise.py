@@ -94,6 +94,12 @@ op("logical_not", lambda m, x: m.logical_not(x), np.logical_not, unary_cases("sm
 op("isnan", lambda m, x: m.isnan(x), np.isnan, unary_cases("special"), dtypes=ALL, out=boolean)
 op("isinf", lambda m, x: m.isinf(x), np.isinf, unary_cases("special"), dtypes=ALL, out=boolean)
 op("isfinite", lambda m, x: m.isfinite(x), np.isfinite, unary_cases("special"), dtypes=ALL, out=boolean)
+op("signbit", lambda m, x: m.signbit(x), np.signbit, unary_cases("zeros"), dtypes=NUMERIC, out=boolean)
+op("frac", lambda m, x: m.frac(x), lambda a: a - np.trunc(a), unary_cases("normal"))
+op("nan_to_num", lambda m, x: m.nan_to_num(x, nan=0.5, posinf=100.0, neginf=-100.0),
+   lambda a: np.nan_to_num(a, nan=0.5, posinf=100.0, neginf=-100.0), unary_cases("special"), grad=False)
+op("nan_to_num_uneven", lambda m, x: m.nan_to_num(x, nan=-1.0, posinf=8.0, neginf=-3.0),
+   lambda a: np.nan_to_num(a, nan=-1.0, posinf=8.0, neginf=-3.0), unary_cases("special"), grad=False)
 
 # ---------------------------------------------------------------- binary elementwise
 op("add", lambda m, a, b: a + b, np.add, bcast("normal", "normal"), dtypes=ALL,

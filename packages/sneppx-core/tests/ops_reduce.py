@@ -43,6 +43,8 @@ def _mk(method, d, k, **kw):
 
 
 op("mean_all", lambda m, x: x.mean(), np.mean, [R3, (X(()),)])
+op("nansum_d1", lambda m, x: x.nansum(1), lambda a: np.nansum(a, 1), [(X((4, 6), "special"),)], grad=False)
+op("nanmean_d0", lambda m, x: m.nanmean(x, 0), lambda a: np.nanmean(a, 0), [(X((5, 4)),)])
 op("mean_d1", _mk("mean", 1, False), lambda a: np.mean(a, axis=_axes(a, 1)), [R3, (X((6,)),)])
 op("mean_d02_keep", _mk("mean", (0, 2), True), lambda a: np.mean(a, axis=_axes(a, (0, 2)), keepdims=True), [R3])
 for _c in (0, 1, 2):

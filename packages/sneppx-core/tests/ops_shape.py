@@ -124,6 +124,20 @@ op("index_add", lambda m, x, i, s: m.index_add(x, 1, i, s), _index_add_ref,
    [(X((3, 5)), I((4,), 5), X((3, 4)))], dtypes=NUMERIC)
 op("index_add_alpha", lambda m, x, i, s: x.index_add(0, i, s, alpha=2), lambda a, i, s: _index_add_ref(a, i, s, 2),
    [(X((5,)), I((6,), 5), X((6,)))], dtypes=SIGNED)
+
+
+def _index_copy_ref(a, i, s, dim):
+    out = a.copy()
+    np.moveaxis(out, dim, 0)[i] = np.moveaxis(s, dim, 0)
+    return out
+
+
+op("index_copy", lambda m, x, i, s: x.index_copy(1, i, s), lambda a, i, s: _index_copy_ref(a, i, s, 1),
+   [(X((3, 5)), I((4,), 5, perm_axis=0), X((3, 4)))], dtypes=NUMERIC)
+op("index_copy_d0", lambda m, x, i, s: m.index_copy(x, 0, i, s), lambda a, i, s: _index_copy_ref(a, i, s, 0),
+   [(X((5, 3)), I((2,), 5, perm_axis=0), X((2, 3)))], dtypes=NUMERIC)
+op("repeat_interleave", lambda m, x: x.repeat_interleave(3, dim=1), lambda a: np.repeat(a, 3, 1),
+   [(X((3, 4)),), (X((2, 3, 2)),)], dtypes=ALL)
 op("one_hot", lambda m, i: nn_functional(m).one_hot(i, 6),
    lambda i: np.eye(6, dtype=np.int64)[i], [(I((3, 4), 6),), (I((5,), 6),)], dtypes=("int64",), out=int64, grad=False)
 def _desc(a, axis):

@@ -38,7 +38,8 @@
 namespace sx {
 
 #define SX_UNARY_OPS(X)                                                                                   \
-  X(Neg) X(Abs) X(Square) X(Sign) X(Floor) X(Ceil) X(Round) X(Trunc) X(Not) X(IsNan) X(IsInf) X(IsFinite) \
+  X(Neg) X(Abs) X(Square) X(Sign) X(Floor) X(Ceil) X(Round) X(Trunc) X(Frac) X(Not) X(IsNan) X(IsInf)     \
+  X(IsFinite) X(SignBit) X(NanToNum)                                                                      \
   X(Exp) X(Exp2) X(Expm1) X(Log) X(Log2) X(Log10) X(Log1p) X(Sqrt) X(Rsqrt) X(Reciprocal)                 \
   X(Sin) X(Cos) X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Erf)                                     \
   X(Tanh) X(Sigmoid) X(Relu) X(Gelu) X(GeluTanh) X(Silu) X(LeakyRelu) X(Elu) X(Celu) X(Selu)             \
@@ -106,6 +107,39 @@ struct Ceil : Base { SX_ZERO_GRAD("ceil", std::ceil(x), x) };
 struct Round : Base { SX_ZERO_GRAD("round", std::nearbyint(x), x) };
 struct Trunc : Base { SX_ZERO_GRAD("trunc", std::trunc(x), x) };
 #undef SX_ZERO_GRAD
+struct Frac : Base {  // x - trunc(x), of x's sign; integers have none
+  static constexpr const char* name = "frac";
+  static constexpr DRule rule = DRule::Same;
+  template <typename C> SX_HD static C f(C x, C, C) {
+    if constexpr (is_int<C>) return C(0);
+    else return x - std::trunc(x);
+  }
+  template <typename C> SX_HD static C df(C, C, C) { return C(1); }
+  template <typename C> SX_HD static C d2f(C, C, C) { return C(0); }
+};
+// nan_to_num in one pass where the infinities go to -b and b (the defaults: the dtype's extremes):
+// NaN -> a, +inf -> b, -inf -> -b; reached through nan_to_num, which composes the uneven case. The
+// gradient flows where x is finite, as PyTorch's.
+struct NanToNum : Base {
+  static constexpr const char* name = "nan_to_num";
+  static constexpr DRule rule = DRule::Same;
+  static constexpr Api api = Api::Internal;
+  static constexpr const char* p0 = "nan";
+  static constexpr const char* p1 = "bound";
+  template <typename C> SX_HD static C f(C x, C a, C b) {
+    if constexpr (is_int<C>) return x;
+    else {  // one select after another: vectorised as blends (nested choices were not)
+      C y = x == C(INFINITY) ? b : x;
+      y = x == C(-INFINITY) ? -b : y;
+      return x != x ? a : y;
+    }
+  }
+  template <typename C> SX_HD static C df(C x, C, C) {
+    if constexpr (is_int<C>) return C(1);
+    else return x - x == C(0) ? C(1) : C(0);
+  }
+  template <typename C> SX_HD static C d2f(C, C, C) { return C(0); }
+};
 
 // ---- predicates
 #define SX_PREDICATE(NAME, EXPR)                                  \
@@ -118,6 +152,14 @@ struct IsNan : Base { SX_PREDICATE("isnan", x != x) };
 // compiles to branches that go either way at random on data with many non-finite values).
 struct IsInf : Base { SX_PREDICATE("isinf", !is_int<C> && ((x - x != C(0)) & (x == x))) };
 struct IsFinite : Base { SX_PREDICATE("isfinite", is_int<C> || x - x == C(0)) };
+struct SignBit : Base {  // set for negative values, -0.0 and a NaN of negative sign
+  static constexpr const char* name = "signbit";
+  static constexpr DRule rule = DRule::Bool;
+  template <typename C> SX_HD static bool f(C x, C, C) {
+    if constexpr (is_int<C>) return std::is_signed_v<C> && x < C(0);
+    else return std::signbit(x);
+  }
+};
 #undef SX_PREDICATE
 
 // ---- exponentials and logarithms (integers compute in float32)

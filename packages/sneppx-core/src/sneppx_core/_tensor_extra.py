@@ -87,22 +87,26 @@ def clamp_max(input, max):
     return _C.clamp(input, None, max)
 
 
+# The largest finite value of each floating dtype: nan_to_num's default bounds.
+_FLOAT_MAX = {Dtype.FLOAT32: builtins.float(np.finfo(np.float32).max),
+              Dtype.FLOAT64: builtins.float(np.finfo(np.float64).max),
+              Dtype.FLOAT16: builtins.float(np.finfo(np.float16).max), Dtype.BFLOAT16: 3.3895313892515355e38}
+
+
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """Replaces NaN by ``nan``, +inf by ``posinf`` and -inf by ``neginf`` (default: the dtype's
     largest and smallest finite values). Integer and bool tensors are returned unchanged."""
     _check(input, "nan_to_num")
-    if input.dtype not in (Dtype.FLOAT32, Dtype.FLOAT64, Dtype.FLOAT16, Dtype.BFLOAT16):
+    top = _FLOAT_MAX.get(input.dtype)
+    if top is None:
         return input.clone()
-    fmax = {Dtype.FLOAT32: np.finfo(np.float32).max, Dtype.FLOAT64: np.finfo(np.float64).max,
-            Dtype.FLOAT16: np.finfo(np.float16).max, Dtype.BFLOAT16: 3.3895313892515355e38}[input.dtype]
-    posinf = builtins.float(fmax) if posinf is None else posinf
-    neginf = -builtins.float(fmax) if neginf is None else neginf
-    if posinf >= fmax and neginf <= -fmax:  # the defaults: a clamp moves only the infinities (a NaN stays)
-        out = _C.clamp(input, builtins.float(neginf), builtins.float(posinf))
-    else:
-        out = _C.where(input == builtins.float("inf"), builtins.float(posinf), input)
+    posinf = top if posinf is None else builtins.float(posinf)
+    out = _C._nan_to_num(input, builtins.float(nan), posinf)  # one pass; -inf went to -posinf
+    if neginf is not None and neginf != -posinf:
         out = _C.where(input == -builtins.float("inf"), builtins.float(neginf), out)
-    return _C.where(_C.isnan(input), builtins.float(nan), out)
+    elif neginf is None and posinf != top:
+        out = _C.where(input == -builtins.float("inf"), -top, out)
+    return out
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
@@ -135,11 +139,57 @@ def _index_mask(self, dim, index, op):
     return (hit > 0).reshape(shape if self.ndim else []), d
 
 
+_INDEX_DTYPES = (Dtype.INT64, Dtype.INT32)
+
+
+def _copy_dim(input, dim, index, source, op):
+    """``dim`` wrapped, after checking that ``source``'s slices fit ``input`` at the 1-d ``index``."""
+    _check(input, op)
+    if not isinstance(index, Tensor) or not isinstance(source, Tensor):
+        raise TypeError(f"[{op}] index and source must be Tensors, got {type(index).__name__} and "
+                        f"{type(source).__name__}")
+    d = _dim(dim, input.ndim, op)
+    if index.ndim > 1 or index.dtype not in _INDEX_DTYPES:
+        raise ValueError(f"[{op}] index must be a 1-d int64 or int32 tensor, got shape {tuple(index.shape)} "
+                         f"and {index.dtype}")
+    if source.dtype != input.dtype:
+        raise TypeError(f"[{op}] source dtype {source.dtype} must match the input's {input.dtype}")
+    xs, ss = tuple(input.shape), tuple(source.shape)
+    if input.ndim == 0 and source.numel() == 1 and index.numel() == 1:
+        return d
+    if ss != xs[:d] + (index.numel(),) + xs[d + 1:]:
+        raise ValueError(f"[{op}] source of shape {ss} must have shape {xs[:d] + (index.numel(),) + xs[d + 1:]} "
+                         f"for input {xs} and {index.numel()} indices along dim {d}")
+    return d
+
+
+def _spread(index, d, source):
+    """The 1-d ``index`` as a view of ``source``'s shape: its values along ``d``, repeated elsewhere."""
+    if source.ndim == 0:
+        return index.reshape([])
+    shape = [1] * source.ndim
+    shape[d] = -1
+    return index.reshape(shape).expand(*source.shape)
+
+
 def index_copy(input, dim, index, source):
-    """A copy of ``input`` whose slices ``index[i]`` along ``dim`` are ``source``'s slices ``i``."""
-    mask, d = _index_mask(input, dim, index, "index_copy")
-    placed = _C.index_add(input.detach() * 0, d, index, source) if input.ndim else source.reshape([])
-    return _C.where(mask, placed, input)
+    """A copy of ``input`` whose slices ``index[i]`` along ``dim`` are ``source``'s slices ``i`` (the
+    last one wins where an index repeats)."""
+    d = _copy_dim(input, dim, index, source, "index_copy")
+    if input.ndim == 0:
+        return _C.scatter(input, 0, index.reshape([]), source.reshape([]))
+    if d == 0:  # whole slices of the leading dim: copied as blocks
+        return _C._index_put_front(input, [index.reshape(-1)], source, False)
+    return _C.scatter(input, d, _spread(index, d, source), source)
+
+
+def index_copy_(input, dim, index, source):
+    """In-place form of ``index_copy``: writes ``source``'s slices into ``input`` at ``index`` along
+    ``dim``, touching nothing else."""
+    d = _copy_dim(input, dim, index, source, "index_copy_")
+    if input.ndim == 0:
+        return input.scatter_(0, index.reshape([]), source.reshape([]))
+    return input.scatter_(d, _spread(index, d, source), source)
 
 
 def index_fill(input, dim, index, value):

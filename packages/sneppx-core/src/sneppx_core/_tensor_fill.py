@@ -75,10 +75,9 @@ def fmin(a, b):
 
 def copysign(a, b):
     """``|a|`` with the sign of ``b`` (the sign bit, so -0.0 counts as negative)."""
-    from ._tensor_math import signbit
-
     b = b if isinstance(b, Tensor) else Tensor(np.asarray(b, dtype=np.float64))
-    return _C.where(signbit(b), -_C.abs(a), _C.abs(a))
+    m = _C.abs(a)
+    return _C.where(_C.signbit(b), -m, m)
 
 
 def heaviside(x, values):

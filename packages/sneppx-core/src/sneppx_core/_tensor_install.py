@@ -9,7 +9,7 @@ from ._backend import _C
 from ._C_face import Tensor
 from ._tensor_methods import _inplace
 from ._tensor_extra import (
-    addcdiv, addcmul, addmm, baddbmm, clamp_max, clamp_min, cumprod, index_copy, index_fill, masked_scatter,
+    addcdiv, addcmul, addmm, baddbmm, clamp_max, clamp_min, cumprod, index_copy_, index_fill, masked_scatter,
     nan_to_num, nelement, scatter_reduce, t, unfold,
 )
 
@@ -43,7 +43,7 @@ def _install(cls, functions, more_methods, more_docs, more_inplace):
             fn.__name__, fn.__doc__ = name, more_docs[name]
         methods[name] = fn
     methods.update({
-        "nelement": nelement, "unfold": unfold,
+        "nelement": nelement, "unfold": unfold, "index_copy_": index_copy_,
         "view_as": lambda self, other: self.view(*other.shape),
         "reshape_as": lambda self, other: self.reshape(tuple(other.shape)),
         "mH": property(lambda self: self.transpose(-2, -1), doc="The last two dims swapped (real dtypes)."),
@@ -60,7 +60,7 @@ def _install(cls, functions, more_methods, more_docs, more_inplace):
     methods["ndimension"].__doc__ = "Number of dims (alias of ``ndim``)."
     methods["get_device"].__doc__ = "The device index, or -1 for the CPU."
     inplace = {"addmm": addmm, "baddbmm": baddbmm, "addcmul": addcmul, "addcdiv": addcdiv, "clamp_min": clamp_min,
-               "clamp_max": clamp_max, "nan_to_num": nan_to_num, "index_copy": index_copy, "index_fill": index_fill,
+               "clamp_max": clamp_max, "nan_to_num": nan_to_num, "index_fill": index_fill,
                "masked_scatter": masked_scatter, "cumprod": cumprod, "scatter_reduce": scatter_reduce,
                "index_add": _C.index_add, "scatter": _C.scatter, "scatter_add": _C.scatter_add, "t": t,
                "tril": _C.tril, "triu": _C.triu, "log1p": _C.log1p, "expm1": _C.expm1, "rsqrt": _C.rsqrt,

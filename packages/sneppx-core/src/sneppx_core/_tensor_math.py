@@ -90,11 +90,6 @@ def xlogy(x, y):
     return _C.where(x == 0, 0.0, x * _C.log(_float(y)))
 
 
-def frac(x):
-    """Fractional part ``x - trunc(x)``."""
-    return x - _C.trunc(x)
-
-
 def deg2rad(x):
     """Degrees to radians."""
     return _float(x) * (math.pi / 180)
@@ -105,28 +100,43 @@ def rad2deg(x):
     return _float(x) * (180 / math.pi)
 
 
-def signbit(x):
-    """True where the sign bit is set (negative values, -0.0 and -NaN included)."""
-    return Tensor(np.signbit(x.detach().float().numpy() if x.dtype in _FLOATS[2:] else x.detach().numpy()))
-
-
 def float_power(x, y):
     """``x ** y`` computed in float64."""
     y = y.to(Dtype.FLOAT64) if isinstance(y, Tensor) else y
     return _C.pow(x.to(Dtype.FLOAT64), y)
 
 
+def _nan_free(sums, x):
+    """Whether the sums ``sums`` over slices of ``x`` prove every slice free of NaN (a NaN makes its
+    slice's sum NaN). Read on the CPU only, where the answer costs no device sync."""
+    return x.device.type == "cpu" and not _C.isnan(sums).any().item()
+
+
+def _nan_as_zero(x):
+    """``x`` with NaN replaced by 0 (infinities kept); the gradient is 1 wherever ``x`` is not NaN."""
+    if x.requires_grad and _C.is_grad_enabled():
+        return _C.where(_C.isnan(x), 0.0, x)
+    return _C._nan_to_num(x, 0.0, builtins.float("inf"))  # one pass
+
+
 def nansum(x, dim=None, keepdim=False, *, dtype=None):
-    """Sum treating NaN as 0."""
-    out = _C.where(_C.isnan(x), 0.0, x).sum(_dims(x, dim), keepdim) if x.dtype in _FLOATS else x.sum(_dims(x, dim),
-                                                                                                      keepdim)
+    """Sum treating NaN as 0 (one pass where no slice holds a NaN)."""
+    dims = _dims(x, dim)
+    out = x.sum(dims, keepdim)
+    if x.dtype in _FLOATS and not _nan_free(out, x):
+        out = _nan_as_zero(x).sum(dims, keepdim)
     return out if dtype is None else out.to(dtype)
 
 
 def nanmean(x, dim=None, keepdim=False, *, dtype=None):
-    """Mean of the non-NaN elements."""
-    count = (~_C.isnan(x)).to(x.dtype).sum(_dims(x, dim), keepdim)
-    out = nansum(x, dim, keepdim) / count
+    """Mean of the non-NaN elements (one pass where no slice holds a NaN)."""
+    dims = _dims(x, dim)
+    if x.dtype not in _FLOATS:
+        raise TypeError(f"[nanmean] expects a floating tensor, got {x.dtype}")
+    out = x.mean(dims, keepdim)
+    if not _nan_free(out, x):
+        size = math.prod(x.shape[d] for d in dims)
+        out = _nan_as_zero(x).sum(dims, keepdim) / (size - _C.isnan(x).sum(dims, keepdim))
     return out if dtype is None else out.to(dtype)
 
 
@@ -247,6 +257,6 @@ FUNCTIONS.update({name: _alias(fn, name, f"Alias of ``{target}``.") for name, (f
     "less_equal": (_C.le, "le"), "not_equal": (_C.ne, "ne"), "fix": (_C.trunc, "trunc"), "sgn": (_C.sign, "sign"),
 }.items()})
 INPLACE = ["asinh", "acosh", "atanh", "erfc", "sinc",
-           "logit", "hypot", "xlogy", "fmod", "frac", "deg2rad", "rad2deg", "arcsin", "arccos", "arctan", "arcsinh",
+           "logit", "hypot", "xlogy", "fmod", "deg2rad", "rad2deg", "arcsin", "arccos", "arctan", "arcsinh",
            "arccosh", "arctanh", "arctan2", "absolute", "negative", "multiply", "divide", "true_divide", "subtract",
            "fix", "sgn", "float_power"]

@@ -49,13 +49,21 @@ def tile(x, dims):
 
 def repeat_interleave(x, repeats, dim=None, *, output_size=None):
     """Repeats each element (each slice along ``dim``) ``repeats`` times (an int or one count each)."""
-    if dim is None:
-        x, dim = x.reshape(-1), 0
-    n = x.shape[dim]
-    counts = np.broadcast_to(np.asarray(repeats.tolist() if isinstance(repeats, Tensor) else repeats), (n,))
-    if np.any(counts < 0):
-        raise ValueError(f"[repeat_interleave] repeats must be >= 0, got {counts.tolist()}")
-    return x.index_select(dim, _ints(np.repeat(np.arange(n), counts)))
+    if dim is None or x.ndim == 0:
+        x, dim = x.reshape(-1), 0 if dim is None else dim
+    if not -x.ndim <= dim < x.ndim:
+        raise IndexError(f"[repeat_interleave] dim {dim} is out of range for a tensor with {x.ndim} dims")
+    dim %= x.ndim
+    if not isinstance(repeats, builtins.int):
+        counts = np.asarray(repeats.tolist() if isinstance(repeats, Tensor) else repeats)
+        repeats = builtins.int(counts.reshape(-1)[0]) if counts.size == 1 else counts
+    if (repeats < 0) if isinstance(repeats, builtins.int) else np.any(repeats < 0):
+        raise ValueError(f"[repeat_interleave] repeats must be >= 0, got {np.asarray(repeats).tolist()}")
+    n, shape = x.shape[dim], tuple(x.shape)
+    if isinstance(repeats, builtins.int):  # one count for all: a broadcast view, copied once
+        wide = x.unsqueeze(dim + 1).expand(*shape[:dim + 1], repeats, *shape[dim + 1:])
+        return wide.reshape(shape[:dim] + (n * repeats,) + shape[dim + 1:])
+    return x.index_select(dim, _ints(np.repeat(np.arange(n), np.broadcast_to(repeats, (n,)))))
 
 
 def take(x, index):
@@ -81,7 +89,8 @@ def tensor_split(x, indices_or_sections, dim=0):
         if not 0 < n <= builtins.max(size, 1 << 16):
             raise ValueError(f"[tensor_split] the number of sections must be in [1, {builtins.max(size, 1 << 16)}] "
                              f"for a dim of size {size}, got {n}")
-        cuts = np.cumsum([size // n + (1 if i < size % n else 0) for i in range(n)])[:-1].tolist()
+        q, r = divmod(size, n)
+        cuts = [i * q + builtins.min(i, r) for i in range(1, n)]  # the first r parts one longer
     else:
         cuts = list(indices_or_sections.tolist() if isinstance(indices_or_sections, Tensor) else indices_or_sections)
     bounds = [0] + [builtins.min(builtins.max(c, 0), size) for c in cuts] + [size]
@@ -203,31 +212,17 @@ def bincount(x, weights=None, minlength=0):
     return Tensor(out) if weights is not None else _ints(out)
 
 
-def _flat_index(x, indices):
-    idx = [i if isinstance(i, Tensor) else _ints(i) for i in indices]
-    if len(idx) > x.ndim:
-        raise IndexError(f"[index_put] {len(idx)} index tensors for a tensor with {x.ndim} dims")
-    shape = np.broadcast_shapes(*[tuple(i.shape) for i in idx])
-    strides = np.cumprod((tuple(x.shape[1:len(idx)]) + (1,))[::-1])[::-1]
-    flat = builtins.sum(i.to(Dtype.INT64).broadcast_to(shape) * builtins.int(s) for i, s in zip(idx, strides))
-    return flat.reshape(-1), tuple(shape)
-
-
 def index_put(x, indices, values, accumulate=False):
-    """A copy of ``x`` with ``x[indices] = values`` (``+=`` with ``accumulate``, summing duplicates)."""
-    flat, shape = _flat_index(x, indices)
-    rest = tuple(x.shape[len(indices):])
-    base = x.reshape((-1,) + rest)
-    vals = values.broadcast_to(shape + rest).reshape((-1,) + rest) if isinstance(values, Tensor) else (
-        base.detach().new_full((flat.shape[0],) + rest, values))
-    if not accumulate:
-        hit = _C.index_add(base.detach().new_zeros(base.shape[0]), 0, flat, base.detach().new_ones(flat.shape[0]))
-        keep = (hit == 0).reshape((-1,) + (1,) * len(rest))
-        last = np.zeros(base.shape[0], np.int64)  # the last write to a position wins, as in sequential order
-        last[flat.numpy()] = np.arange(flat.shape[0])
-        picked = vals.index_select(0, _ints(last))
-        return _C.where(keep, base, picked).reshape(tuple(x.shape))
-    return _C.index_add(base, 0, flat, vals).reshape(tuple(x.shape))
+    """A copy of ``x`` with ``x[indices] = values`` (``+=`` with ``accumulate``, summing duplicates;
+    without it the last write to a position wins). ``indices`` index the leading dims; a bool tensor
+    among them stands for the coordinates of its true elements, one index per dim it spans."""
+    idx = []
+    for i in indices:
+        i = i if isinstance(i, Tensor) else _ints(i)
+        idx.extend(_C.nonzero(i).unbind(1) if i.dtype == Dtype.BOOL else [i])
+    if not isinstance(values, Tensor):
+        values = x.detach().new_full((), values)
+    return _C._index_put_front(x, idx, values, accumulate)
 
 
 def _surrogate(value, s):

@@ -65,8 +65,10 @@ UNARY = {
     "ceil": ("math", False, [], lambda x: np.ceil(x) if x.dtype.kind == "f" else x),
     "round": ("math", False, [], _round),
     "trunc": ("math", False, [], lambda x: np.trunc(x) if x.dtype.kind == "f" else x),
+    "frac": ("math", False, [], lambda x: x - np.trunc(x) if x.dtype.kind == "f" else np.zeros_like(x)),
     "logical_not": ("math", True, [], np.logical_not), "isnan": ("math", True, [], np.isnan),
     "isinf": ("math", True, [], np.isinf), "isfinite": ("math", True, [], np.isfinite),
+    "signbit": ("math", True, [], np.signbit),
     "exp": ("math", False, [], np.exp), "exp2": ("math", False, [], np.exp2), "expm1": ("math", False, [], np.expm1),
     "log": ("math", False, [], np.log), "log2": ("math", False, [], np.log2), "log10": ("math", False, [], np.log10),
     "log1p": ("math", False, [], np.log1p), "sqrt": ("math", False, [], np.sqrt),
@@ -93,7 +95,7 @@ UNARY = {
     "softsign": ("activation", False, [], lambda x: x / (1 + np.abs(x))),
 }
 # Ops that keep integer dtypes (the rest give floating results for integer inputs).
-_KEEP_INT = {"neg", "abs", "square", "sign", "floor", "ceil", "round", "trunc", "relu", "relu6", "hardtanh"}
+_KEEP_INT = {"neg", "abs", "square", "sign", "floor", "ceil", "round", "trunc", "frac", "relu", "relu6", "hardtanh"}
 
 
 def _unary_ops():
@@ -441,6 +443,17 @@ def gelu(input, approximate="none"):
     return wrap(out, dt)
 
 
+def _nan_to_num(input, nan, bound):
+    """NaN -> ``nan``, +inf -> ``bound``, -inf -> ``-bound`` (integer and bool tensors copied)."""
+    need_tensor(input, "nan_to_num")
+    if not input._dt.is_floating_point:
+        return wrap(np.array(input._a, copy=True), input._dt)
+    x = input._a.astype(compute_type(input._dt), copy=False)
+    with np.errstate(over="ignore"):
+        out = np.nan_to_num(x, nan=nan, posinf=bound, neginf=-bound)
+    return wrap(out, input._dt)
+
+
 def float_dtype(dt):
     """``dt`` when floating, else float32 (results of integer inputs to floating ops)."""
     return dt if dt in FLOATS else FLOAT32
@@ -449,5 +462,5 @@ def float_dtype(dt):
 __all__ = ["add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum", "atan2", "eq", "ne",
            "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
            "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "where", "masked_fill", "clamp",
-           "clip", "lerp", "gelu", "_unary_ops"]
+           "clip", "lerp", "gelu", "_nan_to_num", "_unary_ops"]
 UNARY_FUNCS = {name: _make_unary(name) for name in UNARY}

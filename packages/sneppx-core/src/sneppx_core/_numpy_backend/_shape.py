@@ -413,6 +413,24 @@ def index_add(input, dim, index, source, *, alpha=1.0):
     return wrap(out, input._dt)
 
 
+def _index_put_front(input, indices, values, accumulate):
+    """A copy of ``input`` with ``values`` written (added, with ``accumulate``) at the integer
+    ``indices`` of its leading dims; without ``accumulate`` the last write to a position wins."""
+    need_tensor(input, "index_put")
+    if len(indices) > input._a.ndim:
+        raise IndexError(f"[index_put] too many indices ({len(indices)}) for a tensor of {input._a.ndim} dims")
+    idx = tuple(_index_tensor(i, "index_put") for i in indices)
+    for k, i in enumerate(idx):
+        _check_range(i, input._a.shape[k], "index_put")
+    out = np.array(input._a, copy=True)
+    v = np.asarray(values._a).astype(out.dtype)
+    if accumulate:
+        np.add.at(out, idx, v)
+    else:
+        out[idx] = v
+    return wrap(out, input._dt)
+
+
 def one_hot(tensor, num_classes=-1):
     """int64 one-hot rows of the integer ``tensor``."""
     idx = _index_tensor(tensor, "one_hot")
@@ -485,4 +503,4 @@ def _topk(input, k, dim, largest, sorted):  # noqa: A002
 __all__ = ["reshape", "transpose", "swapaxes", "permute", "squeeze", "unsqueeze", "broadcast_to", "flatten",
            "unflatten", "narrow", "select", "movedim", "contiguous", "clone", "detach", "cat", "concat", "stack",
            "split", "chunk", "unbind", "tril", "triu", "flip", "roll", "gather", "scatter", "scatter_add",
-           "index_select", "index_add", "one_hot", "nonzero", "masked_select", "argsort", "_sort", "_topk"]
+           "index_select", "index_add", "_index_put_front", "one_hot", "nonzero", "masked_select", "argsort", "_sort", "_topk"]
