@@ -162,3 +162,56 @@ def test_index_writes_match_pytorch(torch):
         else:
             for m, r in zip(mine, res):
                 np.testing.assert_allclose(m, r.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_setitem_with_one_index_tensor_writes_in_place(threads):
+    a = RNG.standard_normal((3, 4, 50, 6))
+    cache = sx.tensor(a)
+    ptr = cache.data_ptr()
+    pos = np.array([7, -1, 20])
+    kv = RNG.standard_normal((3, 4, 3, 6))
+    cache[:, :, sx.tensor(pos)] = sx.tensor(kv)
+    want = a.copy()
+    want[:, :, pos] = kv
+    assert cache.data_ptr() == ptr and np.array_equal(cache.numpy(), want)
+    cache[sx.tensor([2, 0])] = 1.5  # a number, broadcast over the rows
+    want[[2, 0]] = 1.5
+    np.testing.assert_array_equal(cache.numpy(), want)
+    view = cache[1:, :, 10:].transpose(0, 2)  # strided: the write lands in the base
+    view[:, sx.tensor([3, 1, 3])] = sx.tensor(np.arange(3.0).reshape(3, 1, 1))  # repeated: the last wins
+    w = want[1:, :, 10:].swapaxes(0, 2)
+    w[:, [3, 1]] = np.array([2.0, 1.0]).reshape(2, 1, 1)
+    np.testing.assert_array_equal(cache.numpy(), want)
+    m = np.array([True, False, True, False])
+    cache[0, sx.tensor(m)] = sx.tensor(np.float32(-4.0))  # a 1-d mask; the value cast to float64
+    want[0, m] = -4.0
+    np.testing.assert_array_equal(cache.numpy(), want)
+    with pytest.raises(IndexError):
+        cache[:, sx.tensor([0, 4])] = 0.0
+    with pytest.raises(ValueError, match=r"\[setitem\]"):
+        cache[:, sx.tensor([0, 1])] = sx.zeros(5, 4, 2, 50, 6)
+    np.testing.assert_array_equal(cache.numpy(), want)  # rejected writes change nothing
+    x = sx.tensor(np.arange(6.0))
+    x[sx.tensor([1, 2])] = x[sx.tensor([4, 5])]  # the value shares x's memory
+    assert x.tolist() == [0.0, 4.0, 5.0, 3.0, 4.0, 5.0]
+
+
+def test_setitem_rows_of_contiguous_tensor(threads):
+    a = RNG.standard_normal((40, 9))
+    x = sx.tensor(a)
+    rows = np.array([5, 0, 37, 5, -2])
+    v = RNG.standard_normal((5, 9))
+    x[2:][sx.tensor(rows)] = sx.tensor(v)  # a contiguous view at an offset; row 5 twice: the last wins
+    want = a.copy()
+    want[2:][rows] = v
+    np.testing.assert_array_equal(x.numpy(), want)
+    x[sx.tensor([1, 3])] = sx.tensor(np.arange(9.0))  # one row broadcast
+    want[[1, 3]] = np.arange(9.0)
+    np.testing.assert_array_equal(x.numpy(), want)
+    x[sx.tensor(np.zeros(0, np.int64))] = 7.0
+    np.testing.assert_array_equal(x.numpy(), want)
+    y = x.detach()
+    y.requires_grad_(True)
+    with sx.no_grad():
+        y[sx.tensor([0])] = 0.0  # a leaf that requires grad, written under no_grad
+    assert y.detach().numpy()[0].sum() == 0
