@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from optable_base import *  # noqa: F401,F403  (specs, input descriptions, dtype rules, op())
-from optable_base import X, M, is_torch, nn_functional, op
+from optable_base import X, M, functional as _F, nn_functional, op
 
 # ---------------------------------------------------------------- unary elementwise
 def _sigmoid(a):
@@ -55,11 +55,6 @@ op("softplus", lambda m, x: nn_functional(m).softplus(x), _softplus,
    [(X((3, 4)),), (X((5,)),)])
 op("softplus_beta", lambda m, x: nn_functional(m).softplus(x, beta=2.0, threshold=3.0),
    lambda a: np.where(2 * a > 3, a, np.log1p(np.exp(2 * np.minimum(a, 1.5))) / 2), [(X((4, 5), "nonzero"),)])
-
-
-def _F(m):
-    """torch.nn.functional or sneppx_core.functional."""
-    return m.nn.functional if is_torch(m) else m.functional
 
 
 _SELU_A, _SELU_S = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946

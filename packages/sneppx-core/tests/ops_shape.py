@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from optable_base import *  # noqa: F401,F403  (specs, input descriptions, dtype rules, op())
-from optable_base import X, I, M, nn_functional, op  # noqa: E741
+from optable_base import X, I, M, functional, nn_functional, op  # noqa: E741
 
 # ---------------------------------------------------------------- shapes and views
 op("reshape", lambda m, x: x.reshape(-1, 2), lambda a: a.reshape(-1, 2), [(X((3, 4)),), (X((2, 3, 4)),)], dtypes=ALL)
@@ -163,3 +163,18 @@ op("argsort", lambda m, x: m.argsort(x, dim=1), lambda a: np.argsort(a, 1, kind=
    dtypes=NUMERIC, out=int64, grad=False, layouts=("contiguous", "transposed", "sliced"))
 op("argsort_desc", lambda m, x: x.argsort(dim=0, descending=True), lambda a: _desc(a, 0)[1],
    [(X((5, 3), "distinct"),)], dtypes=SIGNED, out=int64, grad=False, layouts=("contiguous", "transposed", "sliced"))
+
+
+def _np_pad(a, pad, **kw):
+    """np.pad with F.pad's pad order (the last dim first)."""
+    k = len(pad) // 2
+    return np.pad(a, [(0, 0)] * (a.ndim - k) + [(pad[2 * j], pad[2 * j + 1]) for j in reversed(range(k))], **kw)
+
+
+_PAD = (1, 2, 2, 0)
+op("pad_constant", lambda m, x: functional(m).pad(x, _PAD, value=0.5),
+   lambda a: _np_pad(a, _PAD, constant_values=0.5), [(X((2, 3, 4, 5)),), (X((3, 4)),)])
+op("pad_reflect", lambda m, x: functional(m).pad(x, _PAD, mode="reflect"), lambda a: _np_pad(a, _PAD, mode="reflect"),
+   [(X((2, 3, 4, 5)),)])
+op("pad_replicate", lambda m, x: functional(m).pad(x, _PAD, mode="replicate"),
+   lambda a: _np_pad(a, _PAD, mode="edge"), [(X((2, 3, 4, 5)),)])

@@ -232,6 +232,11 @@ def nn_functional(m):
     return m.nn.functional if is_torch(m) else m
 
 
+def functional(m):
+    """``torch.nn.functional`` or ``sneppx_core.functional``."""
+    return m.nn.functional if is_torch(m) else m.functional
+
+
 def op(name, fn, ref, cases, **kw):
     OPS.append(OpSpec(name, fn, ref, cases, **kw))
 

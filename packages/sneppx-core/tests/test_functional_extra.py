@@ -36,6 +36,40 @@ def test_pad_constant_value_and_negative_pads():
         F.pad(sx.zeros(3), (1, 2, 3))
 
 
+@pytest.mark.parametrize("pad", [(2, 0, 0, 1, 1, 1), (0, 0, 0, 0, 2, 1), (1, 1), (-1, 2, 1, -2), (-2, -1, 0, 0, 3, 0),
+                                 (0, 0, 0, 0, 0, 0), (1, 2, 3, 4)])
+def test_pad_constant_many_dims_crops_and_gradients(pad):
+    a = RNG.standard_normal((2, 4, 5, 6))
+    widths = [(0, 0)] * (4 - len(pad) // 2) + [(pad[2 * k], pad[2 * k + 1]) for k in reversed(range(len(pad) // 2))]
+    crop = tuple(slice(max(-l, 0), n - max(-r, 0)) for (l, r), n in zip(widths, a.shape))
+    ref = np.pad(a[crop], [(max(l, 0), max(r, 0)) for l, r in widths], constant_values=-3.5)
+    np.testing.assert_array_equal(F.pad(t64(a, False), pad, value=-3.5).numpy(), ref)
+    strided = t64(a.transpose(0, 1, 3, 2).copy(), False).transpose(2, 3)  # the same values, not contiguous
+    np.testing.assert_array_equal(F.pad(strided, pad, value=-3.5).numpy(), ref)
+    gradcheck(lambda x: F.pad(x, pad, value=2.0) ** 2, [t64(a[:1, :2])])
+    for dtype in (sx.float32, sx.bfloat16, sx.int64, sx.bool):
+        got = F.pad(sx.tensor(a > 0).to(dtype), pad, value=1)
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got.float().numpy(), np.pad((a > 0)[crop], [(max(l, 0), max(r, 0))
+                                                                                 for l, r in widths], constant_values=1))
+
+
+@pytest.mark.parametrize("mode,np_mode", [("reflect", "reflect"), ("replicate", "edge"), ("circular", "wrap")])
+def test_pad_three_dims_in_one_gather(mode, np_mode):
+    a = RNG.standard_normal((2, 4, 5, 6))
+    got = F.pad(t64(a, False).transpose(2, 3), (2, 1, 0, 3, 1, 0), mode=mode)  # a strided input
+    ref = np.pad(a.transpose(0, 1, 3, 2), ((0, 0), (1, 0), (0, 3), (2, 1)), mode=np_mode)
+    np.testing.assert_array_equal(got.numpy(), ref)
+    gradcheck(lambda x: F.pad(x, (2, 1, 0, 3, 1, 0), mode=mode), [t64(a[:1, :3])])
+
+
+def test_pad_errors():
+    with pytest.raises(ValueError, match=r"\[pad\] padding \(-4, 0\) crops more than dim 1"):
+        F.pad(sx.zeros(2, 3), (-4, 0))
+    with pytest.raises(ValueError, match=r"\[pad\].*even length"):
+        F.pad(sx.zeros(2, 3), (1, 1, 1, 1, 1, 1))
+
+
 @pytest.mark.parametrize("mode,shape,size,align", [
     ("nearest", (1, 2, 5), 8, None), ("nearest", (1, 1, 4, 6), (3, 9), None), ("linear", (2, 1, 5), 9, False),
     ("linear", (2, 1, 5), 3, True), ("bilinear", (1, 2, 4, 3), (7, 5), False),

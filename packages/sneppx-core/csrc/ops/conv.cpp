@@ -310,5 +310,49 @@ Tensor fold(const Tensor& cols, const IntList& output_size, const IntList& kerne
   return col2im_op(permute(cols, {1, 0, 2}), g);
 }
 
+Tensor pad_constant(const Tensor& x, const IntList& pads, const Scalar& value) {
+  const int64_t nd = x->dim(), np = int64_t(pads.size()) / 2;
+  SX_CHECK(pads.size() % 2 == 0 && np <= nd, ValueError, "[pad] pad ", shape_str(pads),
+           " must have an even length of at most 2 * ndim for input ", describe(x));
+  Tensor kept = x;  // x without its cropped parts
+  Shape os = x->shape;
+  IntList lead(size_t(nd), 0), crops(pads.size(), 0);  // where kept starts in the output; the crops
+  for (int64_t k = 0; k < np; ++k) {
+    const int64_t d = nd - 1 - k, l = pads[size_t(2 * k)], r = pads[size_t(2 * k + 1)], n = x->shape[size_t(d)];
+    const int64_t cl = std::max<int64_t>(-l, 0), cr = std::max<int64_t>(-r, 0);
+    SX_CHECK(cl + cr <= n, ValueError, "[pad] padding (", l, ", ", r, ") crops more than dim ", d, " of input ",
+             describe(x), " holds");
+    if (cl || cr) kept = narrow(kept, d, cl, n - cl - cr);
+    crops[size_t(2 * k)] = cl, crops[size_t(2 * k + 1)] = cr;
+    lead[size_t(d)] = std::max<int64_t>(l, 0);
+    os[size_t(d)] = n - cl - cr + lead[size_t(d)] + std::max<int64_t>(r, 0);
+  }
+  // Padding the last dim, the output is filled whole (the border would be short runs of each row); else
+  // only the border is: the slabs before and after kept along each dim, runs of whole rows at least.
+  const Device dev = x->device();
+  const Shape ks = kept->shape;
+  const bool whole = nd > 0 && os.back() != ks.back();
+  Tensor out = whole ? full(os, value, x->dtype, dev) : empty(os, x->dtype, dev);
+  int64_t off = 0;
+  for (int64_t d = 0; d < nd; ++d) off += lead[size_t(d)] * out->strides[size_t(d)];
+  if (kept->numel()) kern::copy(dev)(make_view(out, ks, out->strides, off), detach(kept));
+  for (size_t d = 0; d < size_t(nd) && !whole; ++d) {
+    const int64_t after = lead[d] + ks[d];
+    for (auto [start, len] : {std::pair{int64_t(0), lead[d]}, std::pair{after, os[d] - after}}) {
+      Shape ss = os;
+      ss[d] = len;
+      if (len) kern::fill(dev)(make_view(out, ss, out->strides, start * out->strides[d]), value);
+    }
+  }
+  if (!is_floating(x->dtype) || !needs_grad({&x})) return out;
+  bool cropped = std::any_of(crops.begin(), crops.end(), [](int64_t c) { return c > 0; });
+  return record("ConstantPadBackward", {x}, out, [ks, lead, crops, cropped](const Tensor& g) {
+    Tensor gi = g;
+    for (size_t d = 0; d < ks.size(); ++d)
+      if (gi->shape[d] != ks[d]) gi = slice(gi, int64_t(d), lead[d], lead[d] + ks[d], 1);
+    return TensorList{cropped ? pad_constant(gi, crops, Scalar(0.0)) : gi};
+  });
+}
+
 }  // namespace nn
 }  // namespace sx

@@ -109,6 +109,9 @@ Tensor unfold(const Tensor& x, const IntList& kernel, const IntList& dilation, c
               const IntList& stride);
 Tensor fold(const Tensor& cols, const IntList& output_size, const IntList& kernel, const IntList& dilation,
             const IntList& padding, const IntList& stride);
+// F.pad(x, pads, value=v) in one pass: pads are (left, right) pairs from the last dim backwards; a
+// negative one crops. The gradient is g's interior (a view), with zeros where x was cropped.
+Tensor pad_constant(const Tensor& x, const IntList& pads, const Scalar& value);
 
 // Pools over the trailing kernel.size() dims (1 or 2) of (N, C, ...) input. max_pool returns
 // (values, indices); indices are flat offsets into each input plane (PyTorch's convention).

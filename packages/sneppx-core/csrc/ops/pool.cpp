@@ -336,13 +336,23 @@ Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& weight, const T
   check_channel_vec(bias, C, x, op, "bias");
   DType dt = x->dtype;
   Tensor xf = is_half(dt) ? to_dtype(x, DType::Float32) : x;
-  Tensor xg = reshape(xf, {N, groups, x->numel() / std::max<int64_t>(N * groups, 1)});
-  Tensor mu = mean(xg, IntList{2}, true), v = var(xg, IntList{2}, 0.0, true);
-  Tensor y = reshape(mul(sub(xg, mu), unary(UnaryOp::Rsqrt, add(v, Scalar(eps)))), x->shape);
+  const int64_t per = x->numel() / std::max<int64_t>(N * groups, 1);
+  Tensor y;
+  if (per > 1) {  // each (sample, group) a channel of a batch norm over (1, N * groups, per): its fused kernels
+    Tensor none;
+    y = reshape(batch_norm(reshape(xf, {1, N * groups, per}), none, none, none, none, true, 0.0, eps), x->shape);
+  } else {
+    Tensor xg = reshape(xf, {N, groups, per});
+    Tensor mu = mean(xg, IntList{2}, true), v = var(xg, IntList{2}, 0.0, true);
+    y = reshape(mul(sub(xg, mu), unary(UnaryOp::Rsqrt, add(v, Scalar(eps)))), x->shape);
+  }
   Shape cshape(size_t(x->dim()), 1);
   cshape[1] = C;
-  if (weight) y = mul(y, reshape(to_dtype(weight, y->dtype), cshape));
-  if (bias) y = add(y, reshape(to_dtype(bias, y->dtype), cshape));
+  // The affine into y where nothing is recorded (y is this op's own tensor), else out of place.
+  Tensor w = weight ? reshape(to_dtype(weight, y->dtype), cshape) : Tensor();
+  Tensor b = bias ? reshape(to_dtype(bias, y->dtype), cshape) : Tensor();
+  if (w && !binary_into(BinaryOp::Mul, y, w)) y = mul(y, w);
+  if (b && !binary_into(BinaryOp::Add, y, b)) y = add(y, b);
   return to_dtype(y, dt);
 }
 

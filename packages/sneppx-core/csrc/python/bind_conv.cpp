@@ -38,6 +38,9 @@ void bind_conv(py::module_& m) {
         "count_include_pad"_a, "divisor_override"_a);
   c.def("adaptive_avg_pool", &nn::adaptive_avg_pool, "input"_a, "output_size"_a);
   c.def("adaptive_max_pool", &nn::adaptive_max_pool, "input"_a, "output_size"_a);
+  c.def("pad_constant", [](const Tensor& x, const IntList& pads, py::handle value) {
+    return nn::pad_constant(x, pads, to_scalar(value, "pad"));
+  }, "input"_a, "pad"_a, "value"_a);
   c.def("batch_norm", [](const Tensor& x, py::handle rm, py::handle rv, py::handle w, py::handle b, bool training,
                          double momentum, double eps) {
     const char* op = "batch_norm";

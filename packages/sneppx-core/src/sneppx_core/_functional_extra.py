@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
-from . import _ops
+from . import _backend, _ops
+from ._backend import _C
 from ._C_face import Tensor
 from ._factories import full
 
@@ -40,15 +42,35 @@ def pad(input, pad, mode="constant", value=None):
         raise ValueError(f"[pad] mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
     if mode != "constant" and value not in (None, 0):
         raise ValueError(f"[pad] value is only for mode='constant', got value={value} with mode={mode!r}")
+    if mode != "constant":
+        return _pad_gather(input, pad, mode) if any(pad) else input
+    value = 0.0 if value is None else value
+    if _backend.NAME == "c":  # one pass: the output filled with value, input copied into its interior
+        return _C._conv.pad_constant(input, list(pad), value)
     out = input
     for k in range(len(pad) // 2):
-        dim, left, right = input.ndim - 1 - k, pad[2 * k], pad[2 * k + 1]
-        if mode == "constant":
-            out = _pad_constant(out, dim, left, right, 0.0 if value is None else value)
-        elif left or right:
-            idx = _pad_indices(out.shape[dim], left, right, mode)
-            out = out.index_select(dim, Tensor(idx))
+        out = _pad_constant(out, input.ndim - 1 - k, pad[2 * k], pad[2 * k + 1], value)
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _gather_indices(tail, pad, mode):
+    """Source position of every output element of the padded last dims (shapes ``tail``), flattened."""
+    k = len(tail)
+    idx = np.zeros((), np.int64)
+    for j, n in enumerate(tail):
+        left, right = pad[2 * (k - 1 - j)], pad[2 * (k - 1 - j) + 1]
+        idx = idx[..., None] * n + _pad_indices(n, left, right, mode)
+    return idx
+
+
+def _pad_gather(x, pad, mode):
+    """reflect / replicate / circular padding as one index_select over the padded dims, flattened."""
+    k = len(pad) // 2
+    lead, tail = tuple(x.shape[:x.ndim - k]), tuple(x.shape[x.ndim - k:])
+    idx = _gather_indices(tail, pad, mode)
+    out = x.reshape(lead + (-1,)).index_select(len(lead), Tensor(idx.reshape(-1)))
+    return out.reshape(lead + idx.shape)
 
 
 def _pad_constant(x, dim, left, right, value):
