@@ -50,8 +50,8 @@ def test_pad_constant_many_dims_crops_and_gradients(pad):
     for dtype in (sx.float32, sx.bfloat16, sx.int64, sx.bool):
         got = F.pad(sx.tensor(a > 0).to(dtype), pad, value=1)
         assert got.dtype == dtype
-        np.testing.assert_array_equal(got.float().numpy(), np.pad((a > 0)[crop], [(max(l, 0), max(r, 0))
-                                                                                 for l, r in widths], constant_values=1))
+        want = np.pad((a > 0)[crop], [(max(l, 0), max(r, 0)) for l, r in widths], constant_values=1)
+        np.testing.assert_array_equal(got.float().numpy(), want)
 
 
 @pytest.mark.parametrize("mode,np_mode", [("reflect", "reflect"), ("replicate", "edge"), ("circular", "wrap")])

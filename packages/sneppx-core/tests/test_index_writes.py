@@ -151,7 +151,8 @@ def test_index_writes_match_pytorch(torch):
     mask = RNG.random((5, 6)) < 0.5
     for lib, x, s in ((sx, sx.tensor(a), sx.tensor(src)), (torch, torch.tensor(a), torch.tensor(src))):
         i = lib.tensor([4, 0, 2])
-        res = [x.index_copy(1, i, s), x.index_put((lib.tensor([1, 3, 1]), lib.tensor([2, 5, 2])), s[0], accumulate=True),
+        pts = (lib.tensor([1, 3, 1]), lib.tensor([2, 5, 2]))
+        res = [x.index_copy(1, i, s), x.index_put(pts, s[0], accumulate=True),
                x.index_put((lib.tensor(mask),), lib.tensor(2.0)), x.repeat_interleave(3, dim=1),
                x.repeat_interleave(lib.tensor([1, 0, 2, 1, 3]), dim=0), lib.repeat_interleave(x[0, 0], 2)]
         y = x.clone()

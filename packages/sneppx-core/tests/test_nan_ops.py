@@ -120,7 +120,8 @@ def test_nan_ops_match_pytorch(torch):
     for dtype in ("float32", "float64", "float16", "bfloat16"):
         xt = torch.tensor(a).to(getattr(torch, dtype))
         xs = sx.tensor(xt.float().numpy()).to(getattr(sx, dtype))  # the same bits (PyTorch's bfloat16 NaN is negative)
-        pairs = [(sx.nan_to_num(xs), torch.nan_to_num(xt)), (xs.nan_to_num(1.0, 3.0, -2.0), xt.nan_to_num(1.0, 3.0, -2.0)),
+        pairs = [(sx.nan_to_num(xs), torch.nan_to_num(xt)),
+                 (xs.nan_to_num(1.0, 3.0, -2.0), xt.nan_to_num(1.0, 3.0, -2.0)),
                  (xs.nansum(1), xt.nansum(1)), (xs.nanmean(0), xt.nanmean(0)), (sx.signbit(xs), torch.signbit(xt)),
                  (xs.frac(), xt.frac()), (sx.copysign(xs, xs.flip(0)), torch.copysign(xt, xt.flip(0)))]
         for s, t in pairs:

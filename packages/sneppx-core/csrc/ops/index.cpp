@@ -7,6 +7,7 @@
 
 #include "ops/kernels.h"
 #include "ops/common.h"
+#include "ops/index_into.h"
 
 namespace sx {
 
@@ -172,6 +173,27 @@ bool scatter_into(const Tensor& x, int64_t dim, const Tensor& index, const Tenso
   run_scatter(x, idx, cast_nograd(s, x->dtype), d, add ? ScatterOp::Add : ScatterOp::Set, op);
   x->bump_version();
   return true;
+}
+
+bool index_put_into(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& v) {
+  const Device dev = x->device();
+  if (x->dim() == 0 || index->dtype != DType::Int64 || index->dim() != 1 || !index->is_contiguous() ||
+      index->device() != dev || !kern::index_in_range.has(dev.type))
+    return false;
+  const int64_t d = wrap_dim(dim, x->dim(), "setitem");
+  if (!kern::index_in_range(dev)(index, x->shape[size_t(d)])) return false;
+  Shape res = x->shape, spread(size_t(x->dim()), 1);
+  res[size_t(d)] = index->numel();
+  spread[size_t(d)] = -1;
+  if (broadcast_shapes(res, v->shape, "setitem") != res) return false;
+  Tensor src = expand_view(cast_nograd(v, x->dtype), res);
+  if (d == 0 && x->is_contiguous() && kern::index_put_front.has(dev.type) && writes_into(x, {&index, &src})) {
+    x->check_writable("setitem");
+    kern::index_put_front(dev)(x, {index}, contiguous(src), false);
+    x->bump_version();
+    return true;
+  }
+  return scatter_into(x, d, expand_view(reshape(index, spread), res), src, false);
 }
 
 bool index_add_into(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, double alpha) {

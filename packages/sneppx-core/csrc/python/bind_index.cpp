@@ -3,7 +3,7 @@
 #include "python/convert.h"
 
 #include "ops/common.h"
-#include "ops/kernels.h"
+#include "ops/index_into.h"
 
 namespace sx {
 using namespace py_conv;
@@ -181,31 +181,6 @@ Tensor getitem(const Tensor& x, py::handle idx) {
   return identity ? r : permute(r, perm);
 }
 
-// x[..., i, ...] = v with one 1-d int64 index tensor i at dim d of the view, every index in range,
-// written into x where it may be (false: the caller writes the whole result, or raises): rows of a
-// contiguous view as block copies (index_put's kernel), else a scatter of i repeated over the indexed
-// shape (a view).
-static bool write_in_place(const Parsed& p, const Tensor& v) {
-  int64_t d = p.dims[0];
-  const Tensor& i = p.indices[0];
-  if (i->dtype != DType::Int64 || !i->is_contiguous() || i->device() != p.view->device() ||
-      !kern::index_in_range.has(i->device().type) || !kern::index_in_range(i->device())(i, p.view->shape[size_t(d)]))
-    return false;
-  Shape res = p.view->shape, spread(size_t(p.view->dim()), 1);
-  res[size_t(d)] = i->numel();
-  spread[size_t(d)] = -1;
-  if (broadcast_shapes(res, v->shape, "setitem") != res) return false;  // v too large: the caller raises
-  Tensor src = expand_view(cast_nograd(v, p.view->dtype), res);
-  if (d == 0 && p.view->is_contiguous() && kern::index_put_front.has(i->device().type) &&
-      writes_into(p.view, {&i, &src})) {
-    p.view->check_writable("setitem");
-    kern::index_put_front(i->device())(p.view, {i}, contiguous(src), false);
-    p.view->bump_version();
-    return true;
-  }
-  return scatter_into(p.view, d, expand_view(reshape(i, spread), res), src, false);
-}
-
 void setitem(const Tensor& x, py::handle idx, py::handle value) {
   Tensor v = is_tensor(value) ? value.cast<Tensor>() : from_data(value, x->dtype);
   Parsed p = parse(x, idx);
@@ -216,7 +191,7 @@ void setitem(const Tensor& x, py::handle idx, py::handle value) {
   SX_CHECK(!(grad_mode::enabled() && v->requires_grad), RuntimeError,
            "[setitem] writing a tensor that requires grad through tensor indices is not tracked by autograd; "
            "use index_put/scatter out of place or wrap the write in no_grad()");
-  if (p.indices.size() == 1 && p.indices[0]->dim() == 1 && write_in_place(p, v)) return;
+  if (p.indices.size() == 1 && p.indices[0]->dim() == 1 && index_put_into(p.view, p.dims[0], p.indices[0], v)) return;
   Tensor front = permute(p.view, front_perm(p.view, p.dims));
   // Shape of x[idx] in NumPy's layout, then the value in the (B..., rest...) layout.
   Shape b;

@@ -105,8 +105,9 @@ void bind_ops(py::module_& m, Cls& cls) {
              "[gelu] approximate must be 'none' or 'tanh', got '", approximate, "'");
     return unary(approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu, x);
   }, py::arg("input"), py::arg("approximate") = "none");
-  m.def("_nan_to_num", [](const Tensor& x, double nan, double bound) { return unary(UnaryOp::NanToNum, x, nan, bound); },
-        "nan_to_num in one pass, the infinities going to -bound and bound.", py::arg("input"), py::arg("nan"),
+  m.def("_nan_to_num", [](const Tensor& x, double nan, double bound) {
+    return unary(UnaryOp::NanToNum, x, nan, bound);
+  }, "nan_to_num in one pass, the infinities going to -bound and bound.", py::arg("input"), py::arg("nan"),
         py::arg("bound"));
   // ---- binary (the other operand may be a Python number)
 #define SX_BINARY(NAME, OP) \

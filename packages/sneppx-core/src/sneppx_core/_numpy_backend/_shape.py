@@ -503,4 +503,5 @@ def _topk(input, k, dim, largest, sorted):  # noqa: A002
 __all__ = ["reshape", "transpose", "swapaxes", "permute", "squeeze", "unsqueeze", "broadcast_to", "flatten",
            "unflatten", "narrow", "select", "movedim", "contiguous", "clone", "detach", "cat", "concat", "stack",
            "split", "chunk", "unbind", "tril", "triu", "flip", "roll", "gather", "scatter", "scatter_add",
-           "index_select", "index_add", "_index_put_front", "one_hot", "nonzero", "masked_select", "argsort", "_sort", "_topk"]
+           "index_select", "index_add", "_index_put_front", "one_hot", "nonzero", "masked_select", "argsort", "_sort",
+           "_topk"]
