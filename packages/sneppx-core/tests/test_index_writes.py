@@ -137,6 +137,14 @@ def test_repeat_interleave_matches_numpy(repeats, dim):
               [sx.tensor(a, requires_grad=True)])
 
 
+@pytest.mark.parametrize("dim,repeats", [(0, 2), (1, 3), (-2, 0), (2, 2)])
+def test_repeat_interleave_long_runs(dim, repeats):
+    a = RNG.standard_normal((3, 5, 20))  # 20 or more elements after dims 0 and 1: the broadcast copy
+    np.testing.assert_array_equal(sx.tensor(a).repeat_interleave(repeats, dim=dim).numpy(),
+                                  np.repeat(a, repeats, axis=dim))
+    gradcheck(lambda x: x.repeat_interleave(repeats, dim=dim) ** 2, [sx.tensor(a[:2, :3], requires_grad=True)])
+
+
 def test_repeat_interleave_errors():
     with pytest.raises(IndexError, match=r"\[repeat_interleave\] dim 3"):
         sx.zeros(2, 3).repeat_interleave(2, dim=3)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import itertools
+import math
 
 import numpy as np
 
@@ -60,7 +61,9 @@ def repeat_interleave(x, repeats, dim=None, *, output_size=None):
     if (repeats < 0) if isinstance(repeats, builtins.int) else np.any(repeats < 0):
         raise ValueError(f"[repeat_interleave] repeats must be >= 0, got {np.asarray(repeats).tolist()}")
     n, shape = x.shape[dim], tuple(x.shape)
-    if isinstance(repeats, builtins.int):  # one count for all: a broadcast view, copied once
+    # One count for all: a broadcast view, copied once, where the runs after dim hold 16 elements or more
+    # or the result is small (a large copy whose innermost stride is 0 is slower than the gather).
+    if isinstance(repeats, builtins.int) and (math.prod(shape[dim + 1:]) >= 16 or x.numel() * repeats < 65536):
         wide = x.unsqueeze(dim + 1).expand(*shape[:dim + 1], repeats, *shape[dim + 1:])
         return wide.reshape(shape[:dim] + (n * repeats,) + shape[dim + 1:])
     return x.index_select(dim, _ints(np.repeat(np.arange(n), np.broadcast_to(repeats, (n,)))))
