@@ -187,13 +187,16 @@ bool index_put_into(const Tensor& x, int64_t dim, const Tensor& index, const Ten
   spread[size_t(d)] = -1;
   if (broadcast_shapes(res, v->shape, "setitem") != res) return false;
   Tensor src = expand_view(cast_nograd(v, x->dtype), res);
-  if (d == 0 && x->is_contiguous() && kern::index_put_front.has(dev.type) && writes_into(x, {&index, &src})) {
-    x->check_writable("setitem");
+  if (!writes_into(x, {&index, &src})) return false;
+  x->check_writable("setitem");
+  // The index was checked above, so neither path checks it again (scatter_into would, over the whole
+  // repeated index).
+  if (d == 0 && x->is_contiguous() && kern::index_put_front.has(dev.type))
     kern::index_put_front(dev)(x, {index}, contiguous(src), false);
-    x->bump_version();
-    return true;
-  }
-  return scatter_into(x, d, expand_view(reshape(index, spread), res), src, false);
+  else
+    run_scatter(x, contiguous(expand_view(reshape(index, spread), res)), src, d, ScatterOp::Set, "setitem");
+  x->bump_version();
+  return true;
 }
 
 bool index_add_into(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, double alpha) {
