@@ -178,3 +178,5 @@ op("pad_reflect", lambda m, x: functional(m).pad(x, _PAD, mode="reflect"), lambd
    [(X((2, 3, 4, 5)),)])
 op("pad_replicate", lambda m, x: functional(m).pad(x, _PAD, mode="replicate"),
    lambda a: _np_pad(a, _PAD, mode="edge"), [(X((2, 3, 4, 5)),)])
+op("pad_circular", lambda m, x: functional(m).pad(x, _PAD, mode="circular"),
+   lambda a: _np_pad(a, _PAD, mode="wrap"), [(X((2, 3, 4, 5)),)])

@@ -63,6 +63,47 @@ def test_pad_three_dims_in_one_gather(mode, np_mode):
     gradcheck(lambda x: F.pad(x, (2, 1, 0, 3, 1, 0), mode=mode), [t64(a[:1, :3])])
 
 
+@pytest.mark.parametrize("mode,np_mode", [("reflect", "reflect"), ("replicate", "edge"), ("circular", "wrap")])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int64, np.bool_, np.uint8])
+def test_pad_gather_dtypes_dims_and_threads(mode, np_mode, dtype):
+    a = np.abs(RNG.standard_normal((3, 4, 9, 33)) * 4).astype(dtype)
+    for pad in [(3, 2), (0, 4, 2, 0), (1, 1, 3, 2, 1, 0), (5, 0, 0, 0)]:
+        widths = [(0, 0)] * (4 - len(pad) // 2) + [(pad[2 * k], pad[2 * k + 1]) for k in reversed(range(len(pad) // 2))]
+        ref = np.pad(a, widths, mode=np_mode)
+        for threads in (1, 2):
+            sx.set_num_threads(threads)
+            np.testing.assert_array_equal(F.pad(sx.tensor(a), pad, mode=mode).numpy(), ref)
+    sx.set_num_threads(2)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_pad_gather_second_order_and_large(mode):
+    a = RNG.standard_normal((1, 1, 4, 5))
+    x = t64(a)
+    g, = sx.autograd.grad((F.pad(x, (2, 1, 1, 2), mode=mode) ** 2).sum(), x, create_graph=True)
+    gg, = sx.autograd.grad((g * g).sum(), x)  # g = 2 P^T P x, so the gradient of |g|^2 is 8 (P^T P)^2 x
+    p = np.stack([np.pad(e, ((1, 2), (2, 1)), mode={"replicate": "edge", "circular": "wrap"}.get(mode, mode))
+                  for e in np.eye(20).reshape(20, 4, 5)]).reshape(20, -1)  # the padding as a matrix
+    ptp = p @ p.T
+    np.testing.assert_allclose(gg.numpy().reshape(-1), 8 * ptp @ ptp @ a.reshape(-1), rtol=1e-10)
+    big = RNG.standard_normal((4, 6, 40, 70)).astype(np.float32)  # rows over many tasks
+    ref = np.pad(big, ((0, 0), (0, 0), (3, 3), (2, 5)), mode={"replicate": "edge", "circular": "wrap"}.get(mode, mode))
+    np.testing.assert_array_equal(F.pad(sx.tensor(big), (2, 5, 3, 3), mode=mode).numpy(), ref)
+
+
+def test_pad_gather_rejects_bad_maps():
+    from sneppx_core._backend import _C
+    if not hasattr(_C, "_conv"):
+        pytest.skip("the compiled backend's pad_gather")
+    x = sx.zeros(2, 3)
+    with pytest.raises(IndexError, match=r"\[pad\] index 3 is out of range for dim 1"):
+        _C._conv.pad_gather(x, [sx.tensor([0, 3])])
+    with pytest.raises(TypeError, match=r"\[pad\] the index map of dim 1 must be a 1-d contiguous int64"):
+        _C._conv.pad_gather(x, [sx.tensor([0.0, 1.0])])
+    with pytest.raises(ValueError, match=r"\[pad\] 3 index maps"):
+        _C._conv.pad_gather(x, [sx.tensor([0])] * 3)
+
+
 def test_pad_errors():
     with pytest.raises(ValueError, match=r"\[pad\] padding \(-4, 0\) crops more than dim 1"):
         F.pad(sx.zeros(2, 3), (-4, 0))

@@ -81,6 +81,44 @@ def test_nansum_nanmean(dtype, np_dtype, dim, threads):
             np.testing.assert_allclose(stored(m), want, rtol=tol, atol=tol)
 
 
+# Shapes and dims that take each path of the sum kernels: rows eight at a time, wide rows, a few long rows
+# split into segments, columns in register blocks and their ragged end, and strided views read in place.
+NANSUM_PATHS = [((300, 100), 1), ((20, 2000), 1), ((3, 150000), 1), ((200, 77), 0), ((9, 40, 13), (0, 2)),
+                ((6, 50, 30), 1)]
+
+
+@pytest.mark.parametrize("shape, dim", NANSUM_PATHS)
+@pytest.mark.parametrize("dtype, np_dtype", FLOATS[:3])
+@pytest.mark.parametrize("view", ["contiguous", "transposed", "sliced"])
+def test_nansum_every_kernel_path(shape, dim, dtype, np_dtype, view):
+    a = special(shape, nan=0.1, inf=0.0).astype(np_dtype)
+    if view == "transposed":  # the same values, read through swapped strides
+        x = sx.tensor(np.ascontiguousarray(np.swapaxes(a, 0, -1)), dtype=dtype).transpose(0, -1)
+    elif view == "sliced":
+        x = sx.tensor(np.concatenate([a, a], -1), dtype=dtype)[..., :shape[-1]]
+    else:
+        x = sx.tensor(a, dtype=dtype)
+    tol = 2e-2 if dtype == sx.float16 else 1e-5
+    ref = np.nansum(a.astype(np.float64), axis=dim)
+    got = sx.nansum(x, dim)
+    np.testing.assert_allclose(got.to(sx.float64).numpy(), ref, rtol=tol, atol=tol * np.nanmax(np.abs(a)))
+    wide = sx.nansum(x, dim, dtype=sx.float64)  # accumulated in float64 (in place where the view allows)
+    assert wide.dtype == sx.float64
+    np.testing.assert_allclose(wide.numpy(), ref, rtol=1e-12 if dtype != sx.float16 else tol, atol=1e-9)
+
+
+def test_nansum_gradients_and_dtypes():
+    a = special((5, 7), nan=0.2, inf=0.0)
+    x = sx.tensor(a, dtype=sx.float64, requires_grad=True)
+    g, = sx.autograd.grad(sx.nansum(x, 1, keepdim=True).sum() * 3, x)
+    np.testing.assert_array_equal(g.numpy(), np.where(np.isnan(a), 0.0, 3.0))
+    finite = sx.tensor(RNG.standard_normal((4, 6)), dtype=sx.float64, requires_grad=True)
+    assert gradcheck(lambda t: sx.nansum(t * t, (0, 1)), (finite,))
+    assert sx.nansum(sx.tensor([[1, 2], [3, 4]]), 0).tolist() == [4, 6]
+    assert sx.nansum(sx.tensor([1.5, np.nan]), dtype=sx.int64).item() == 1
+    assert sx.nansum(sx.tensor([[np.nan]]), []).item() == 0.0  # an empty dim list reduces everything
+
+
 def test_nansum_keeps_infinities_and_integers():
     x = sx.tensor([[np.inf, 1.0, np.nan], [np.inf, -np.inf, 2.0]])
     assert sx.nansum(x, 1).tolist()[0] == np.inf and np.isnan(sx.nansum(x, 1).tolist()[1])

@@ -3,6 +3,7 @@
 // allocated before the pool runs.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <tuple>
 #include <type_traits>
@@ -10,6 +11,7 @@
 
 #include "core/parallel.h"
 #include "cpu/blas.h"
+#include "cpu/loops.h"
 #include "cpu/reduce_rows.h"
 #include "ops/conv.h"
 #include "ops/nn_util.h"
@@ -30,8 +32,8 @@ int64_t window_reads(const ConvGeom& g) {
 
 // Sums of runs of at least this many elements go through the vectorised row sums (in double).
 constexpr int64_t kLongRun = 16;
-inline double run_sum(const float* p, int64_t n) { return sum_run_f32<false>(p, n); }
-inline double run_sum(const double* p, int64_t n) { return sum_run_f64<false>(p, n); }
+inline double run_sum(const float* p, int64_t n) { return sum_run_f32<Term::Value>(p, n); }
+inline double run_sum(const double* p, int64_t n) { return sum_run_f64<Term::Value>(p, n); }
 
 // Output columns ox whose input column ix0 + ox * sw lies in [0, W): [lo, hi).
 std::pair<int64_t, int64_t> inside_cols(int64_t ix0, const ConvGeom& g) {
@@ -350,7 +352,7 @@ template <typename T> void avg_pool_impl(const T* x, T* y, const ConvGeom& g, co
       auto at = [&](int64_t k) { return x + (p0 + k) * plane; };
       auto put = [&](int64_t k, double s) { y[p0 + k] = T(s / double(plane)); };
       if constexpr (std::is_same_v<T, float>) {
-        if (sums_by_eight(g.N * g.C, plane)) return sum_rows_f32<false>(p1 - p0, plane, at, put);
+        if (sums_by_eight(g.N * g.C, plane)) return sum_rows_f32<Term::Value>(p1 - p0, plane, at, put);
       }
       for (int64_t k = 0; k < p1 - p0; ++k) put(k, run_sum(at(k), plane));
     });
@@ -446,6 +448,97 @@ void cpu_avg_pool_bwd(const Tensor& gy, const Tensor& gx, const ConvGeom& g, con
     avg_pool_bwd_impl(gy->data<scalar_t>(), gx->data<scalar_t>(), g, o);
   });
 }
+
+// ---- reflect / replicate / circular padding: rows gathered through per-dim index maps
+// A run of the last dim's map: output positions [o, o + len) read source positions [s, s + len).
+struct Run {
+  int64_t o, s, len;
+};
+std::vector<Run> map_runs(const Tensor& map) {
+  const int64_t* m = map->data<int64_t>();
+  std::vector<Run> runs;
+  for (int64_t j = 0; j < map->numel(); ++j) {
+    Run* last = runs.empty() ? nullptr : &runs.back();
+    if (last && last->o + last->len == j && last->s + last->len == m[j]) ++last->len;
+    else runs.push_back({j, m[j], 1});
+  }
+  return runs;
+}
+
+// What a gather over x's last maps.size() dims reads: for each output row of those dims (all but the
+// last), its source offset within a slab of x; the runs of the last dim; the slab sizes of x and out.
+struct PadPlan {
+  std::vector<int64_t> rows;
+  std::vector<Run> runs;
+  int64_t slabs = 1, in_slab = 1, out_slab = 1, width = 1;
+};
+PadPlan pad_plan(const Shape& xs, const TensorList& maps) {
+  const size_t nd = xs.size(), k = maps.size();
+  PadPlan p;
+  p.rows = {0};
+  int64_t stride = 1;
+  for (size_t d = nd - 1; d >= nd - k + 1; --d) stride *= xs[d];
+  for (size_t j = 0; j + 1 < k; ++j) {  // row offsets, dim by dim
+    const int64_t* m = maps[j]->data<int64_t>();
+    std::vector<int64_t> next;
+    next.reserve(p.rows.size() * size_t(maps[j]->numel()));
+    for (int64_t base : p.rows)
+      for (int64_t i = 0; i < maps[j]->numel(); ++i) next.push_back(base + m[i] * stride);
+    p.rows = std::move(next);
+    stride /= xs[nd - k + j + 1];
+  }
+  p.runs = map_runs(maps[k - 1]);
+  p.width = maps[k - 1]->numel();
+  for (size_t d = 0; d < nd; ++d) (d < nd - k ? p.slabs : p.in_slab) *= xs[d];
+  p.out_slab = int64_t(p.rows.size()) * p.width;
+  return p;
+}
+
+// U: an unsigned integer of the element's size (the gather moves bytes, any dtype).
+template <typename U>
+void pad_gather_impl(const U* x, U* out, const PadPlan& p) {
+  const int64_t R = int64_t(p.rows.size());
+  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(p.width, 1));
+  parallel_for(p.slabs * R, grain, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const U* src = x + t / R * p.in_slab + p.rows[size_t(t % R)];
+      U* dst = out + t * p.width;
+      for (const Run& r : p.runs) {
+        if (r.len == 1) dst[r.o] = src[r.s];
+        else std::memcpy(dst + r.o, src + r.s, size_t(r.len) * sizeof(U));
+      }
+    }
+  });
+}
+void cpu_pad_gather(const Tensor& x, const Tensor& out, const TensorList& maps) {
+  PadPlan p = pad_plan(x->shape, maps);
+  switch (itemsize(x->dtype)) {
+    case 1: return pad_gather_impl(x->data<uint8_t>(), out->data<uint8_t>(), p);
+    case 2: return pad_gather_impl(x->data<uint16_t>(), out->data<uint16_t>(), p);
+    case 4: return pad_gather_impl(x->data<uint32_t>(), out->data<uint32_t>(), p);
+    default: return pad_gather_impl(x->data<uint64_t>(), out->data<uint64_t>(), p);
+  }
+}
+// The adjoint: each slab of gx (independent of the others) adds its output rows back in order.
+void cpu_pad_gather_add(const Tensor& g, const Tensor& gx, const TensorList& maps) {
+  PadPlan p = pad_plan(gx->shape, maps);
+  SX_DISPATCH_FLOAT(g->dtype, "pad_backward", [&] {
+    using T = scalar_t;
+    using C = acc_t<T>;
+    const T* gp = g->data<T>();
+    T* xp = gx->data<T>();
+    const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(p.out_slab, 1));
+    parallel_for(p.slabs, grain, [&](int64_t b, int64_t e) {
+      for (int64_t a = b; a < e; ++a)
+        for (size_t r = 0; r < p.rows.size(); ++r) {
+          T* dst = xp + a * p.in_slab + p.rows[r];
+          const T* src = gp + (a * int64_t(p.rows.size()) + int64_t(r)) * p.width;
+          for (const Run& u : p.runs)
+            for (int64_t i = 0; i < u.len; ++i) dst[u.s + i] = T(C(dst[u.s + i]) + C(src[u.o + i]));
+        }
+    });
+  });
+}
 }  // namespace
 
 SX_REGISTER_KERNEL(kern::im2col, CPU, &cpu_im2col);
@@ -456,5 +549,7 @@ SX_REGISTER_KERNEL(kern::max_pool_fwd, CPU, &cpu_max_pool_fwd);
 SX_REGISTER_KERNEL(kern::max_pool_bwd, CPU, &cpu_max_pool_bwd);
 SX_REGISTER_KERNEL(kern::avg_pool_fwd, CPU, &cpu_avg_pool_fwd);
 SX_REGISTER_KERNEL(kern::avg_pool_bwd, CPU, &cpu_avg_pool_bwd);
+SX_REGISTER_KERNEL(kern::pad_gather, CPU, &cpu_pad_gather);
+SX_REGISTER_KERNEL(kern::pad_gather_add, CPU, &cpu_pad_gather_add);
 
 }  // namespace sx::cpu

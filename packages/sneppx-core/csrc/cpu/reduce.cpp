@@ -167,11 +167,11 @@ void reduce_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, I
 }
 
 
-template <typename T, typename C, bool Sq>
+template <typename T, typename C, Term M>
 void sum_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, double scale = 1.0) {
   using W = std::conditional_t<std::is_floating_point_v<C>, double, C>;
   if (segmented(outer, n, inner)) {
-    auto seg = [](const T* p, int64_t m) { return W(sum_run<T, C, Sq>(p, m)); };
+    auto seg = [](const T* p, int64_t m) { return W(sum_run<T, C, M>(p, m)); };
     segmented_rows<T, W>(in, out, outer, n, seg, W(0), [](W a, W b) { return wrap_add(a, b); },
                          [&](W t) { return finish_sum<T>(t, scale); });
     return;
@@ -180,12 +180,12 @@ void sum_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, doub
     if (inner == 1) {
       if constexpr (std::is_same_v<T, float>) {
         if (sums_by_eight(outer, n)) {
-          sum_rows_f32<Sq>(e - b, n, [&](int64_t k) { return in + (b + k) * n; },
+          sum_rows_f32<M>(e - b, n, [&](int64_t k) { return in + (b + k) * n; },
                            [&](int64_t k, double t) { out[b + k] = finish_sum<T>(t, scale); });
           return;
         }
       }
-      for (int64_t o = b; o < e; ++o) out[o] = finish_sum<T>(sum_run<T, C, Sq>(in + o * n, n), scale);
+      for (int64_t o = b; o < e; ++o) out[o] = finish_sum<T>(sum_run<T, C, M>(in + o * n, n), scale);
     } else {
       std::vector<C> acc;
       std::vector<W> tot;
@@ -194,7 +194,7 @@ void sum_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, doub
         if constexpr (std::is_same_v<T, float> && std::is_same_v<C, float>) {
           // Whole blocks of 64 or 32 columns stay in registers over all n rows (the same additions, in the same
           // order, as the loop below, which reads and writes its accumulators at every row).
-          int64_t full = sum_column_blocks_f32<Sq>(in + o * n * inner + j0, n, inner, out + o * inner + j0, w, scale);
+          int64_t full = sum_column_blocks_f32<M>(in + o * n * inner + j0, n, inner, out + o * inner + j0, w, scale);
           j0 += full, idx += full, w -= full;
           if (w == 0) continue;
         }
@@ -202,7 +202,7 @@ void sum_loop(const T* in, T* out, int64_t outer, int64_t n, int64_t inner, doub
         tot.assign(size_t(w), W(0));
         for (int64_t i = 0; i < n; ++i) {
           const T* p = in + (o * n + i) * inner + j0;
-          for (int64_t j = 0; j < w; ++j) acc[size_t(j)] = wrap_add(acc[size_t(j)], Sq ? wrap_mul(C(p[j]), C(p[j])) : C(p[j]));
+          for (int64_t j = 0; j < w; ++j) acc[size_t(j)] = wrap_add(acc[size_t(j)], term<M>(C(p[j])));
           if ((i + 1) % 16 == 0 || i + 1 == n)  // each column is one lane: flush every 16 rows
             for (int64_t j = 0; j < w; ++j) tot[size_t(j)] = wrap_add(tot[size_t(j)], W(acc[size_t(j)])), acc[size_t(j)] = C(0);
         }
@@ -318,13 +318,16 @@ void reduce(ReduceOp op, const Tensor& in, const Tensor& out, int64_t outer, int
     if (n > 0 && fast_extreme<T>(op, p, o, outer, n, inner)) return;
     switch (op) {
       case ReduceOp::Sum:
-        sum_loop<T, C, false>(p, o, outer, n, inner);
+        sum_loop<T, C, Term::Value>(p, o, outer, n, inner);
         break;
       case ReduceOp::Mean:
-        sum_loop<T, C, false>(p, o, outer, n, inner, 1.0 / double(n));
+        sum_loop<T, C, Term::Value>(p, o, outer, n, inner, 1.0 / double(n));
         break;
       case ReduceOp::SumSquares:
-        sum_loop<T, C, true>(p, o, outer, n, inner);
+        sum_loop<T, C, Term::Square>(p, o, outer, n, inner);
+        break;
+      case ReduceOp::NanSum:
+        sum_loop<T, C, Term::NonNan>(p, o, outer, n, inner);
         break;
       case ReduceOp::Prod: {
         // float32 rows combine their lanes in double: the lanes' products stay moderate on short

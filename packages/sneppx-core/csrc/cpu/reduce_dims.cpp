@@ -57,7 +57,12 @@ int64_t offset_of(const Dims& g, int64_t i) {
 template <typename T, typename O, typename C, typename W, ReduceOp op>
 struct Reducer {
   double scale = 1.0;
-  static constexpr bool sumlike() { return op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::SumSquares; }
+  static constexpr bool sumlike() {
+    return op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::SumSquares || op == ReduceOp::NanSum;
+  }
+  // What a sum adds per element (see Term).
+  static constexpr Term kTerm = op == ReduceOp::SumSquares ? Term::Square : op == ReduceOp::NanSum ? Term::NonNan
+                                                                                                 : Term::Value;
   static C init_c() {
     if constexpr (op == ReduceOp::Prod) return C(1);
     else if constexpr (op == ReduceOp::Max) return std::numeric_limits<C>::lowest();
@@ -69,8 +74,7 @@ struct Reducer {
     if constexpr (op == ReduceOp::Prod) return wrap_mul(a, x);
     else if constexpr (op == ReduceOp::Max) return nan_max(a, x);
     else if constexpr (op == ReduceOp::Min) return nan_min(a, x);
-    else if constexpr (op == ReduceOp::SumSquares) return wrap_add(a, wrap_mul(x, x));
-    else return wrap_add(a, x);
+    else return wrap_add(a, term<kTerm>(x));
   }
   static W merge(W a, W b) {
     if constexpr (op == ReduceOp::Prod) return wrap_mul(a, b);
@@ -84,8 +88,7 @@ struct Reducer {
   static L lane_step(L a, C x) {
     if constexpr (!kUnsignedLanes) return step(a, x);
     else if constexpr (op == ReduceOp::Prod) return a * L(x);
-    else if constexpr (op == ReduceOp::SumSquares) return a + L(x) * L(x);
-    else return a + L(x);
+    else return a + term<kTerm>(L(x));
   }
   O finish(W t) const {
     if constexpr (op == ReduceOp::Mean) return O(double(t) * scale);
@@ -96,7 +99,7 @@ struct Reducer {
   void rows(int64_t count, int64_t n, int64_t stride, At at, Put put) const {
     if constexpr (std::is_same_v<T, float> && std::is_same_v<O, float>) {
       if (stride == 1 && n < kShortRow) {
-        if constexpr (sumlike()) return sum_rows_f32<op == ReduceOp::SumSquares>(count, n, at, put);
+        if constexpr (sumlike()) return sum_rows_f32<kTerm>(count, n, at, put);
         if constexpr (op == ReduceOp::Max || op == ReduceOp::Min)
           return extreme_rows_f32<op == ReduceOp::Max>(count, n, at, put);
       }
@@ -105,9 +108,8 @@ struct Reducer {
   }
   W row(const T* p, int64_t n, int64_t stride) const {
     if (stride == 1) {
-      constexpr bool sq = op == ReduceOp::SumSquares;
-      if constexpr (std::is_same_v<T, float> && std::is_same_v<O, float> && sumlike()) return sum_run_f32<sq>(p, n);
-      if constexpr (std::is_same_v<T, double> && sumlike()) return sum_run_f64<sq>(p, n);
+      if constexpr (std::is_same_v<T, float> && std::is_same_v<O, float> && sumlike()) return sum_run_f32<kTerm>(p, n);
+      if constexpr (std::is_same_v<T, double> && sumlike()) return sum_run_f64<kTerm>(p, n);
       if constexpr (std::is_same_v<T, O> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
         if constexpr (op == ReduceOp::Max) return row_extreme<T, true>(p, n);
         if constexpr (op == ReduceOp::Min) return row_extreme<T, false>(p, n);
@@ -194,8 +196,8 @@ void by_columns(const Reducer<T, O, C, W, Op>& r, const T* p, O* out, const Dims
       if constexpr (std::is_same_v<T, float> && std::is_same_v<O, float> && std::is_same_v<C, float> &&
                     Reducer<T, O, C, W, Op>::sumlike()) {
         if (offs.size() == 1) {  // one reduced dim: whole blocks of 64 or 32 columns in registers
-          int64_t full = sum_column_blocks_f32<Op == ReduceOp::SumSquares>(base + offs[0], n, st, out + o * w + j0, cnt,
-                                                                           r.scale);
+          int64_t full = sum_column_blocks_f32<Reducer<T, O, C, W, Op>::kTerm>(base + offs[0], n, st, out + o * w + j0,
+                                                                                 cnt, r.scale);
           base += full, j0 += full, idx += full, cnt -= full;
           if (cnt == 0) continue;
         }
@@ -235,13 +237,14 @@ void run_op(const Tensor& in, const Tensor& out, int64_t kept_dims) {
   else by_rows(r, p, o, kept, red);
 }
 
-// Sums (sum, mean, squares) in W, the others (W == C) in the compute type.
+// Sums (sum, mean, squares, nansum) in W, the others (W == C) in the compute type.
 template <typename T, typename O, typename C, typename W>
 void run(ReduceOp op, const Tensor& in, const Tensor& out, int64_t kept) {
   switch (op) {
     case ReduceOp::Sum: return run_op<T, O, C, W, ReduceOp::Sum>(in, out, kept);
     case ReduceOp::Mean: return run_op<T, O, C, W, ReduceOp::Mean>(in, out, kept);
     case ReduceOp::SumSquares: return run_op<T, O, C, W, ReduceOp::SumSquares>(in, out, kept);
+    case ReduceOp::NanSum: return run_op<T, O, C, W, ReduceOp::NanSum>(in, out, kept);
     default: break;
   }
   if constexpr (std::is_same_v<W, C> && std::is_same_v<T, O>) {
@@ -255,7 +258,7 @@ void run(ReduceOp op, const Tensor& in, const Tensor& out, int64_t kept) {
 }
 
 void reduce_dims(ReduceOp op, const Tensor& in, const Tensor& out, int64_t kept) {
-  bool sum = op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::SumSquares;
+  bool sum = op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::SumSquares || op == ReduceOp::NanSum;
   SX_DISPATCH_ALL(in->dtype, "reduce", [&] {
     using T = scalar_t;
     if (out->dtype == DType::Float64 && in->dtype != DType::Float64 && sum) {

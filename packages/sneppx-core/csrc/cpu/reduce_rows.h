@@ -30,6 +30,15 @@ template <typename C> inline C wrap_mul(C a, C b) {
 template <typename C>
 using wrap_lane_t = typename std::conditional_t<std::is_integral_v<C>, std::make_unsigned<C>, std::type_identity<C>>::type;
 
+// What a sum adds for each element v: v itself, v * v (the sum of squares: the 2-norm) or v with NaN taken
+// as 0 (nansum). Applied to scalars and to vectors of lanes alike.
+enum class Term : uint8_t { Value, Square, NonNan };
+template <Term M, typename V> inline V term(V v) {
+  if constexpr (M == Term::Square) return wrap_mul(v, v);
+  else if constexpr (M == Term::NonNan) return v == v ? v : V{};
+  else return v;
+}
+
 // A vector of eight floats widened into two vectors of four doubles and added to them (lanes 0-3 to lo,
 // 4-7 to hi).
 typedef float f32x8 __attribute__((vector_size(32)));
@@ -41,7 +50,7 @@ inline void add_widened(f64x4& lo, f64x4& hi, f32x8 a) {
 
 // A float32 run of fewer than 256 elements (a short row, or a long one's remainder): 32 float lanes
 // (four AVX vectors), none of which adds more than 8 elements, then into double.
-template <bool Sq>
+template <Term M>
 double sum_short_f32(const float* p, int64_t n) {
   typedef float vec __attribute__((vector_size(32)));
   typedef double dvec __attribute__((vector_size(32)));
@@ -49,7 +58,7 @@ double sum_short_f32(const float* p, int64_t n) {
   auto add = [&](vec& acc, int64_t at) {
     vec v;
     std::memcpy(&v, p + at, sizeof(vec));
-    acc += Sq ? v * v : v;
+    acc += term<M>(v);
   };
   int64_t i = 0;
   for (; i + 32 <= n; i += 32)
@@ -60,18 +69,18 @@ double sum_short_f32(const float* p, int64_t n) {
     d += __builtin_convertvector(__builtin_shufflevector(a[k], a[k], 0, 1, 2, 3), dvec) +
          __builtin_convertvector(__builtin_shufflevector(a[k], a[k], 4, 5, 6, 7), dvec);
   double r = (d[0] + d[1]) + (d[2] + d[3]);
-  for (; i < n; ++i) r += Sq ? double(p[i] * p[i]) : double(p[i]);
+  for (; i < n; ++i) r += double(term<M>(p[i]));
   return r;
 }
 
 // Float sums in blocks: each of 32 float lanes (four AVX vectors) adds 8 elements in float, then
 // moves its partial into a double lane, so a block costs little more than a plain float sum and
 // the result is as accurate as NumPy's pairwise sum. A running float sum drifts with n (100,001
-// copies of e summed to 271,796 instead of 271,831). Sq adds squares (the 2-norm).
-template <bool Sq>
+// copies of e summed to 271,796 instead of 271,831). M says what each element adds (see Term).
+template <Term M>
 double sum_blocks_f32(const float* p, int64_t n) {
   constexpr int64_t kLanes = 32, kBlock = 8 * kLanes;
-  if (n < kBlock) return sum_short_f32<Sq>(p, n);
+  if (n < kBlock) return sum_short_f32<M>(p, n);
   f64x4 t[kLanes / 4] = {};  // lane 4 q + m of the 32 is element m of t[q]
   int64_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
@@ -80,7 +89,7 @@ double sum_blocks_f32(const float* p, int64_t n) {
       for (int k = 0; k < 4; ++k) {
         f32x8 v;
         std::memcpy(&v, p + i + j + 8 * k, sizeof(v));
-        a[k] += Sq ? v * v : v;
+        a[k] += term<M>(v);
       }
     // Widened in registers: through a float array in memory, the compiler's wider loads of the four
     // stored vectors could not be forwarded from the stores (a stall per block at -march=x86-64-v4).
@@ -88,7 +97,7 @@ double sum_blocks_f32(const float* p, int64_t n) {
   }
   double tot[kLanes];
   std::memcpy(tot, t, sizeof(tot));
-  double r = sum_short_f32<Sq>(p + i, n - i);
+  double r = sum_short_f32<M>(p + i, n - i);
   for (int w = kLanes / 2; w > 0; w /= 2)
     for (int k = 0; k < w; ++k) tot[k] += tot[k + w];
   return tot[0] + r;
@@ -108,7 +117,7 @@ typedef float run_f32 __attribute__((vector_size(4 * kRunLanes)));
 // move into double (half the lanes in each of two vectors). The rest takes sum_blocks_f32. One long
 // stream, and no lane tree per block: the rows of a (1024, 1024) tensor in L3, at 2 threads, in 22 us
 // against 25 eight rows at a time; of a (32768, 1024) one, from memory, in 1.9 ms against 2.8.
-template <bool Sq>
+template <Term M>
 double sum_run_f32(const float* p, int64_t n) {
   constexpr int64_t kStep = 8 * kRunLanes, kBlock = 8 * kStep;
   typedef float half_f32 __attribute__((vector_size(2 * kRunLanes)));
@@ -121,7 +130,7 @@ double sum_run_f32(const float* p, int64_t n) {
       for (int k = 0; k < 8; ++k) {
         run_f32 v;
         std::memcpy(&v, p + i + j + kRunLanes * k, sizeof(v));
-        a[k] += Sq ? v * v : v;
+        a[k] += term<M>(v);
       }
     run_f32 s = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
     half_f32 l, h;
@@ -130,7 +139,7 @@ double sum_run_f32(const float* p, int64_t n) {
     lo += __builtin_convertvector(l, half_f64);
     hi += __builtin_convertvector(h, half_f64);
   }
-  double r = i < n ? sum_blocks_f32<Sq>(p + i, n - i) : 0.0;
+  double r = i < n ? sum_blocks_f32<M>(p + i, n - i) : 0.0;
   half_f64 u = lo + hi;
   double t[kRunLanes / 2];
   std::memcpy(t, &u, sizeof(t));
@@ -177,11 +186,11 @@ inline void prefetch_next8(const float* const* next, int64_t i) {
 // Float sums of eight rows of n elements at once, in blocks of 64: a vector of eight lanes per row,
 // each lane adding one element in eight (so no float lane adds more than 8 elements, as in
 // sum_run_f32), the eight vectors reduced together by lane_sums8 and each row's block sum added
-// in double; each row's last n % 8 elements are added in double. Sq adds squares.
+// in double; each row's last n % 8 elements are added in double. M: what each element adds.
 // `next` (or null) holds the eight rows summed after these, fetched into the cache line by line as
 // these are read: short rows are eight short streams, each over before the hardware's prefetcher
 // has followed it (rows of 130 from a 4 MB tensor, one thread: 17 -> 21 Gelem/s).
-template <bool Sq>
+template <Term M>
 void sum_rows8_f32(const float* const* rows, int64_t n, double* out, const float* const* next = nullptr) {
   f64x4 lo = {}, hi = {};
   int64_t i = 0;
@@ -191,7 +200,7 @@ void sum_rows8_f32(const float* const* rows, int64_t n, double* out, const float
       for (int r = 0; r < 8; ++r) {
         f32x8 v;
         std::memcpy(&v, rows[r] + i, sizeof(v));
-        a[r] += Sq ? v * v : v;
+        a[r] += term<M>(v);
       }
       prefetch_next8(next, i);
     }
@@ -199,7 +208,7 @@ void sum_rows8_f32(const float* const* rows, int64_t n, double* out, const float
   }
   for (int r = 0; r < 8; ++r) {
     double t = r < 4 ? lo[r] : hi[r - 4];
-    for (int64_t j = i; j < n; ++j) t += Sq ? double(rows[r][j] * rows[r][j]) : double(rows[r][j]);
+    for (int64_t j = i; j < n; ++j) t += double(term<M>(rows[r][j]));
     out[r] = t;
   }
 }
@@ -223,13 +232,13 @@ void rows_by_eight_f32(int64_t count, int64_t n, At at, Put put, Kernel kernel) 
 }
 
 // Sums of such rows (see sum_rows8_f32).
-template <bool Sq, typename At, typename Put>
+template <Term M, typename At, typename Put>
 void sum_rows_f32(int64_t count, int64_t n, At at, Put put) {
-  rows_by_eight_f32(count, n, at, put, [](auto... a) { sum_rows8_f32<Sq>(a...); });
+  rows_by_eight_f32(count, n, at, put, [](auto... a) { sum_rows8_f32<M>(a...); });
 }
 
 // Double sums: four vectors of independent lanes, added pairwise at the end.
-template <bool Sq>
+template <Term M>
 double sum_run_f64(const double* p, int64_t n) {
   typedef double vec __attribute__((vector_size(32)));
   vec a[4] = {};
@@ -238,24 +247,24 @@ double sum_run_f64(const double* p, int64_t n) {
     for (int k = 0; k < 4; ++k) {
       vec v;
       std::memcpy(&v, p + i + 4 * k, sizeof(vec));
-      a[k] += Sq ? v * v : v;
+      a[k] += term<M>(v);
     }
   vec s = (a[0] + a[1]) + (a[2] + a[3]);
   double r = (s[0] + s[1]) + (s[2] + s[3]);
-  for (; i < n; ++i) r += Sq ? p[i] * p[i] : p[i];
+  for (; i < n; ++i) r += term<M>(p[i]);
   return r;
 }
 
 // Other dtypes: eight lanes of the compute type over blocks of kSumBlock, block results added in W.
 constexpr int64_t kSumBlock = 128;
 
-template <typename T, typename C, bool Sq>
+template <typename T, typename C, Term M>
 auto sum_run(const T* p, int64_t n) {
   using W = std::conditional_t<std::is_floating_point_v<C>, double, C>;
   if constexpr (std::is_same_v<T, float>) {
-    return sum_run_f32<Sq>(p, n);
+    return sum_run_f32<M>(p, n);
   } else if constexpr (std::is_same_v<T, double>) {
-    return sum_run_f64<Sq>(p, n);
+    return sum_run_f64<M>(p, n);
   } else {
     using A = wrap_lane_t<C>;  // integers wrap as in PyTorch
     W total = W(0);
@@ -264,8 +273,8 @@ auto sum_run(const T* p, int64_t n) {
       int64_t m = std::min(kSumBlock, n - s), i = 0;
       A acc[8] = {A(0), A(0), A(0), A(0), A(0), A(0), A(0), A(0)};
       for (; i + 8 <= m; i += 8)
-        for (int k = 0; k < 8; ++k) acc[k] += Sq ? A(C(q[i + k])) * A(C(q[i + k])) : A(C(q[i + k]));
-      for (; i < m; ++i) acc[0] += Sq ? A(C(q[i])) * A(C(q[i])) : A(C(q[i]));
+        for (int k = 0; k < 8; ++k) acc[k] += term<M>(A(C(q[i + k])));
+      for (; i < m; ++i) acc[0] += term<M>(A(C(q[i])));
       C r = C(((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])));
       total = wrap_add(total, W(r));
     }
@@ -283,7 +292,7 @@ template <typename T, typename W> T finish_sum(W total, double scale) {
 // 8K float columns summed down n rows `stride` apart in K registers: each column's lane takes 16 rows,
 // then moves into a double total (the order of the column loops of cpu/reduce.cpp and cpu/reduce_dims.cpp,
 // so the bits agree with them).
-template <bool Sq, int K>
+template <Term M, int K>
 void sum_columns_f32(const float* p, int64_t n, int64_t stride, float* out, double scale) {
   f32x8 a[K] = {};
   f64x4 t[2 * K] = {};
@@ -292,7 +301,7 @@ void sum_columns_f32(const float* p, int64_t n, int64_t stride, float* out, doub
     for (int k = 0; k < K; ++k) {
       f32x8 v;
       std::memcpy(&v, q + 8 * k, sizeof(v));
-      a[k] += Sq ? v * v : v;
+      a[k] += term<M>(v);
     }
     if ((i + 1) % 16 == 0 || i + 1 == n) {
       for (int k = 0; k < K; ++k) {
@@ -308,15 +317,15 @@ void sum_columns_f32(const float* p, int64_t n, int64_t stride, float* out, doub
 // The columns [0, w) of such a sum in register blocks of 64, 32, 16, then 8 columns, and a ragged end of
 // fewer than 8 as the last 8 columns again (a column's sum does not depend on its block, so the columns
 // done twice get the same bits); returns how many it did: w, or 0 for w < 8 (the caller sums those).
-template <bool Sq>
+template <Term M>
 int64_t sum_column_blocks_f32(const float* p, int64_t n, int64_t stride, float* out, int64_t w, double scale) {
   int64_t j = 0;
-  for (; j + 64 <= w; j += 64) sum_columns_f32<Sq, 8>(p + j, n, stride, out + j, scale);
-  for (; j + 32 <= w; j += 32) sum_columns_f32<Sq, 4>(p + j, n, stride, out + j, scale);
-  for (; j + 16 <= w; j += 16) sum_columns_f32<Sq, 2>(p + j, n, stride, out + j, scale);
-  for (; j + 8 <= w; j += 8) sum_columns_f32<Sq, 1>(p + j, n, stride, out + j, scale);
+  for (; j + 64 <= w; j += 64) sum_columns_f32<M, 8>(p + j, n, stride, out + j, scale);
+  for (; j + 32 <= w; j += 32) sum_columns_f32<M, 4>(p + j, n, stride, out + j, scale);
+  for (; j + 16 <= w; j += 16) sum_columns_f32<M, 2>(p + j, n, stride, out + j, scale);
+  for (; j + 8 <= w; j += 8) sum_columns_f32<M, 1>(p + j, n, stride, out + j, scale);
   if (j < w && w >= 8) {
-    sum_columns_f32<Sq, 1>(p + w - 8, n, stride, out + w - 8, scale);
+    sum_columns_f32<M, 1>(p + w - 8, n, stride, out + w - 8, scale);
     j = w;
   }
   return j;

@@ -20,6 +20,9 @@ template <typename W> struct SumOp {
 template <typename W> struct SquaresOp : SumOp<W> {  // sum of x * x
   __device__ static W read(W x) { return bm::wmul(x, x); }
 };
+template <typename W> struct NanSumOp : SumOp<W> {  // sum with NaN taken as 0
+  __device__ static W read(W x) { return x == x ? x : W(0); }
+};
 template <typename W> struct ProdOp {
   __device__ static W init() { return W(1); }
   __device__ static W read(W x) { return x; }
@@ -130,6 +133,7 @@ void reduce(ReduceOp op, const Tensor& in, const Tensor& out, int64_t outer, int
         launch<T, W, SumOp<W>>(in, out, outer, n, inner, n ? 1.0 / double(n) : NAN);
         break;
       case ReduceOp::SumSquares: launch<T, W, SquaresOp<W>>(in, out, outer, n, inner); break;
+      case ReduceOp::NanSum: launch<T, W, NanSumOp<W>>(in, out, outer, n, inner); break;
       case ReduceOp::Prod: launch<T, C, ProdOp<C>>(in, out, outer, n, inner); break;
       case ReduceOp::Max: launch<T, C, MaxOp<C>>(in, out, outer, n, inner); break;
       case ReduceOp::Min: launch<T, C, MinOp<C>>(in, out, outer, n, inner); break;

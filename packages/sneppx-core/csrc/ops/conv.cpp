@@ -16,6 +16,8 @@ SX_DEFINE_KERNEL(kern::max_pool_fwd);
 SX_DEFINE_KERNEL(kern::max_pool_bwd);
 SX_DEFINE_KERNEL(kern::avg_pool_fwd);
 SX_DEFINE_KERNEL(kern::avg_pool_bwd);
+SX_DEFINE_KERNEL(kern::pad_gather);
+SX_DEFINE_KERNEL(kern::pad_gather_add);
 SX_DEFINE_KERNEL(kern::batch_norm_fwd);
 SX_DEFINE_KERNEL(kern::batch_norm_bwd);
 
@@ -351,6 +353,45 @@ Tensor pad_constant(const Tensor& x, const IntList& pads, const Scalar& value) {
     for (size_t d = 0; d < ks.size(); ++d)
       if (gi->shape[d] != ks[d]) gi = slice(gi, int64_t(d), lead[d], lead[d] + ks[d], 1);
     return TensorList{cropped ? pad_constant(gi, crops, Scalar(0.0)) : gi};
+  });
+}
+
+Tensor pad_gather(const Tensor& x, const TensorList& maps) {
+  const int64_t nd = x->dim(), k = int64_t(maps.size());
+  SX_CHECK(k >= 1 && k <= nd, ValueError, "[pad] ", k, " index maps for input ", describe(x));
+  Shape os = x->shape;
+  for (int64_t j = 0; j < k; ++j) {
+    const Tensor& m = maps[size_t(j)];
+    const int64_t d = nd - k + j, n = x->shape[size_t(d)];
+    SX_CHECK(m->dtype == DType::Int64 && m->dim() == 1 && m->device().type == DeviceType::CPU && m->is_contiguous(),
+             TypeError, "[pad] the index map of dim ", d, " must be a 1-d contiguous int64 CPU tensor, got ",
+             describe(m));
+    const int64_t* p = m->data<int64_t>();
+    for (int64_t i = 0; i < m->numel(); ++i)
+      SX_CHECK(p[i] >= 0 && p[i] < n, IndexError, "[pad] index ", p[i], " is out of range for dim ", d,
+               " of input ", describe(x));
+    os[size_t(d)] = m->numel();
+  }
+  const Device dev = x->device();
+  if (!kern::pad_gather.has(dev.type)) {  // one index_select per dim
+    Tensor out = x;
+    for (int64_t j = 0; j < k; ++j) out = index_select(out, nd - k + j, to_device(maps[size_t(j)], dev));
+    return out;
+  }
+  Tensor out = empty(os, x->dtype, dev);
+  if (out->numel()) kern::pad_gather(dev)(contiguous(detach(x)), out, maps);
+  if (!is_floating(x->dtype) || !needs_grad({&x})) return out;
+  return record("PadBackward", {x}, out, [maps, xs = x->shape](const Tensor& g) {
+    return TensorList{pad_gather_grad(g, maps, xs)};
+  });
+}
+
+Tensor pad_gather_grad(const Tensor& g, const TensorList& maps, const Shape& xs) {
+  Tensor gx = zeros(xs, g->dtype, g->device());
+  if (g->numel()) kern::pad_gather_add(g->device())(contiguous(detach(g)), gx, maps);
+  if (!needs_grad({&g})) return gx;
+  return record("PadGatherGradBackward", {g}, gx, [maps](const Tensor& gg) {
+    return TensorList{pad_gather(gg, maps)};
   });
 }
 

@@ -76,6 +76,10 @@ SX_KERNEL(conv_bwd, void(const Tensor& gy, const Tensor& x, const Tensor& w, con
 SX_KERNEL(max_pool_fwd, void(const Tensor& x, const Tensor& y, const Tensor& idx, const ConvGeom& g));
 // gx (N, C, H, W) = gy scattered (summed) to idx.
 SX_KERNEL(max_pool_bwd, void(const Tensor& gy, const Tensor& idx, const Tensor& gx, const ConvGeom& g));
+// out = pad_gather(x, maps) (see there) for x and out contiguous of one dtype (any), maps checked; and
+// its adjoint gx += g gathered back, for float g and gx (gx zeroed by the op).
+SX_KERNEL(pad_gather, void(const Tensor& x, const Tensor& out, const TensorList& maps));
+SX_KERNEL(pad_gather_add, void(const Tensor& g, const Tensor& gx, const TensorList& maps));
 // y = window means; gx = the adjoint (each gy spread evenly over its window).
 SX_KERNEL(avg_pool_fwd, void(const Tensor& x, const Tensor& y, const ConvGeom& g, const AvgOpts& o));
 SX_KERNEL(avg_pool_bwd, void(const Tensor& gy, const Tensor& gx, const ConvGeom& g, const AvgOpts& o));
@@ -112,6 +116,12 @@ Tensor fold(const Tensor& cols, const IntList& output_size, const IntList& kerne
 // F.pad(x, pads, value=v) in one pass: pads are (left, right) pairs from the last dim backwards; a
 // negative one crops. The gradient is g's interior (a view), with zeros where x was cropped.
 Tensor pad_constant(const Tensor& x, const IntList& pads, const Scalar& value);
+// reflect / replicate / circular padding: the last maps.size() dims of x gathered through source-index
+// maps, out[..., i_1, ..., i_k] = x[..., maps[0][i_1], ..., maps[k - 1][i_k]] (each map 1-d int64 on the
+// CPU, entries in range of their dim). pad_gather_grad is its adjoint (g summed back into x's shape,
+// xs); each is the other's vjp.
+Tensor pad_gather(const Tensor& x, const TensorList& maps);
+Tensor pad_gather_grad(const Tensor& g, const TensorList& maps, const Shape& xs);
 
 // Pools over the trailing kernel.size() dims (1 or 2) of (N, C, ...) input. max_pool returns
 // (values, indices); indices are flat offsets into each input plane (PyTorch's convention).

@@ -12,7 +12,7 @@
 
 namespace sx {
 
-enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, SumSquares, Mean };
+enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, SumSquares, Mean, NanSum };  // NanSum: NaN taken as 0
 enum class Distribution : uint8_t { Uniform, Normal };  // of kern::random
 enum class ScanOp : uint8_t { Prod, LogSumExp };  // of kern::scan
 

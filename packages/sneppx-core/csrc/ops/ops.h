@@ -149,6 +149,9 @@ void assign_inplace(const Tensor& x, const Tensor& value, const char* op);
 Tensor sum(const Tensor& x, const OptDims& dims = std::nullopt, bool keepdim = false,
            std::optional<DType> dt = std::nullopt);
 Tensor mean(const Tensor& x, const OptDims& dims = std::nullopt, bool keepdim = false);
+// Sum with NaN taken as 0 (integers: sum); the gradient is g where x is not NaN, 0 at NaN.
+Tensor nansum(const Tensor& x, const OptDims& dims = std::nullopt, bool keepdim = false,
+              std::optional<DType> dt = std::nullopt);
 Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim);
 Tensor amax(const Tensor& x, const OptDims& dims, bool keepdim);
 Tensor amin(const Tensor& x, const OptDims& dims, bool keepdim);

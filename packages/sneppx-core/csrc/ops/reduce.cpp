@@ -95,7 +95,7 @@ Tensor reduce_impl(ReduceOp op, const Tensor& x, const IntList& dims, bool keepd
   SX_CHECK(n > 0 || (op != ReduceOp::Max && op != ReduceOp::Min), IndexError, "[", name,
            "] cannot reduce over an empty dimension of a tensor of shape ", shape_str(x->shape));
   Tensor out = empty(keepdim ? keep : outs, dt, x->device());
-  bool sumlike = op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::SumSquares;
+  bool sumlike = op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::SumSquares || op == ReduceOp::NanSum;
   if ((sumlike || dt == x->dtype) && in_place(x, dims, dt, outputs)) {
     kern::reduce_dims(x->device())(op, kept_first(x, dims), out, int64_t(outs.size()));
     return out;
@@ -131,6 +131,23 @@ Tensor sum(const Tensor& x, const OptDims& dims, bool keepdim, std::optional<DTy
   DType xd = x->dtype;
   return record("SumBackward", {x}, out, [keep, xs, xd](const Tensor& g) {
     return TensorList{to_dtype(expand_back(g, keep, xs), xd)};
+  });
+}
+
+Tensor nansum(const Tensor& x, const OptDims& dims, bool keepdim, std::optional<DType> dt) {
+  if (!is_floating(x->dtype)) return sum(x, dims, keepdim, dt);  // no NaN to skip
+  if (dt && !is_floating(*dt)) return to_dtype(nansum(x, dims, keepdim), *dt);
+  IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "nansum");
+  Tensor out = reduce_impl(ReduceOp::NanSum, x, d, keepdim, dt ? *dt : x->dtype, "nansum");
+  if (!needs_grad({&x})) return out;
+  Shape keep, xs = x->shape;
+  for (int64_t i = 0; i < x->dim(); ++i) keep.push_back(std::find(d.begin(), d.end(), i) != d.end() ? 1 : xs[i]);
+  Saved sx(x);
+  return record("NansumBackward", {x}, out, [sx, keep, xs](const Tensor& g) {
+    const Tensor& v = sx.get();
+    Tensor gx = to_dtype(expand_back(g, keep, xs), v->dtype);
+    Tensor zero = scalar_tensor(Scalar(0.0), gx->dtype, gx->device());
+    return TensorList{where(unary(UnaryOp::IsNan, v), zero, gx)};
   });
 }
 

@@ -41,6 +41,10 @@ void bind_conv(py::module_& m) {
   c.def("pad_constant", [](const Tensor& x, const IntList& pads, py::handle value) {
     return nn::pad_constant(x, pads, to_scalar(value, "pad"));
   }, "input"_a, "pad"_a, "value"_a);
+  c.def("pad_gather", [](const Tensor& x, const TensorList& maps) {
+    ReleaseGilIf nogil(heavy(x));
+    return nn::pad_gather(x, maps);
+  }, "input"_a, "maps"_a);
   c.def("batch_norm", [](const Tensor& x, py::handle rm, py::handle rv, py::handle w, py::handle b, bool training,
                          double momentum, double eps) {
     const char* op = "batch_norm";

@@ -210,6 +210,12 @@ void bind_ops(py::module_& m, Cls& cls) {
     ReleaseGilIf nogil(heavy(x));
     return mean(dt ? to_dtype(x, *dt) : x, dims, keepdim);
   }, py::arg("input"), py::arg("dim") = none, py::arg("keepdim") = false, py::kw_only(), py::arg("dtype") = none);
+  m.def("_nansum", [](const Tensor& x, py::handle dim, bool keepdim, py::handle dtype) {
+    auto dims = opt_dims(dim, "nansum");
+    auto dt = opt_dtype(dtype);
+    ReleaseGilIf nogil(heavy(x));
+    return nansum(x, dims, keepdim, dt);
+  }, py::arg("input"), py::arg("dim") = none, py::arg("keepdim") = false, py::arg("dtype") = none);
   both(m, cls, "prod", [](const Tensor& x, py::handle dim, bool keepdim) { return prod(x, opt_int(dim), keepdim); },
        py::arg("input"), py::arg("dim") = none, py::arg("keepdim") = false);
   both(m, cls, "amax", [](const Tensor& x, py::handle dim, bool keepdim) { return amax(x, opt_dims(dim, "amax"), keepdim); },

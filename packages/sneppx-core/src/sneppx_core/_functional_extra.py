@@ -43,7 +43,11 @@ def pad(input, pad, mode="constant", value=None):
     if mode != "constant" and value not in (None, 0):
         raise ValueError(f"[pad] value is only for mode='constant', got value={value} with mode={mode!r}")
     if mode != "constant":
-        return _pad_gather(input, pad, mode) if any(pad) else input
+        if not any(pad):
+            return input
+        if _backend.NAME == "c":  # one pass: rows gathered through per-dim source maps
+            return _C._conv.pad_gather(input, _pad_maps(tuple(input.shape[input.ndim - len(pad) // 2:]), pad, mode))
+        return _pad_gather(input, pad, mode)
     value = 0.0 if value is None else value
     if _backend.NAME == "c":  # one pass: the output filled with value, input copied into its interior
         return _C._conv.pad_constant(input, list(pad), value)
@@ -51,6 +55,14 @@ def pad(input, pad, mode="constant", value=None):
     for k in range(len(pad) // 2):
         out = _pad_constant(out, input.ndim - 1 - k, pad[2 * k], pad[2 * k + 1], value)
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _pad_maps(tail, pad, mode):
+    """Source index of every output position along each padded dim (shapes ``tail``), as CPU tensors."""
+    k = len(tail)
+    return tuple(Tensor(_pad_indices(n, pad[2 * (k - 1 - j)], pad[2 * (k - 1 - j) + 1], mode))
+                 for j, n in enumerate(tail))
 
 
 @functools.lru_cache(maxsize=64)

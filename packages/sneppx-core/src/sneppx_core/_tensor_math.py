@@ -106,37 +106,21 @@ def float_power(x, y):
     return _C.pow(x.to(Dtype.FLOAT64), y)
 
 
-def _nan_free(sums, x):
-    """Whether the sums ``sums`` over slices of ``x`` prove every slice free of NaN (a NaN makes its
-    slice's sum NaN). Read on the CPU only, where the answer costs no device sync."""
-    return x.device.type == "cpu" and not _C.isnan(sums).any().item()
-
-
-def _nan_as_zero(x):
-    """``x`` with NaN replaced by 0 (infinities kept); the gradient is 1 wherever ``x`` is not NaN."""
-    if x.requires_grad and _C.is_grad_enabled():
-        return _C.where(_C.isnan(x), 0.0, x)
-    return _C._nan_to_num(x, 0.0, builtins.float("inf"))  # one pass
-
-
 def nansum(x, dim=None, keepdim=False, *, dtype=None):
-    """Sum treating NaN as 0 (one pass where no slice holds a NaN)."""
-    dims = _dims(x, dim)
-    out = x.sum(dims, keepdim)
-    if x.dtype in _FLOATS and not _nan_free(out, x):
-        out = _nan_as_zero(x).sum(dims, keepdim)
-    return out if dtype is None else out.to(dtype)
+    """Sum treating NaN as 0, in one pass."""
+    return _C._nansum(x, _dims(x, dim), keepdim, dtype)
 
 
 def nanmean(x, dim=None, keepdim=False, *, dtype=None):
-    """Mean of the non-NaN elements (one pass where no slice holds a NaN)."""
+    """Mean of the non-NaN elements (one pass on the CPU where no slice holds a NaN)."""
     dims = _dims(x, dim)
     if x.dtype not in _FLOATS:
         raise TypeError(f"[nanmean] expects a floating tensor, got {x.dtype}")
     out = x.mean(dims, keepdim)
-    if not _nan_free(out, x):
+    # A NaN makes its slice's mean NaN; reading that costs no device sync on the CPU only.
+    if x.device.type != "cpu" or _C.isnan(out).any().item():
         size = math.prod(x.shape[d] for d in dims)
-        out = _nan_as_zero(x).sum(dims, keepdim) / (size - _C.isnan(x).sum(dims, keepdim))
+        out = _C._nansum(x, dims, keepdim) / (size - _C.isnan(x).sum(dims, keepdim))
     return out if dtype is None else out.to(dtype)
 
 

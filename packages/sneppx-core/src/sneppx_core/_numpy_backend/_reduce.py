@@ -40,6 +40,16 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     return wrap(np.sum(input._a, axis=_axes(input, dim, "sum"), keepdims=keepdim, dtype=acc), dt)
 
 
+def _nansum(input, dim=None, keepdim=False, dtype=None):
+    """Sum over ``dim`` with NaN taken as 0 (integer and bool inputs: ``sum``)."""
+    need_tensor(input, "nansum")
+    if not input._dt.is_floating_point:
+        return sum(input, dim, keepdim, dtype=dtype)
+    dt = _out(dtype, input._dt)
+    acc = np.float64 if dt.is_floating_point else np.int64
+    return wrap(np.nansum(input._a, axis=_axes(input, dim, "nansum"), keepdims=keepdim, dtype=acc), dt)
+
+
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim`` (floating inputs, or ``dtype`` given)."""
     need_tensor(input, "mean")
@@ -292,5 +302,5 @@ def _cum_extreme(input, dim, is_max):
     return view(np.ascontiguousarray(np.moveaxis(vals, -1, d)), input._dt), wrap(np.moveaxis(idx, -1, d), INT64)
 
 
-__all__ = ["sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "_max_dim", "_min_dim", "var", "std",
+__all__ = ["sum", "_nansum", "mean", "prod", "amax", "amin", "argmax", "argmin", "_max_dim", "_min_dim", "var", "std",
            "logsumexp", "norm", "all", "any", "cumsum", "_cum_extreme", "matmul", "mm", "bmm", "dot", "outer"]
