@@ -165,10 +165,23 @@ op("argsort_desc", lambda m, x: x.argsort(dim=0, descending=True), lambda a: _de
    [(X((5, 3), "distinct"),)], dtypes=SIGNED, out=int64, grad=False, layouts=("contiguous", "transposed", "sliced"))
 
 
+def _np_diag_embed(a, offset):
+    """a's last dim on the diagonal (offset) of new square matrices in the last two dims."""
+    n = a.shape[-1] + abs(offset)
+    out = np.zeros(a.shape[:-1] + (n, n), a.dtype)
+    i = np.arange(a.shape[-1])
+    out[..., i + max(-offset, 0), i + max(offset, 0)] = a
+    return out
+
+
 def _np_pad(a, pad, **kw):
     """np.pad with F.pad's pad order (the last dim first)."""
     k = len(pad) // 2
     return np.pad(a, [(0, 0)] * (a.ndim - k) + [(pad[2 * j], pad[2 * j + 1]) for j in reversed(range(k))], **kw)
+
+
+op("diag_embed", lambda m, x: m.diag_embed(x, 1), lambda a: _np_diag_embed(a, 1), [(X((3, 4)),), (X((2, 3, 5)),)])
+op("trace", lambda m, x: m.trace(x), lambda a: np.asarray(np.trace(a)), [(X((5, 7)),), (X((6, 4)),)])
 
 
 _PAD = (1, 2, 2, 0)

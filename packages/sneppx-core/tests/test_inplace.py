@@ -299,3 +299,25 @@ def test_failed_inplace_index_ops_leave_the_tensor_alone():
         with pytest.raises(IndexError, match=r"is out of bounds for dimension"):
             call(x)
         np.testing.assert_array_equal(to_np(x), a)
+
+
+def test_fill_and_zero_cut_the_gradient_of_what_they_overwrite():
+    a = np.arange(1.0, 10.0).reshape(3, 3)
+    for write, mask in [(lambda y: y.fill_(0.5), np.ones((3, 3))), (lambda y: y.zero_(), np.ones((3, 3))),
+                        (lambda y: y[1].fill_(4.0), np.eye(3)[1][:, None] * np.ones(3)),
+                        (lambda y: y[:, 2].zero_(), np.eye(3)[2] * np.ones((3, 1))),
+                        (lambda y: y.diagonal().fill_(-1.0), np.eye(3))]:
+        leaf = sx.tensor(a, requires_grad=True)
+        y = leaf * 2.0
+        write(y)
+        (y * y).sum().backward()
+        expect = np.where(mask > 0, 0.0, 8.0 * a)  # d(4 a^2)/da where kept, 0 where overwritten
+        # Overwritten whole, y keeps no path to the leaf: its grad stays None (PyTorch's: zeros).
+        got = leaf.grad.numpy() if leaf.grad is not None else np.zeros_like(a)
+        np.testing.assert_allclose(got, expect, rtol=1e-12)
+    leaf = sx.tensor(a, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
+        leaf.fill_(1.0)
+    with sx.no_grad():
+        leaf.fill_(1.0)
+    assert leaf.tolist() == [[1.0] * 3] * 3

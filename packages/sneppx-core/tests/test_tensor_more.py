@@ -212,3 +212,33 @@ def test_trace_var_mean_std_mean(shape):
         np.testing.assert_allclose(m.detach().numpy(), np.full((1, 1), a.mean()), rtol=1e-12)
         v, _ = sx.var_mean(x, None, False)
         np.testing.assert_allclose(v.item(), a.var(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("n, k", [(0, 1), (7, 3), (5000, 40)])
+def test_bincount_weights_and_dtypes(n, k):
+    i = RNG.integers(0, k, n)
+    w = RNG.standard_normal(n)
+    x = sx.tensor(i)
+    np.testing.assert_array_equal(sx.bincount(x, minlength=k + 2).numpy(), np.bincount(i, minlength=k + 2))
+    for dtype, want in [(sx.float32, sx.float32), (sx.float64, sx.float64), (sx.float16, sx.float64),
+                        (sx.int64, sx.float64)]:
+        ww = sx.tensor(w).to(dtype)
+        got = sx.bincount(x.to(sx.int32), ww, minlength=3)
+        assert got.dtype == want
+        ref = np.bincount(i, ww.to(sx.float64).numpy(), minlength=3)
+        np.testing.assert_allclose(got.numpy(), ref, rtol=1e-5, atol=1e-4)
+    with pytest.raises(ValueError, match=r"\[bincount\] expects non-negative values, got -2"):
+        sx.bincount(sx.tensor([1, -2]), sx.tensor([1.0, 2.0]))
+    with pytest.raises(ValueError, match=r"\[bincount\] weights of shape \(1,\)"):
+        sx.bincount(sx.tensor([1, 2]), sx.tensor([1.0]))
+
+
+@pytest.mark.parity
+def test_bincount_dtypes_match_pytorch(torch):
+    i = RNG.integers(0, 9, 50)
+    for dt in ("float32", "float64", "float16", "int64"):
+        w = RNG.standard_normal(50).astype(dt)
+        got = sx.bincount(sx.tensor(i), sx.tensor(w))
+        want = torch.bincount(torch.tensor(i), torch.tensor(w))
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-3)

@@ -58,8 +58,12 @@ Tensor ones_like(const Tensor& t) { return ones(t->shape, t->dtype, t->device())
 void fill_(const Tensor& t, const Scalar& v) {
   SX_CHECK(!(grad_mode::enabled() && t->requires_grad && t->is_leaf()), RuntimeError,
            "[fill_] a leaf tensor that requires grad is being used in an in-place operation");
-  t->check_writable("fill_");
   check_scalar_fits(v, t->dtype, "fill_");
+  if (grad_mode::enabled() && t->requires_grad) {  // a tensor with history: the fill cuts it (gradient 0)
+    assign_inplace(t, scalar_tensor(v, t->dtype, t->device()), "fill_");
+    return;
+  }
+  t->check_writable("fill_");
   kern::fill(t->device())(t, v);
   t->bump_version();
 }

@@ -208,6 +208,11 @@ Tensor roll(const Tensor& x, const IntList& shifts, const IntList& dims);
 Tensor repeat(const Tensor& x, const IntList& reps);
 // Gradient of slice(x, dim, start, .., step): zeros of `shape` with g written into the slice.
 Tensor slice_backward(const Tensor& g, const Shape& shape, int64_t dim, int64_t start, int64_t step);
+// The diagonal with `offset` of the matrices in dims d1 and d2, as a last dim: a view, as PyTorch's
+// (writes through it reach x). Its vjp, diagonal_backward, puts g on that diagonal of zeros of `shape`
+// (diag_embed); each is the other's vjp.
+Tensor diagonal(const Tensor& x, int64_t offset, int64_t d1, int64_t d2);
+Tensor diagonal_backward(const Tensor& g, const Shape& shape, int64_t offset, int64_t d1, int64_t d2);
 
 // ---- indexing (index.cpp)
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);

@@ -254,6 +254,55 @@ Tensor slice_backward(const Tensor& g, const Shape& shape, int64_t dim, int64_t 
   });
 }
 
+// The geometry of the diagonal view: dims d1 and d2 of (shape, strides) replaced by a last dim that
+// steps along both; d1, d2 are wrapped.
+struct Diag {
+  Shape shape, strides;
+  int64_t offset;
+};
+static Diag diag_geom(const Shape& shape, const Shape& strides, int64_t base, int64_t offset, int64_t d1,
+                      int64_t d2) {
+  const int64_t rows = shape[size_t(d1)], cols = shape[size_t(d2)];
+  int64_t n = 0;  // an offset beyond the matrix (any int64) leaves it empty
+  if (offset >= 0 && offset < cols) n = std::min(rows, cols - offset);
+  if (offset < 0 && offset > -rows) n = std::min(rows + offset, cols);
+  Diag v{{}, {}, base};
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (int64_t(i) != d1 && int64_t(i) != d2) v.shape.push_back(shape[i]), v.strides.push_back(strides[i]);
+  v.shape.push_back(n);
+  v.strides.push_back(strides[size_t(d1)] + strides[size_t(d2)]);
+  if (n > 0) v.offset += offset >= 0 ? offset * strides[size_t(d2)] : -offset * strides[size_t(d1)];
+  return v;
+}
+static std::pair<int64_t, int64_t> diag_dims(int64_t nd, int64_t d1, int64_t d2, const char* op) {
+  SX_CHECK(nd >= 2, ValueError, "[", op, "] expects a tensor with at least 2 dimensions, got ", nd);
+  int64_t a = wrap_dim(d1, nd, op), b = wrap_dim(d2, nd, op);
+  SX_CHECK(a != b, ValueError, "[", op, "] dim1 and dim2 cannot be the same dim, got ", d1, " and ", d2);
+  return {a, b};
+}
+
+Tensor diagonal(const Tensor& x, int64_t offset, int64_t d1, int64_t d2) {
+  auto [a, b] = diag_dims(x->dim(), d1, d2, "diagonal");
+  Diag v = diag_geom(x->shape, x->strides, x->offset, offset, a, b);
+  auto bw = [xs = x->shape, offset, a, b](const Tensor& g) {
+    return TensorList{diagonal_backward(g, xs, offset, a, b)};
+  };
+  return view_op("DiagonalBackward", x, v.shape, v.strides, v.offset, bw);
+}
+
+Tensor diagonal_backward(const Tensor& g, const Shape& shape, int64_t offset, int64_t d1, int64_t d2) {
+  auto [a, b] = diag_dims(int64_t(shape.size()), d1, d2, "diag_embed");
+  Tensor out = zeros(shape, g->dtype, g->device());
+  Diag v = diag_geom(out->shape, out->strides, 0, offset, a, b);
+  SX_CHECK(v.shape == g->shape, ValueError, "[diag_embed] the diagonal of shape ", shape_str(shape), " is ",
+           shape_str(v.shape), ", got values of shape ", shape_str(g->shape));
+  if (g->numel()) kern::copy(g->device())(make_view(out, v.shape, v.strides, v.offset), g);
+  if (!needs_grad({&g})) return out;
+  return record("DiagEmbedBackward", {g}, out, [offset, a, b](const Tensor& gg) {
+    return TensorList{diagonal(gg, offset, a, b)};
+  });
+}
+
 Tensor cat(const TensorList& xs, int64_t dim) {
   SX_CHECK(!xs.empty(), ValueError, "[cat] expected a non-empty list of tensors");
   const Tensor* ref = nullptr;

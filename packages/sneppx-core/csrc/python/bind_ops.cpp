@@ -351,6 +351,9 @@ void bind_ops(py::module_& m, Cls& cls) {
     return tri_into(x, k, false) ? x : inplace_with("triu_", x, [&](const Tensor& src) { return triu(src, k); });
   }, py::arg("diagonal") = 0, "In-place form of ``triu``.");
   both(m, cls, "flip", [](const Tensor& x, py::handle d) { return flip(x, int_list(d, "flip")); }, py::arg("input"), py::arg("dims"));
+  m.def("_diagonal", &diagonal, py::arg("input"), py::arg("offset"), py::arg("dim1"), py::arg("dim2"));
+  m.def("_diag_embed", &diagonal_backward, py::arg("input"), py::arg("shape"), py::arg("offset"), py::arg("dim1"),
+        py::arg("dim2"));
   both(m, cls, "roll", [](const Tensor& x, py::handle s, py::handle d) {
     return roll(x, int_list(s, "roll"), d.is_none() ? IntList{} : int_list(d, "roll"));
   }, py::arg("input"), py::arg("shifts"), py::arg("dims") = none);

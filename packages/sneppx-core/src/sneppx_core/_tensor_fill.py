@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from . import _backend
 from ._backend import _C
 from ._C_face import Dtype, Tensor
 
@@ -142,12 +143,33 @@ def diag_embed(x, offset=0, dim1=-2, dim2=-1):
     from ._tensor_shape import moveaxis
 
     n = x.shape[-1] + abs(offset)
+    if _backend.NAME == "c":  # zeros with x written on the diagonal view
+        nd = x.ndim + 1
+        d1, d2 = dim1 % nd if -nd <= dim1 < nd else dim1, dim2 % nd if -nd <= dim2 < nd else dim2
+        lead = iter(x.shape[:-1])
+        shape = [n if i in (d1, d2) else next(lead, 1) for i in range(nd)]
+        return _C._diag_embed(x, shape, offset, d1, d2)
     r = np.arange(x.shape[-1]) + builtins.max(-offset, 0)
     c = np.arange(x.shape[-1]) + builtins.max(offset, 0)
     flat = Tensor((r * n + c).astype(np.int64))
     lead = tuple(x.shape[:-1])
     out = _C.index_add(x.detach().new_zeros(lead + (n * n,)), x.ndim - 1, flat, x).reshape(lead + (n, n))
     return moveaxis(out, [-2, -1], [dim1, dim2]) if (dim1, dim2) != (-2, -1) else out
+
+
+def fill_diagonal_(x, fill_value, wrap=False):
+    """Fills the main diagonal of ``x`` (2-d, or every dim of one length) with ``fill_value``, in place.
+    With ``wrap``, the diagonal of a tall matrix starts again every ``cols + 1`` rows, as PyTorch's."""
+    if x.ndim < 2 or (x.ndim > 2 and len(set(x.shape)) != 1):
+        raise ValueError(f"[fill_diagonal_] expects a 2-d tensor or one whose dims all have the same length, got "
+                         f"shape {tuple(x.shape)}")
+    starts = range(0, x.shape[0], x.shape[1] + 1) if wrap and x.ndim == 2 else [0]
+    for r in starts:
+        d = x[r:]
+        while d.ndim > 1:  # the diagonal of the first two dims, until one dim is left
+            d = d.diagonal(0, 0, 1)
+        d.fill_(fill_value)
+    return x
 
 
 def diagflat(x, offset=0):

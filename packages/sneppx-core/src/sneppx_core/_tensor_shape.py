@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from . import _backend
 from ._backend import _C
 from ._C_face import Dtype, Tensor
 
@@ -124,7 +125,10 @@ def rot90(x, k=1, dims=(0, 1)):
 
 
 def diagonal(x, offset=0, dim1=0, dim2=1):
-    """The diagonal with ``offset`` of the matrices spanned by ``dim1`` and ``dim2``, as a last dim."""
+    """The diagonal with ``offset`` of the matrices spanned by ``dim1`` and ``dim2``, as a last dim: a
+    view, so writes through it reach ``x`` (a copy on the NumPy backend)."""
+    if _backend.NAME == "c":
+        return _C._diagonal(x, offset, dim1, dim2)
     y = moveaxis(x, [dim1, dim2], [-2, -1])
     rows, cols = y.shape[-2], y.shape[-1]
     i = np.arange(builtins.max(0, builtins.min(rows + builtins.min(offset, 0), cols - builtins.max(offset, 0))))
@@ -139,6 +143,8 @@ def diag(x, diagonal=0):
     if x.ndim != 1:
         raise ValueError(f"[diag] expects a 1-d or 2-d tensor, got shape {tuple(x.shape)}")
     n = x.shape[0] + abs(diagonal)
+    if _backend.NAME == "c":
+        return _C._diag_embed(x, [n, n], diagonal, 0, 1)
     r = np.arange(x.shape[0]) + builtins.max(-diagonal, 0)
     c = np.arange(x.shape[0]) + builtins.max(diagonal, 0)
     base = _C.index_add(x.detach().new_zeros(n * n), 0, _ints(r * n + c), x)
@@ -146,11 +152,10 @@ def diag(x, diagonal=0):
 
 
 def trace(x):
-    """Sum of the main diagonal of a matrix: every (cols + 1)-th element of the flattened matrix."""
+    """Sum of the main diagonal of a matrix."""
     if x.ndim != 2:
         raise ValueError(f"[trace] expects a 2-d tensor, got shape {tuple(x.shape)}")
-    rows, cols = x.shape
-    return x.reshape(-1)[:: cols + 1][: builtins.min(rows, cols)].sum()
+    return globals()["diagonal"](x).sum()
 
 
 def inner(a, b):
@@ -207,12 +212,22 @@ def unique_consecutive(x, return_inverse=False, return_counts=False, dim=None):
 
 
 def bincount(x, weights=None, minlength=0):
-    """Occurrences of each value of a 1-d non-negative int tensor (summed ``weights`` if given)."""
+    """Occurrences of each value of a 1-d non-negative int tensor: int64 counts, or the sums of
+    ``weights`` (1-d, one per element) in the weights' dtype when it is float32 or float64, else in
+    float64, as PyTorch."""
     if x.ndim != 1 or x.dtype not in (Dtype.INT32, Dtype.INT64, Dtype.UINT8):
         raise ValueError(f"[bincount] expects a 1-d integer tensor, got shape {tuple(x.shape)} and {x.dtype}")
-    w = None if weights is None else weights.detach().numpy()
-    out = np.bincount(x.numpy(), weights=w, minlength=minlength)
-    return Tensor(out) if weights is not None else _ints(out)
+    if weights is None:
+        return _ints(np.bincount(x.numpy(), minlength=minlength))
+    if weights.ndim != 1 or weights.shape[0] != x.shape[0]:
+        raise ValueError(f"[bincount] weights of shape {tuple(weights.shape)} must be 1-d with one weight per "
+                         f"element of the input of shape {tuple(x.shape)}")
+    lo, hi = (x.min().item(), x.max().item()) if x.numel() else (0, -1)
+    if lo < 0:
+        raise ValueError(f"[bincount] expects non-negative values, got {lo}")
+    dt = weights.dtype if weights.dtype in (Dtype.FLOAT32, Dtype.FLOAT64) else Dtype.FLOAT64
+    out = weights.new_zeros(builtins.max(hi + 1, minlength), dtype=dt)
+    return out.index_add_(0, x.to(Dtype.INT64), weights.detach().to(dt))  # the sums, in the order of x
 
 
 def index_put(x, indices, values, accumulate=False):
@@ -235,6 +250,8 @@ def _surrogate(value, s):
 def inverse(x):
     """Inverse of a square matrix (or a batch); d(A^-1) = -A^-1 dA A^-1."""
     value = Tensor(np.linalg.inv(x.detach().numpy())).to(x.dtype)
+    if not (x.requires_grad and _C.is_grad_enabled()):  # the surrogate's two products only for autograd
+        return value
     return _surrogate(value, -(value @ x @ value))
 
 
