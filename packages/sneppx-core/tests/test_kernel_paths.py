@@ -3,7 +3,7 @@ and means in one pass, vectorised arg-extremes over rows, cumsum over interleave
 copies by tiles (ragged edges included), copies of whole rows under permuted outer dims, matrix
 products split over the thread pool (and with a transposed B whose rows lie 4 KiB apart), and
 one-row / one-column matrix products in every operand layout; copies of short rows, of rows into
-shifted views (roll, cat) and of flipped rows; the one-pass lerp; the reuse order of the block
+shifted views (roll, cat), of flipped rows and of rows that repeat one source element; the one-pass lerp; the reuse order of the block
 cache; integer powers by squaring; and float16 / bfloat16 binary ops, which compute on blocks
 widened to float, on every operand layout."""
 
@@ -202,6 +202,17 @@ def test_copies_of_whole_rows(threads, dtype, shape, perm):
     dst[1].copy_(sx.from_numpy(a).permute(*perm))
     np.testing.assert_array_equal(dst[1].numpy(), np.ascontiguousarray(a.transpose(perm)))
     assert not dst[0].numpy().any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.float16, np.bool_, np.uint8])
+@pytest.mark.parametrize("shape,k,transposed", [((513, 684), 3, False), ((40, 30), 2, True), ((7, 9, 33), 4, False),
+                                                ((100, 21), 5, True), ((9, 200), 17, False), ((3, 1000), 3, True)])
+def test_copies_of_a_source_broadcast_along_the_last_dim(threads, dtype, shape, k, transposed):
+    a = (np.random.default_rng(6).standard_normal(shape) * 10).astype(dtype)
+    x = sx.from_numpy(np.ascontiguousarray(a.T)).t() if transposed else sx.from_numpy(a)
+    got = x.unsqueeze(-1).expand(*shape, k).contiguous().numpy()  # each element repeated k times in a row
+    np.testing.assert_array_equal(got, np.repeat(a[..., None], k, -1))
+    np.testing.assert_array_equal(x.repeat_interleave(k, dim=-1).numpy(), np.repeat(a, k, -1))
 
 
 @pytest.mark.parametrize("m,k,n", [(7, 20000, 5), (64, 8192, 288), (64, 300, 1000), (1000, 300, 64), (33, 70, 45)])

@@ -277,10 +277,34 @@ bool copy_transposed(const Tensor& dst, const Tensor& src) {
   return true;
 }
 
+// m rows of len elements, di bytes apart, each filled with the one element at sp + i * si (a source
+// broadcast along the innermost dim). Short rows get a loop of fixed length.
+template <typename D>
+void spread_rows(char* dp, const char* sp, int64_t m, int64_t di, int64_t si, int64_t len) {
+  auto rows = [&](auto k) {
+    constexpr int64_t K = decltype(k)::value;
+    const int64_t n = K ? K : len;
+    for (int64_t i = 0; i < m; ++i) {
+      D v;
+      std::memcpy(&v, sp + i * si, sizeof(D));
+      D* d = reinterpret_cast<D*>(dp + i * di);
+      for (int64_t j = 0; j < n; ++j) d[j] = v;
+    }
+  };
+  switch (len) {
+    case 2: return rows(std::integral_constant<int64_t, 2>{});
+    case 3: return rows(std::integral_constant<int64_t, 3>{});
+    case 4: return rows(std::integral_constant<int64_t, 4>{});
+    default: return rows(std::integral_constant<int64_t, 0>{});
+  }
+}
+
 // A copy whose innermost dimension is contiguous on both sides while the outer ones are permuted
 // (the head split of attention, x.transpose(1, 2).contiguous()): whole rows are copied, and the outer
-// index advances by pointer increments instead of recomputing both offsets for every row. Returns false
-// for other layouts.
+// index advances by pointer increments instead of recomputing both offsets for every row. A source
+// broadcast along the innermost dim (stride 0: x.unsqueeze(-1).expand(..., k)) fills each row with its
+// element; the generic loop took one call per row, 386 us for a (513, 684, 3) result. Returns false for
+// other layouts.
 template <typename D>
 bool copy_rows(const Tensor& dst, const Tensor& src) {
   Geometry<2> g = coalesce<2>(dst->shape, {dst.get(), src.get()});
@@ -289,7 +313,8 @@ bool copy_rows(const Tensor& dst, const Tensor& src) {
   if (nd < 2) return false;
   const Shape &ds = g.strides[0], &ss = g.strides[1];
   const int64_t len = g.shape[nd - 1];
-  if (ds[nd - 1] != es || ss[nd - 1] != es || len < 16) return false;
+  const bool spread = ss[nd - 1] == 0;
+  if (ds[nd - 1] != es || (spread ? len < 2 : ss[nd - 1] != es || len < 16)) return false;
   int64_t rows = 1;
   for (int64_t d = 0; d < nd - 1; ++d) rows *= g.shape[d];
   char* dbase = dst->raw();
@@ -309,7 +334,9 @@ bool copy_rows(const Tensor& dst, const Tensor& src) {
       int64_t m = std::min(r1 - r, inner - idx[nd - 2]);
       char* dp = dbase + doff;
       const char* sp = sbase + soff;
-      for (int64_t i = 0; i < m; ++i, dp += di, sp += si) copy_run(dp, sp, size_t(len * es));
+      if (spread) spread_rows<D>(dp, sp, m, di, si, len);
+      else
+        for (int64_t i = 0; i < m; ++i, dp += di, sp += si) copy_run(dp, sp, size_t(len * es));
       r += m;
       doff += (m - 1) * di;
       soff += (m - 1) * si;

@@ -199,6 +199,39 @@ bool index_put_into(const Tensor& x, int64_t dim, const Tensor& index, const Ten
   return true;
 }
 
+// index_copy's checks; returns dim wrapped.
+static int64_t index_copy_dim(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, const char* op) {
+  check_same_device(op, x, index);
+  check_same_device(op, x, src);
+  const int64_t d = wrap_dim(dim, x->dim(), op);
+  SX_CHECK(index->dim() <= 1 && (index->dtype == DType::Int64 || index->dtype == DType::Int32), ValueError, "[", op,
+           "] index must be a 1-d int64 or int32 tensor, got ", describe(index));
+  SX_CHECK(src->dtype == x->dtype, TypeError, "[", op, "] source dtype ", dtype_name(src->dtype),
+           " must match the input's ", dtype_name(x->dtype));
+  Shape want = x->shape;
+  if (x->dim()) want[size_t(d)] = index->numel();
+  bool fits = x->dim() ? src->shape == want : src->numel() == 1 && index->numel() == 1;
+  SX_CHECK(fits, ValueError, "[", op, "] source of shape ", shape_str(src->shape), " must have shape ",
+           shape_str(want), " for input ", describe(x), " and ", index->numel(), " indices along dim ", d);
+  return d;
+}
+
+Tensor index_copy(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  const int64_t d = index_copy_dim(x, dim, index, src, "index_copy");
+  Tensor idx = reshape(as_index(index, "index_copy"), {-1});
+  if (x->dim() == 0) return scatter(x, 0, reshape(idx, {}), reshape(src, {}));
+  check_range(idx, x->shape[size_t(d)], "index_copy", d);
+  if (d == 0) return index_put_front(x, {idx}, src, false);  // whole leading slices: block copies
+  Shape st(size_t(src->dim()), 0);  // the index repeated over src's shape: a view
+  st[size_t(d)] = idx->strides[0];
+  return scatter(x, d, make_view(idx, src->shape, st, idx->offset), src);
+}
+
+bool index_copy_into(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  const int64_t d = index_copy_dim(x, dim, index, src, "index_copy_");
+  return x->dim() && index_put_into(x, d, reshape(as_index(index, "index_copy_"), {-1}), src);
+}
+
 bool index_add_into(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, double alpha) {
   if (x->dim() == 0 || index->device() != x->device() || !writes_into(x, {&index, &src})) return false;
   int64_t d = wrap_dim(dim, x->dim(), "index_add_");

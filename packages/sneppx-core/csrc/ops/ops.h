@@ -98,15 +98,17 @@ Tensor unary(UnaryOp op, const Tensor& x);
 bool binary_into(BinaryOp op, const Tensor& x, const Tensor& b);
 bool unary_into(UnaryOp op, const Tensor& x, double p0, double p1);
 // The same for x.clamp_(lo, hi), x.lerp_(end, w), x.tril_(k) / x.triu_(k), x.addcmul_(t1, t2, value=v)
-// (x.addcdiv_ when `divide`), x.scatter_(d, i, src) / x.scatter_add_ and x.index_add_(d, i, src): the
-// other operands must share no memory with x; scatter_ and index_add_ check every index before they
-// write, so a bad one leaves x as it was.
+// (x.addcdiv_ when `divide`), x.scatter_(d, i, src) / x.scatter_add_, x.index_add_(d, i, src) and
+// x.index_copy_(d, i, src): the other operands must share no memory with x; scatter_, index_add_ and
+// index_copy_ check every index before they write, so a bad one leaves x as it was (index_copy_ raises
+// for a bad argument, and returns false for an index out of range: the general path raises).
 bool clamp_into(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi);
 bool lerp_into(const Tensor& x, const Tensor& end, const Tensor& w);
 bool tri_into(const Tensor& x, int64_t k, bool lower);
 bool addcmul_into(const Tensor& x, const Tensor& t1, const Tensor& t2, const Scalar& value, bool divide);
 bool scatter_into(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, bool add);
 bool index_add_into(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, double alpha);
+bool index_copy_into(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
 // Whether an in-place op may run its kernel with x as the output: autograd records nothing for x or
 // the operands, no two elements of x share memory, and no operand shares memory with x or lives on
 // another device.
@@ -213,6 +215,8 @@ Tensor slice_backward(const Tensor& g, const Shape& shape, int64_t dim, int64_t 
 // (diag_embed); each is the other's vjp.
 Tensor diagonal(const Tensor& x, int64_t offset, int64_t d1, int64_t d2);
 Tensor diagonal_backward(const Tensor& g, const Shape& shape, int64_t offset, int64_t d1, int64_t d2);
+// x's last dim on the diagonal (offset) of new square matrices in dims d1 and d2 of the result.
+Tensor diag_embed(const Tensor& x, int64_t offset, int64_t d1, int64_t d2);
 
 // ---- indexing (index.cpp)
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
@@ -237,5 +241,8 @@ Tensor nonzero(const Tensor& x);
 Tensor index_front(const Tensor& x, const TensorList& indices);
 // out-of-place index_put on the leading dims: result = x; result[idx...] (+)= values.
 Tensor index_put_front(const Tensor& x, const TensorList& indices, const Tensor& values, bool accumulate);
+// x with its slices index[i] along dim replaced by src's slices i (the last write wins where an index
+// repeats); index 1-d int64/int32, src of x's dtype and of x's shape with index.numel() along dim.
+Tensor index_copy(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
 
 }  // namespace sx

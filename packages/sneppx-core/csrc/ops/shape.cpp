@@ -303,6 +303,18 @@ Tensor diagonal_backward(const Tensor& g, const Shape& shape, int64_t offset, in
   });
 }
 
+Tensor diag_embed(const Tensor& x, int64_t offset, int64_t d1, int64_t d2) {
+  SX_CHECK(x->dim() >= 1, ValueError, "[diag_embed] expects a tensor with at least 1 dimension, got a 0-d tensor");
+  auto [a, b] = diag_dims(x->dim() + 1, d1, d2, "diag_embed");
+  constexpr int64_t kMaxOffset = int64_t(1) << 31;  // beyond it the matrices could not be allocated
+  SX_CHECK(offset > -kMaxOffset && offset < kMaxOffset, ValueError, "[diag_embed] offset ", offset, " is too large");
+  const int64_t n = x->shape.back() + (offset < 0 ? -offset : offset);
+  Shape s;
+  auto lead = x->shape.begin();
+  for (int64_t i = 0; i <= x->dim(); ++i) s.push_back(i == a || i == b ? n : *lead++);
+  return diagonal_backward(x, s, offset, a, b);
+}
+
 Tensor cat(const TensorList& xs, int64_t dim) {
   SX_CHECK(!xs.empty(), ValueError, "[cat] expected a non-empty list of tensors");
   const Tensor* ref = nullptr;

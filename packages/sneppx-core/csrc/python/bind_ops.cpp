@@ -352,8 +352,7 @@ void bind_ops(py::module_& m, Cls& cls) {
   }, py::arg("diagonal") = 0, "In-place form of ``triu``.");
   both(m, cls, "flip", [](const Tensor& x, py::handle d) { return flip(x, int_list(d, "flip")); }, py::arg("input"), py::arg("dims"));
   m.def("_diagonal", &diagonal, py::arg("input"), py::arg("offset"), py::arg("dim1"), py::arg("dim2"));
-  m.def("_diag_embed", &diagonal_backward, py::arg("input"), py::arg("shape"), py::arg("offset"), py::arg("dim1"),
-        py::arg("dim2"));
+  m.def("_diag_embed", &diag_embed, py::arg("input"), py::arg("offset"), py::arg("dim1"), py::arg("dim2"));
   both(m, cls, "roll", [](const Tensor& x, py::handle s, py::handle d) {
     return roll(x, int_list(s, "roll"), d.is_none() ? IntList{} : int_list(d, "roll"));
   }, py::arg("input"), py::arg("shifts"), py::arg("dims") = none);
@@ -411,6 +410,11 @@ void bind_ops(py::module_& m, Cls& cls) {
   }, py::arg("input"), py::arg("mask"));
   m.def("_index_front", &index_front);
   m.def("_index_put_front", &index_put_front);
+  m.def("_index_copy", &index_copy, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("source"));
+  m.def("_index_copy_", [](const Tensor& x, int64_t dim, const Tensor& idx, const Tensor& src) {
+    if (index_copy_into(x, dim, idx, src)) return x;
+    return inplace_with("index_copy_", x, [&](const Tensor& in) { return index_copy(in, dim, idx, src); });
+  }, py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("source"));
 
   // ---- conversion, factories and random numbers (Python wraps these with PyTorch signatures)
   m.def("_to_dtype", &to_dtype);

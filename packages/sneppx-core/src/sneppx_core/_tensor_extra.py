@@ -10,6 +10,7 @@ import builtins
 
 import numpy as np
 
+from . import _backend
 from ._backend import _C
 from ._C_face import Dtype, Tensor
 
@@ -175,6 +176,8 @@ def _spread(index, d, source):
 def index_copy(input, dim, index, source):
     """A copy of ``input`` whose slices ``index[i]`` along ``dim`` are ``source``'s slices ``i`` (the
     last one wins where an index repeats)."""
+    if _backend.NAME == "c" and isinstance(index, Tensor) and isinstance(source, Tensor):
+        return _C._index_copy(input, dim, index, source)
     d = _copy_dim(input, dim, index, source, "index_copy")
     if input.ndim == 0:
         return _C.scatter(input, 0, index.reshape([]), source.reshape([]))
@@ -186,6 +189,8 @@ def index_copy(input, dim, index, source):
 def index_copy_(input, dim, index, source):
     """In-place form of ``index_copy``: writes ``source``'s slices into ``input`` at ``index`` along
     ``dim``, touching nothing else."""
+    if _backend.NAME == "c" and isinstance(index, Tensor) and isinstance(source, Tensor):
+        return _C._index_copy_(input, dim, index, source)
     d = _copy_dim(input, dim, index, source, "index_copy_")
     if input.ndim == 0:
         return input.scatter_(0, index.reshape([]), source.reshape([]))

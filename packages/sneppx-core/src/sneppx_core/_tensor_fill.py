@@ -140,15 +140,11 @@ def dsplit(x, sections):
 
 def diag_embed(x, offset=0, dim1=-2, dim2=-1):
     """Places the last dim of ``x`` on a diagonal of new square matrices (in dims ``dim1``, ``dim2``)."""
+    if _backend.NAME == "c":  # zeros with x written on the diagonal view
+        return _C._diag_embed(x, offset, dim1, dim2)
     from ._tensor_shape import moveaxis
 
     n = x.shape[-1] + abs(offset)
-    if _backend.NAME == "c":  # zeros with x written on the diagonal view
-        nd = x.ndim + 1
-        d1, d2 = dim1 % nd if -nd <= dim1 < nd else dim1, dim2 % nd if -nd <= dim2 < nd else dim2
-        lead = iter(x.shape[:-1])
-        shape = [n if i in (d1, d2) else next(lead, 1) for i in range(nd)]
-        return _C._diag_embed(x, shape, offset, d1, d2)
     r = np.arange(x.shape[-1]) + builtins.max(-offset, 0)
     c = np.arange(x.shape[-1]) + builtins.max(offset, 0)
     flat = Tensor((r * n + c).astype(np.int64))

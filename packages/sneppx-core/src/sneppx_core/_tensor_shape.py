@@ -62,9 +62,7 @@ def repeat_interleave(x, repeats, dim=None, *, output_size=None):
     if (repeats < 0) if isinstance(repeats, builtins.int) else np.any(repeats < 0):
         raise ValueError(f"[repeat_interleave] repeats must be >= 0, got {np.asarray(repeats).tolist()}")
     n, shape = x.shape[dim], tuple(x.shape)
-    # One count for all: a broadcast view, copied once, where the runs after dim hold 16 elements or more
-    # or the result is small (a large copy whose innermost stride is 0 is slower than the gather).
-    if isinstance(repeats, builtins.int) and (math.prod(shape[dim + 1:]) >= 16 or x.numel() * repeats < 65536):
+    if isinstance(repeats, builtins.int):  # one count for all: a broadcast view, copied once
         wide = x.unsqueeze(dim + 1).expand(*shape[:dim + 1], repeats, *shape[dim + 1:])
         return wide.reshape(shape[:dim] + (n * repeats,) + shape[dim + 1:])
     return x.index_select(dim, _ints(np.repeat(np.arange(n), np.broadcast_to(repeats, (n,)))))
@@ -142,9 +140,9 @@ def diag(x, diagonal=0):
         return globals()["diagonal"](x, diagonal)
     if x.ndim != 1:
         raise ValueError(f"[diag] expects a 1-d or 2-d tensor, got shape {tuple(x.shape)}")
-    n = x.shape[0] + abs(diagonal)
     if _backend.NAME == "c":
-        return _C._diag_embed(x, [n, n], diagonal, 0, 1)
+        return _C._diag_embed(x, diagonal, 0, 1)
+    n = x.shape[0] + abs(diagonal)
     r = np.arange(x.shape[0]) + builtins.max(-diagonal, 0)
     c = np.arange(x.shape[0]) + builtins.max(diagonal, 0)
     base = _C.index_add(x.detach().new_zeros(n * n), 0, _ints(r * n + c), x)
@@ -155,7 +153,7 @@ def trace(x):
     """Sum of the main diagonal of a matrix."""
     if x.ndim != 2:
         raise ValueError(f"[trace] expects a 2-d tensor, got shape {tuple(x.shape)}")
-    return globals()["diagonal"](x).sum()
+    return (_C._diagonal(x, 0, 0, 1) if _backend.NAME == "c" else globals()["diagonal"](x)).sum()
 
 
 def inner(a, b):
