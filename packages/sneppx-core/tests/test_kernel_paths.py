@@ -3,9 +3,9 @@ and means in one pass, vectorised arg-extremes over rows, cumsum over interleave
 copies by tiles (ragged edges included), copies of whole rows under permuted outer dims, matrix
 products split over the thread pool (and with a transposed B whose rows lie 4 KiB apart), and
 one-row / one-column matrix products in every operand layout; copies of short rows, of rows into
-shifted views (roll, cat), of flipped rows and of rows that repeat one source element; the one-pass lerp; the reuse order of the block
-cache; integer powers by squaring; and float16 / bfloat16 binary ops, which compute on blocks
-widened to float, on every operand layout."""
+shifted views (roll, cat), of flipped rows and of rows that repeat one source element; the one-pass
+lerp; the reuse order of the block cache; integer powers by squaring; and float16 / bfloat16 binary
+ops, which compute on blocks widened to float, on every operand layout."""
 
 from __future__ import annotations
 

@@ -268,3 +268,16 @@ def test_shared_tensors_are_stored_once():
     sx.save([x, x], a)
     sx.save([x], b)
     assert len(a.getvalue()) - len(b.getvalue()) < 100
+
+
+@pytest.mark.parametrize("row, col", [(0, 0), (0, 4), (4, 0), (1, 1), (3, 4), (4, 3), (7, 7), (2, 9), (50, 33)])
+def test_tri_indices_against_numpy(row, col):
+    for offset in (-60, -5, -1, 0, 1, 3, 60, -(1 << 62), 1 << 62):
+        for upper, name in ((True, "triu_indices"), (False, "tril_indices")):
+            got = getattr(sx, name)(row, col, offset)
+            want = np.stack(getattr(np, name)(row, int(np.clip(offset, -1000, 1000)), col)).astype(np.int64)
+            assert got.dtype == sx.int64 and tuple(got.shape) == want.shape
+            np.testing.assert_array_equal(got.numpy(), want.reshape(2, -1))
+    assert sx.tril_indices(row, col, dtype=sx.int32, device="cpu").dtype == sx.int32
+    with pytest.raises(ValueError, match=r"\[triu_indices\] row and col must lie in"):
+        sx.triu_indices(-1, 3)

@@ -96,6 +96,29 @@ Tensor eye(int64_t n, int64_t m, DType dt) {
   return t;
 }
 
+Tensor tri_indices(int64_t row, int64_t col, int64_t offset, bool upper) {
+  const char* op = upper ? "triu_indices" : "tril_indices";
+  constexpr int64_t kMax = int64_t(1) << 31;
+  SX_CHECK(row >= 0 && col >= 0 && row < kMax && col < kMax, ValueError, "[", op,
+           "] row and col must lie in [0, 2^31), got ", row, " and ", col);
+  if (col == 0) return empty({2, 0}, DType::Int64);
+  offset = std::clamp(offset, -row - 1, col + 1);  // any offset beyond selects what these do
+  // Row r keeps the columns [lo(r), hi(r)): lower [0, clamp(r + offset + 1)), upper [clamp(r + offset), col).
+  auto clampc = [col](int64_t t) { return std::clamp<int64_t>(t, 0, col); };
+  // Rows with no column are skipped: lower ones before -offset, upper ones from col - offset on.
+  const int64_t r0 = upper ? 0 : std::clamp<int64_t>(-offset, 0, row);
+  const int64_t r1 = upper ? std::clamp<int64_t>(col - offset, 0, row) : row;
+  int64_t n = 0;
+  for (int64_t r = r0; r < r1; ++r) n += upper ? col - clampc(r + offset) : clampc(r + offset + 1);
+  Tensor out = empty({2, n}, DType::Int64);
+  int64_t *rows = out->data<int64_t>(), *cols = rows + n;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t lo = upper ? clampc(r + offset) : 0, hi = upper ? col : clampc(r + offset + 1);
+    for (int64_t c = lo; c < hi; ++c) *rows++ = r, *cols++ = c;
+  }
+  return out;
+}
+
 namespace {
 // Reserves n counters of the generator (at least one, so that empty draws still advance it).
 std::pair<uint64_t, uint64_t> draw(Generator* g, int64_t n) {

@@ -45,6 +45,9 @@ Tensor ones_like(const Tensor& t);
 Tensor arange(double start, double end, double step, DType dt);
 Tensor linspace(double start, double end, int64_t steps, DType dt);
 Tensor eye(int64_t n, int64_t m, DType dt);
+// The (2, N) int64 row and column indices of the lower (tril_indices) or upper (triu_indices) triangle
+// of a row x col matrix, on and beside the diagonal `offset`, row by row.
+Tensor tri_indices(int64_t row, int64_t col, int64_t offset, bool upper);
 Tensor rand(const Shape& s, DType dt, Generator* g);
 Tensor randn(const Shape& s, DType dt, Generator* g);
 Tensor randint(int64_t low, int64_t high, const Shape& s, DType dt, Generator* g);

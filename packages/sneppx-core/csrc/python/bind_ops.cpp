@@ -437,6 +437,7 @@ void bind_ops(py::module_& m, Cls& cls) {
   m.def("_arange", &arange);
   m.def("_linspace", &linspace);
   m.def("_eye", &eye);
+  m.def("_tri_indices", &tri_indices, py::arg("row"), py::arg("col"), py::arg("offset"), py::arg("upper"));
   m.def("_rand", [](const IntList& s, DType dt, py::handle g) { return rand(s, dt, opt_generator(g)); });
   m.def("_randn", [](const IntList& s, DType dt, py::handle g) { return randn(s, dt, opt_generator(g)); });
   m.def("_randint", [](int64_t lo, int64_t hi, const IntList& s, DType dt, py::handle g) { return randint(lo, hi, s, dt, opt_generator(g)); });

@@ -277,22 +277,28 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     return out if input.dtype in (Dtype.FLOAT32, Dtype.FLOAT64) else out.to(input.dtype)
 
 
-def _indices(row, col, offset, upper, dtype):
-    r, c = np.indices((row, col))
-    keep = (c - r >= offset) if upper else (c - r <= offset)
-    from ._factories import _dtype
+def _indices(row, col, offset, upper, dtype, device):
+    if _backend.NAME == "c":
+        out = _C._tri_indices(row, col, offset, upper)
+    else:
+        r, c = np.indices((row, col))
+        keep = (c - r >= offset) if upper else (c - r <= offset)
+        out = Tensor(np.stack([r[keep], c[keep]]).astype(np.int64))
+    if dtype is not None:
+        from ._factories import _dtype
 
-    return Tensor(np.stack([r[keep], c[keep]]).astype(np.int64)).to(_dtype(dtype, Dtype.INT64))
+        out = out.to(_dtype(dtype, Dtype.INT64))
+    return out if device is None else out.to(device)
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None):
     """The (2, N) row and column indices of the lower triangle of a ``row x col`` matrix."""
-    return _indices(row, col, offset, False, dtype)
+    return _indices(row, col, offset, False, dtype, device)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None):
     """The (2, N) row and column indices of the upper triangle of a ``row x col`` matrix."""
-    return _indices(row, col, offset, True, dtype)
+    return _indices(row, col, offset, True, dtype, device)
 
 
 FUNCTIONS = {

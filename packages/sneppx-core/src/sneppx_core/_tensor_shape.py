@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import builtins
 import itertools
-import math
 
 import numpy as np
 
