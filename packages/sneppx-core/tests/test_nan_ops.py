@@ -40,6 +40,9 @@ def test_nan_to_num_defaults_and_bounds(dtype, np_dtype, threads):
     assert np.array_equal(stored(x.nan_to_num(nan=2.5, posinf=100.0, neginf=-100.0)), want)
     want = np.where(np.isnan(v), -1.0, np.where(v == np.inf, 4.0, np.where(v == -np.inf, -6.0, v)))
     assert np.array_equal(stored(x.nan_to_num(-1.0, 4.0, -6.0)), want)  # uneven bounds
+    assert np.array_equal(stored(x.t().nan_to_num(-1.0, 4.0, -6.0).t()), want)  # from a strided view
+    want = np.where(np.isnan(v), 0.0, np.where(v == np.inf, 7.0, np.where(v == -np.inf, -top, v)))
+    assert np.array_equal(stored(x.nan_to_num(posinf=7.0)), want)  # neginf defaults to the lowest value
     y = x.t()  # a strided view, written in place
     y.nan_to_num_(nan=1.0)
     assert not np.isnan(stored(x)).any()
@@ -51,9 +54,11 @@ def test_nan_to_num_integers_gradient_and_in_place():
     x = sx.tensor([1.0, np.nan, np.inf, -np.inf, -2.0], dtype=sx.float64, requires_grad=True)
     (sx.nan_to_num(x) * sx.tensor([1.0, 2, 3, 4, 5], dtype=sx.float64)).sum().backward()
     assert x.grad.tolist() == [1.0, 0.0, 0.0, 0.0, 5.0]  # the gradient flows where x is finite
-    x = sx.tensor([np.nan, -np.inf], dtype=sx.float64, requires_grad=True)
-    sx.nan_to_num(x, 0.0, 1.0, -3.0).sum().backward()
-    assert x.grad.tolist() == [0.0, 0.0]
+    x = sx.tensor([np.nan, -np.inf, np.inf, 2.0], dtype=sx.float64, requires_grad=True)
+    out = sx.nan_to_num(x, 0.0, 1.0, -3.0)  # uneven, recorded: the same values as without autograd
+    assert out.tolist() == sx.nan_to_num(x.detach(), 0.0, 1.0, -3.0).tolist() == [0.0, -3.0, 1.0, 2.0]
+    out.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0, 1.0]
     gradcheck(lambda t: sx.nan_to_num(t) ** 2, [sx.tensor(RNG.standard_normal(6), requires_grad=True)])
 
 

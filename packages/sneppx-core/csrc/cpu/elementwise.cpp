@@ -594,6 +594,30 @@ void clamp(const Tensor& out, const Tensor& x, double lo, double hi, bool has_lo
   });
 }
 
+// One contiguous run of nan_to_num, compiled on its own so that it vectorises like a plain loop: the
+// three choices as one select after another (blends). Through the generic strided loop it did not
+// vectorise (451 us for 1e6 floats, against 49 for a clamp).
+template <typename T, typename C>
+[[gnu::noinline]] void nan_to_num_run(T* __restrict o, const T* __restrict x, int64_t n, C a, C p, C m) {
+  for (int64_t i = 0; i < n; ++i) {
+    C v = C(x[i]);
+    C y = v == C(INFINITY) ? p : v;
+    y = v == C(-INFINITY) ? m : y;
+    o[i] = T(v != v ? a : y);
+  }
+}
+void nan_to_num(const Tensor& out, const Tensor& x, double nan, double posinf, double neginf) {
+  SX_DISPATCH_FLOAT(x->dtype, "nan_to_num", [&] {
+    using T = scalar_t;
+    using C = acc_t<T>;
+    const T* xp = x->data<T>();
+    T* op = out->data<T>();
+    parallel_for(out->numel(), kGrain, [&](int64_t b, int64_t e) {
+      nan_to_num_run<T, C>(op + b, xp + b, e - b, C(nan), C(posinf), C(neginf));
+    });
+  });
+}
+
 // clamp_tensor's rule for one element: x below lo (or lo NaN) gives lo, then above hi (or hi NaN) gives hi,
 // computed in clamp_t; a NaN x stays NaN.
 template <typename T, bool L, bool H> T clamp_exact(T xv, T lv, T hv) {
@@ -720,6 +744,7 @@ SX_REGISTER_KERNEL(kern::clamp_tensor, CPU, &clamp_tensor);
 SX_REGISTER_KERNEL(kern::tri, CPU, &tri);
 SX_REGISTER_KERNEL(kern::lerp, CPU, &lerp);
 SX_REGISTER_KERNEL(kern::copy, CPU, &copy);
+SX_REGISTER_KERNEL(kern::nan_to_num, CPU, &nan_to_num);
 SX_REGISTER_KERNEL(kern::cat, CPU, &cat);
 SX_REGISTER_KERNEL(kern::fill, CPU, &fill);
 

@@ -24,6 +24,7 @@ SX_DEFINE_KERNEL(binary);
 SX_DEFINE_KERNEL(where);
 SX_DEFINE_KERNEL(clamp);
 SX_DEFINE_KERNEL(clamp_tensor);
+SX_DEFINE_KERNEL(nan_to_num);
 SX_DEFINE_KERNEL(tri);
 SX_DEFINE_KERNEL(lerp);
 SX_DEFINE_KERNEL(copy);
@@ -328,6 +329,20 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& v) {
   SX_CHECK(shape == x->shape, ValueError, "[masked_fill] mask of shape ", shape_str(mask->shape),
            " does not broadcast to the input's shape ", shape_str(x->shape));
   return where(mask, scalar_tensor(v, x->dtype, x->device()), x);
+}
+
+Tensor nan_to_num(const Tensor& x, double nan, double posinf, double neginf) {
+  SX_CHECK(is_floating(x->dtype), TypeError, "[nan_to_num] expected a floating tensor, got ", describe(x));
+  const Device dev = x->device();
+  if (kern::nan_to_num.has(dev.type) && !needs_grad({&x})) {
+    Tensor out = empty(x->shape, x->dtype, dev);
+    kern::nan_to_num(dev)(out, contiguous(x), nan, posinf, neginf);
+    return out;
+  }
+  Tensor out = unary(UnaryOp::NanToNum, x, nan, posinf);  // -inf went to -posinf; the gradient is the sheet's
+  if (neginf == -posinf) return out;
+  Tensor at = binary(BinaryOp::Eq, x, scalar_tensor(Scalar(-INFINITY), x->dtype, dev));
+  return where(at, scalar_tensor(Scalar(neginf), x->dtype, dev), out);
 }
 
 Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi) {

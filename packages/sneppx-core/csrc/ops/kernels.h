@@ -22,6 +22,8 @@ SX_KERNEL(binary, void(BinaryOp op, const Tensor& out, const Tensor& a, const Te
 SX_KERNEL(where, void(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b));
 // out = clamp(x, lo, hi); a bound is used only when its flag is set.
 SX_KERNEL(clamp, void(const Tensor& out, const Tensor& x, double lo, double hi, bool has_lo, bool has_hi));
+// out = x with NaN -> nan, +inf -> posinf, -inf -> neginf, for contiguous floating x and out of one dtype.
+SX_KERNEL(nan_to_num, void(const Tensor& out, const Tensor& x, double nan, double posinf, double neginf));
 // out = x clamped elementwise to the tensors lo and hi (each used when its flag is set), all of one
 // dtype and broadcast to out's shape; a NaN bound gives NaN, a NaN x stays NaN.
 SX_KERNEL(clamp_tensor, void(const Tensor& out, const Tensor& x, const Tensor& lo, const Tensor& hi, bool has_lo,

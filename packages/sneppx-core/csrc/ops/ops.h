@@ -144,6 +144,9 @@ Tensor sign(const Tensor& x);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& v);
 Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi);
+// x with NaN -> nan, +inf -> posinf and -inf -> neginf (floating x), in one pass where the device has the
+// kernel and nothing records; else the sheet's NanToNum (-inf -> -posinf) and a where for -inf.
+Tensor nan_to_num(const Tensor& x, double nan, double posinf, double neginf);
 // clamp with tensor bounds (broadcast with x); a NaN bound gives NaN, and at ties x keeps the gradient.
 Tensor clamp_tensor(const Tensor& x, const std::optional<Tensor>& lo, const std::optional<Tensor>& hi);
 Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w);

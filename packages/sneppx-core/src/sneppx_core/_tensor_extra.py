@@ -102,12 +102,13 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     if top is None:
         return input.clone()
     posinf = top if posinf is None else builtins.float(posinf)
-    out = _C._nan_to_num(input, builtins.float(nan), posinf)  # one pass; -inf went to -posinf
-    if neginf is not None and neginf != -posinf:
-        out = _C.where(input == -builtins.float("inf"), builtins.float(neginf), out)
-    elif neginf is None and posinf != top:
-        out = _C.where(input == -builtins.float("inf"), -top, out)
-    return out
+    neginf = -top if neginf is None else builtins.float(neginf)
+    if neginf == -posinf:
+        return _C._nan_to_num(input, builtins.float(nan), posinf)  # the sheet's op, one pass
+    if _backend.NAME == "c":
+        return _C._nan_to_num_uneven(input, builtins.float(nan), posinf, neginf)
+    out = _C._nan_to_num(input, builtins.float(nan), posinf)  # -inf went to -posinf
+    return _C.where(input == -builtins.float("inf"), neginf, out)
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
