@@ -333,14 +333,15 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& v) {
 
 Tensor nan_to_num(const Tensor& x, double nan, double posinf, double neginf) {
   SX_CHECK(is_floating(x->dtype), TypeError, "[nan_to_num] expected a floating tensor, got ", describe(x));
+  // Even bounds: the sheet's op (one pass over any strides, with its gradient).
+  if (neginf == -posinf) return unary(UnaryOp::NanToNum, x, nan, posinf);
   const Device dev = x->device();
   if (kern::nan_to_num.has(dev.type) && !needs_grad({&x})) {
     Tensor out = empty(x->shape, x->dtype, dev);
     kern::nan_to_num(dev)(out, contiguous(x), nan, posinf, neginf);
     return out;
   }
-  Tensor out = unary(UnaryOp::NanToNum, x, nan, posinf);  // -inf went to -posinf; the gradient is the sheet's
-  if (neginf == -posinf) return out;
+  Tensor out = unary(UnaryOp::NanToNum, x, nan, posinf);  // -inf went to -posinf
   Tensor at = binary(BinaryOp::Eq, x, scalar_tensor(Scalar(-INFINITY), x->dtype, dev));
   return where(at, scalar_tensor(Scalar(neginf), x->dtype, dev), out);
 }

@@ -7,7 +7,6 @@
 
 #include "ops/kernels.h"
 #include "ops/common.h"
-#include "ops/index_into.h"
 
 namespace sx {
 
@@ -175,6 +174,13 @@ bool scatter_into(const Tensor& x, int64_t dim, const Tensor& index, const Tenso
   return true;
 }
 
+// A 1-d idx repeated over `shape`, its values along dim d: a view.
+static Tensor spread_index(const Tensor& idx, int64_t d, const Shape& shape) {
+  Shape s(shape.size(), 1);
+  s[size_t(d)] = -1;
+  return expand_view(reshape(idx, s), shape);
+}
+
 bool index_put_into(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& v) {
   const Device dev = x->device();
   if (x->dim() == 0 || index->dtype != DType::Int64 || index->dim() != 1 || !index->is_contiguous() ||
@@ -182,9 +188,8 @@ bool index_put_into(const Tensor& x, int64_t dim, const Tensor& index, const Ten
     return false;
   const int64_t d = wrap_dim(dim, x->dim(), "setitem");
   if (!kern::index_in_range(dev)(index, x->shape[size_t(d)])) return false;
-  Shape res = x->shape, spread(size_t(x->dim()), 1);
+  Shape res = x->shape;
   res[size_t(d)] = index->numel();
-  spread[size_t(d)] = -1;
   if (broadcast_shapes(res, v->shape, "setitem") != res) return false;
   Tensor src = expand_view(cast_nograd(v, x->dtype), res);
   if (!writes_into(x, {&index, &src})) return false;
@@ -194,7 +199,7 @@ bool index_put_into(const Tensor& x, int64_t dim, const Tensor& index, const Ten
   if (d == 0 && x->is_contiguous() && kern::index_put_front.has(dev.type))
     kern::index_put_front(dev)(x, {index}, contiguous(src), false);
   else
-    run_scatter(x, contiguous(expand_view(reshape(index, spread), res)), src, d, ScatterOp::Set, "setitem");
+    run_scatter(x, contiguous(spread_index(index, d, res)), src, d, ScatterOp::Set, "setitem");
   x->bump_version();
   return true;
 }
@@ -222,9 +227,7 @@ Tensor index_copy(const Tensor& x, int64_t dim, const Tensor& index, const Tenso
   if (x->dim() == 0) return scatter(x, 0, reshape(idx, {}), reshape(src, {}));
   check_range(idx, x->shape[size_t(d)], "index_copy", d);
   if (d == 0) return index_put_front(x, {idx}, src, false);  // whole leading slices: block copies
-  Shape st(size_t(src->dim()), 0);  // the index repeated over src's shape: a view
-  st[size_t(d)] = idx->strides[0];
-  return scatter(x, d, make_view(idx, src->shape, st, idx->offset), src);
+  return scatter(x, d, spread_index(idx, d, src->shape), src);
 }
 
 bool index_copy_into(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {

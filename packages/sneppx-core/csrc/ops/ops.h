@@ -112,6 +112,11 @@ bool addcmul_into(const Tensor& x, const Tensor& t1, const Tensor& t2, const Sca
 bool scatter_into(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, bool add);
 bool index_add_into(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, double alpha);
 bool index_copy_into(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+// x[..., i, ...] = v along dim with a contiguous 1-d int64 index i (python/bind_index.cpp), written into x:
+// whole rows of a contiguous x as block copies (index_put's kernel), else a scatter of i repeated over the
+// indexed shape. v broadcasts to the indexed shape. False, having done nothing, when an index is out of
+// range, v does not fit, or the write cannot go into x's memory; the general path then raises.
+bool index_put_into(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& v);
 // Whether an in-place op may run its kernel with x as the output: autograd records nothing for x or
 // the operands, no two elements of x share memory, and no operand shares memory with x or lives on
 // another device.
@@ -144,8 +149,9 @@ Tensor sign(const Tensor& x);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& v);
 Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi);
-// x with NaN -> nan, +inf -> posinf and -inf -> neginf (floating x), in one pass where the device has the
-// kernel and nothing records; else the sheet's NanToNum (-inf -> -posinf) and a where for -inf.
+// x with NaN -> nan, +inf -> posinf and -inf -> neginf (floating x). Even bounds are the sheet's NanToNum;
+// uneven ones one pass of kern::nan_to_num where the device has it and nothing records, else the sheet's
+// op (-inf -> -posinf) and a where for -inf.
 Tensor nan_to_num(const Tensor& x, double nan, double posinf, double neginf);
 // clamp with tensor bounds (broadcast with x); a NaN bound gives NaN, and at ties x keeps the gradient.
 Tensor clamp_tensor(const Tensor& x, const std::optional<Tensor>& lo, const std::optional<Tensor>& hi);

@@ -128,11 +128,14 @@ struct NanToNum : Base {
   static constexpr const char* p1 = "bound";
   template <typename C> SX_HD static C f(C x, C a, C b) {
     if constexpr (is_int<C>) return x;
-    else {  // one select after another: vectorised as blends (nested choices were not)
-      C y = x == C(INFINITY) ? b : x;
-      y = x == C(-INFINITY) ? -b : y;
-      return x != x ? a : y;
-    }
+    else return map(x, a, b, -b);
+  }
+  // NaN -> a, +inf -> p, -inf -> m, one select after another: vectorised as blends (nested choices were
+  // not). Also the formula of kern::nan_to_num, which takes -inf to a value of its own.
+  template <typename C> SX_HD static C map(C x, C a, C p, C m) {
+    C y = x == C(INFINITY) ? p : x;
+    y = x == C(-INFINITY) ? m : y;
+    return x != x ? a : y;
   }
   template <typename C> SX_HD static C df(C x, C, C) {
     if constexpr (is_int<C>) return C(1);

@@ -3,7 +3,7 @@
 #include "python/convert.h"
 
 #include "ops/common.h"
-#include "ops/index_into.h"
+#include "ops/ops.h"
 
 namespace sx {
 using namespace py_conv;

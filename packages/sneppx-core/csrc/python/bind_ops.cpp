@@ -105,12 +105,8 @@ void bind_ops(py::module_& m, Cls& cls) {
              "[gelu] approximate must be 'none' or 'tanh', got '", approximate, "'");
     return unary(approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu, x);
   }, py::arg("input"), py::arg("approximate") = "none");
-  m.def("_nan_to_num_uneven", &nan_to_num, "nan_to_num with its own value for -inf.", py::arg("input"),
+  m.def("_nan_to_num", &nan_to_num, "nan_to_num with the values for NaN, +inf and -inf given.", py::arg("input"),
         py::arg("nan"), py::arg("posinf"), py::arg("neginf"));
-  m.def("_nan_to_num", [](const Tensor& x, double nan, double bound) {
-    return unary(UnaryOp::NanToNum, x, nan, bound);
-  }, "nan_to_num in one pass, the infinities going to -bound and bound.", py::arg("input"), py::arg("nan"),
-        py::arg("bound"));
   // ---- binary (the other operand may be a Python number)
 #define SX_BINARY(NAME, OP) \
   both(m, cls, NAME, [](const Tensor& x, py::handle y) { return binary(BinaryOp::OP, x, operand(y, x, NAME)); }, py::arg("input"), py::arg("other"))

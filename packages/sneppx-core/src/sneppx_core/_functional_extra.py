@@ -45,9 +45,12 @@ def pad(input, pad, mode="constant", value=None):
     if mode != "constant":
         if not any(pad):
             return input
-        if _backend.NAME == "c":  # one pass: rows gathered through per-dim source maps
-            return _C._conv.pad_gather(input, _pad_maps(tuple(input.shape[input.ndim - len(pad) // 2:]), pad, mode))
-        return _pad_gather(input, pad, mode)
+        maps = _pad_maps(tuple(input.shape[input.ndim - len(pad) // 2:]), pad, mode)
+        if _backend.NAME == "c":  # one pass: rows gathered through the per-dim source maps
+            return _C._conv.pad_gather(input, maps)
+        for j, m in enumerate(maps):  # one index_select per padded dim
+            input = input.index_select(input.ndim - len(maps) + j, m)
+        return input
     value = 0.0 if value is None else value
     if _backend.NAME == "c":  # one pass: the output filled with value, input copied into its interior
         return _C._conv.pad_constant(input, list(pad), value)
@@ -63,26 +66,6 @@ def _pad_maps(tail, pad, mode):
     k = len(tail)
     return tuple(Tensor(_pad_indices(n, pad[2 * (k - 1 - j)], pad[2 * (k - 1 - j) + 1], mode))
                  for j, n in enumerate(tail))
-
-
-@functools.lru_cache(maxsize=64)
-def _gather_indices(tail, pad, mode):
-    """Source position of every output element of the padded last dims (shapes ``tail``), flattened."""
-    k = len(tail)
-    idx = np.zeros((), np.int64)
-    for j, n in enumerate(tail):
-        left, right = pad[2 * (k - 1 - j)], pad[2 * (k - 1 - j) + 1]
-        idx = idx[..., None] * n + _pad_indices(n, left, right, mode)
-    return idx
-
-
-def _pad_gather(x, pad, mode):
-    """reflect / replicate / circular padding as one index_select over the padded dims, flattened."""
-    k = len(pad) // 2
-    lead, tail = tuple(x.shape[:x.ndim - k]), tuple(x.shape[x.ndim - k:])
-    idx = _gather_indices(tail, pad, mode)
-    out = x.reshape(lead + (-1,)).index_select(len(lead), Tensor(idx.reshape(-1)))
-    return out.reshape(lead + idx.shape)
 
 
 def _pad_constant(x, dim, left, right, value):

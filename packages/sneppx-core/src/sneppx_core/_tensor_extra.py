@@ -103,12 +103,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
         return input.clone()
     posinf = top if posinf is None else builtins.float(posinf)
     neginf = -top if neginf is None else builtins.float(neginf)
-    if neginf == -posinf:
-        return _C._nan_to_num(input, builtins.float(nan), posinf)  # the sheet's op, one pass
-    if _backend.NAME == "c":
-        return _C._nan_to_num_uneven(input, builtins.float(nan), posinf, neginf)
-    out = _C._nan_to_num(input, builtins.float(nan), posinf)  # -inf went to -posinf
-    return _C.where(input == -builtins.float("inf"), neginf, out)
+    return _C._nan_to_num(input, builtins.float(nan), posinf, neginf)  # one pass
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):

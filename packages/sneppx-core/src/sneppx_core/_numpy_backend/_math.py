@@ -443,14 +443,14 @@ def gelu(input, approximate="none"):
     return wrap(out, dt)
 
 
-def _nan_to_num(input, nan, bound):
-    """NaN -> ``nan``, +inf -> ``bound``, -inf -> ``-bound`` (integer and bool tensors copied)."""
+def _nan_to_num(input, nan, posinf, neginf):
+    """NaN -> ``nan``, +inf -> ``posinf``, -inf -> ``neginf`` (integer and bool tensors copied)."""
     need_tensor(input, "nan_to_num")
     if not input._dt.is_floating_point:
         return wrap(np.array(input._a, copy=True), input._dt)
     x = input._a.astype(compute_type(input._dt), copy=False)
     with np.errstate(over="ignore"):
-        out = np.nan_to_num(x, nan=nan, posinf=bound, neginf=-bound)
+        out = np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
     return wrap(out, input._dt)
 
 
