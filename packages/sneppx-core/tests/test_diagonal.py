@@ -109,6 +109,23 @@ def test_diag_and_trace():
     np.testing.assert_array_equal(b.diagonal().numpy(), [True, True])
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "int64", "uint8", "bool"])
+@pytest.mark.parametrize("shape", [(1, 1), (5, 7), (7, 5), (0, 3), (3, 0), (300, 301)], ids=str)
+def test_trace_without_grad(shape, dtype):
+    """trace's unrecorded path (the diagonal as a plain strided view) on contiguous, transposed and sliced
+    inputs: values and dtype (int64 for integer and bool inputs) against NumPy."""
+    a = (RNG.standard_normal(shape) * 3).astype(dtype) if dtype != "bool" else RNG.random(shape) < 0.5
+    big = np.zeros((shape[0] * 2 + 1, shape[1] * 3 + 2), a.dtype)
+    big[1::2, 2::3] = a
+    floating = dtype.startswith("float")
+    for x, ref in ((sx.tensor(a), a), (sx.tensor(np.ascontiguousarray(a.T)).t(), a), (sx.tensor(big)[1::2, 2::3], a)):
+        t = x.trace()
+        assert t.dtype == (x.dtype if floating else sx.int64) and t.shape == ()
+        want = np.trace(ref.astype(np.float64 if floating else np.int64))
+        eps = {"float16": 1e-3, "float32": 1e-6, "float64": 1e-13}.get(dtype, 0.0)
+        np.testing.assert_allclose(t.item(), want, rtol=0, atol=eps * np.abs(np.diagonal(ref)).astype(float).sum())
+
+
 @VIEW
 @pytest.mark.parametrize("shape, wrap", [((3, 3), False), ((7, 3), True), ((7, 3), False), ((3, 5), True),
                                          ((4, 4, 4), False), ((2, 2, 2, 2), False), ((9, 2), True)], ids=str)

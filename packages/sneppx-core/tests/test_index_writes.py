@@ -150,6 +150,35 @@ def test_repeat_interleave_errors():
         sx.zeros(2, 3).repeat_interleave(2, dim=3)
     with pytest.raises(ValueError, match=r"\[repeat_interleave\] repeats must be >= 0"):
         sx.zeros(2, 3).repeat_interleave(-1, dim=0)
+    with pytest.raises(ValueError, match=r"\[repeat_interleave\] repeats must be >= 0"):
+        sx.zeros(2, 3).repeat_interleave(sx.tensor([1, -1]), dim=0)
+    with pytest.raises(ValueError, match=r"\[repeat_interleave\] repeats must hold one count for each of the 3"):
+        sx.zeros(2, 3).repeat_interleave([1, 2], dim=1)
+    with pytest.raises(TypeError, match=r"\[repeat_interleave\] repeats must be an integer"):
+        sx.zeros(2, 3).repeat_interleave(sx.tensor([1.0, 2.0]), dim=0)
+    with pytest.raises(TypeError, match=r"\[repeat_interleave\] repeats must be an integer"):
+        sx.zeros(2, 3).repeat_interleave(sx.ones(2, 1, dtype=sx.int64), dim=0)
+    with pytest.raises(ValueError, match=r"\[repeat_interleave\] output_size 5 does not match"):
+        sx.zeros(2, 3).repeat_interleave(2, dim=0, output_size=5)
+
+
+def test_repeat_interleave_forms():
+    """The counts-only form, int32 and NumPy counts, output_size, 0-d inputs, and a result that is a copy
+    (one repeat included), as in PyTorch."""
+    np.testing.assert_array_equal(sx.repeat_interleave(sx.tensor([2, 0, 3])).numpy(), [0, 0, 2, 2, 2])
+    a = RNG.standard_normal((3, 4))
+    x = sx.tensor(a)
+    counts = np.array([1, 0, 2], dtype=np.int32)
+    each, twice = np.repeat(a, counts, axis=0), np.repeat(a, 2, axis=0)
+    for r, want in ((sx.tensor(counts), each), (counts, each), (counts.tolist(), each), (np.int64(2), twice),
+                    (sx.tensor([2]), twice)):
+        np.testing.assert_array_equal(sx.repeat_interleave(x, r, dim=0, output_size=want.shape[0]).numpy(), want)
+    np.testing.assert_array_equal(sx.tensor(5.0).repeat_interleave(3).numpy(), [5.0, 5.0, 5.0])
+    np.testing.assert_array_equal(sx.tensor(5.0).repeat_interleave(2, dim=0).numpy(), [5.0, 5.0])
+    y = x.repeat_interleave(1, dim=1)
+    y[0, 0] = 100.0
+    assert x[0, 0].item() == a[0, 0]
+    assert x.repeat_interleave(0, dim=1).shape == (3, 0)
 
 
 @pytest.mark.parity
@@ -162,7 +191,9 @@ def test_index_writes_match_pytorch(torch):
         pts = (lib.tensor([1, 3, 1]), lib.tensor([2, 5, 2]))
         res = [x.index_copy(1, i, s), x.index_put(pts, s[0], accumulate=True),
                x.index_put((lib.tensor(mask),), lib.tensor(2.0)), x.repeat_interleave(3, dim=1),
-               x.repeat_interleave(lib.tensor([1, 0, 2, 1, 3]), dim=0), lib.repeat_interleave(x[0, 0], 2)]
+               x.repeat_interleave(lib.tensor([1, 0, 2, 1, 3]), dim=0), lib.repeat_interleave(x[0, 0], 2),
+               lib.repeat_interleave(lib.tensor([2, 0, 3])), x.repeat_interleave(2, dim=-1, output_size=8),
+               lib.trace(x[0]), lib.trace(lib.tensor([[1, 2], [3, 4]], dtype=lib.int32))]
         y = x.clone()
         y.index_copy_(0, lib.tensor([3]), s[:1, :, :].repeat(1, 2, 1))
         res.append(y)

@@ -166,6 +166,8 @@ Tensor mean(const Tensor& x, const OptDims& dims = std::nullopt, bool keepdim = 
 // Sum with NaN taken as 0 (integers: sum); the gradient is g where x is not NaN, 0 at NaN.
 Tensor nansum(const Tensor& x, const OptDims& dims = std::nullopt, bool keepdim = false,
               std::optional<DType> dt = std::nullopt);
+// Sum of a matrix's main diagonal; integer and bool inputs give int64.
+Tensor trace(const Tensor& x);
 Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim);
 Tensor amax(const Tensor& x, const OptDims& dims, bool keepdim);
 Tensor amin(const Tensor& x, const OptDims& dims, bool keepdim);
@@ -220,6 +222,13 @@ Tensor triu(const Tensor& x, int64_t k);
 Tensor flip(const Tensor& x, const IntList& dims);
 Tensor roll(const Tensor& x, const IntList& shifts, const IntList& dims);
 Tensor repeat(const Tensor& x, const IntList& reps);
+// Each slice of x along dim repeated `repeats` times (one count for all: a broadcast view copied once) or
+// counts[i] times (a 1-d integer tensor of one count per slice, read on the host, then an index_select).
+// Without dim, x is flattened first. output_size, when given, must be the result's length along dim.
+Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t> dim,
+                         std::optional<int64_t> output_size = std::nullopt);
+Tensor repeat_interleave(const Tensor& x, const Tensor& counts, std::optional<int64_t> dim,
+                         std::optional<int64_t> output_size = std::nullopt);
 // Gradient of slice(x, dim, start, .., step): zeros of `shape` with g written into the slice.
 Tensor slice_backward(const Tensor& g, const Shape& shape, int64_t dim, int64_t start, int64_t step);
 // The diagonal with `offset` of the matrices in dims d1 and d2, as a last dim: a view, as PyTorch's

@@ -134,6 +134,16 @@ Tensor sum(const Tensor& x, const OptDims& dims, bool keepdim, std::optional<DTy
   });
 }
 
+// The diagonal's sum. Where nothing records, the diagonal is handed to the reduction as a plain strided
+// view (the recording view and sum's dim handling cost as much as the sum of a small diagonal).
+Tensor trace(const Tensor& x) {
+  SX_CHECK(x->dim() == 2, ValueError, "[trace] expects a 2-d tensor, got shape ", shape_str(x->shape), " (",
+           dtype_name(x->dtype), ")");
+  if (needs_grad({&x})) return sum(diagonal(x, 0, 0, 1), std::nullopt, false, std::nullopt);
+  Tensor d = make_view(x, {std::min(x->shape[0], x->shape[1])}, {x->strides[0] + x->strides[1]}, x->offset);
+  return reduce_impl(ReduceOp::Sum, d, {0}, false, is_floating(x->dtype) ? x->dtype : DType::Int64, "trace");
+}
+
 Tensor nansum(const Tensor& x, const OptDims& dims, bool keepdim, std::optional<DType> dt) {
   if (!is_floating(x->dtype)) return sum(x, dims, keepdim, dt);  // no NaN to skip
   if (dt && !is_floating(*dt)) return to_dtype(nansum(x, dims, keepdim), *dt);

@@ -482,4 +482,54 @@ Tensor repeat(const Tensor& x, const IntList& reps) {
   return reshape(clone(expand(reshape(x, unsq), exp_shape)), final_shape);
 }
 
+namespace {
+// x flattened when no dim is given (or x is 0-d), and the dim repeated.
+std::pair<Tensor, int64_t> interleave_dim(const Tensor& x, std::optional<int64_t> dim) {
+  Tensor y = !dim || x->dim() == 0 ? reshape(x, {-1}) : x;
+  return {y, wrap_dim(dim.value_or(0), y->dim(), "repeat_interleave")};
+}
+
+void check_output_size(std::optional<int64_t> output_size, int64_t n) {
+  SX_CHECK(!output_size || *output_size == n, ValueError, "[repeat_interleave] output_size ", output_size.value_or(0),
+           " does not match the result's length ", n, " along the repeated dim");
+}
+}  // namespace
+
+Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t> dim,
+                         std::optional<int64_t> output_size) {
+  SX_CHECK(repeats >= 0, ValueError, "[repeat_interleave] repeats must be >= 0, got ", repeats);
+  auto [y, d] = interleave_dim(x, dim);
+  IntList wide = y->shape, out = y->shape;
+  wide.insert(wide.begin() + d + 1, repeats);
+  out[size_t(d)] *= repeats;
+  check_output_size(output_size, out[size_t(d)]);
+  // clone, not contiguous: with one repeat the expand is y itself, and the result must still be a copy.
+  return reshape(clone(expand(unsqueeze(y, d + 1), wide)), out);
+}
+
+Tensor repeat_interleave(const Tensor& x, const Tensor& counts, std::optional<int64_t> dim,
+                         std::optional<int64_t> output_size) {
+  SX_CHECK(is_integral(counts->dtype, false) && counts->dim() <= 1, TypeError,
+           "[repeat_interleave] repeats must be an integer or a 0-d or 1-d integer tensor, got ", describe(counts));
+  Tensor c = contiguous(to_dtype(to_device(counts, Device{}), DType::Int64));
+  const int64_t* p = c->data<int64_t>();
+  if (c->numel() == 1) return repeat_interleave(x, p[0], dim, output_size);
+  auto [y, d] = interleave_dim(x, dim);
+  const int64_t n = y->shape[size_t(d)];
+  SX_CHECK(c->numel() == n, ValueError, "[repeat_interleave] repeats must hold one count for each of the ", n,
+           " slices along dim ", d, " of ", describe(y), ", got ", describe(counts));
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    SX_CHECK(p[i] >= 0, ValueError, "[repeat_interleave] repeats must be >= 0, got ", p[i], " at position ", i);
+    SX_CHECK(p[i] <= std::numeric_limits<int64_t>::max() - total, ValueError,
+             "[repeat_interleave] the repeats add up to more than an int64 can hold");
+    total += p[i];
+  }
+  check_output_size(output_size, total);
+  Tensor index = empty({total}, DType::Int64, Device{});
+  int64_t* q = index->data<int64_t>();
+  for (int64_t i = 0; i < n; ++i) q = std::fill_n(q, p[i], i);
+  return index_select(y, d, to_device(index, y->device()));
+}
+
 }  // namespace sx

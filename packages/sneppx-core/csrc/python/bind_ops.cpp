@@ -351,6 +351,17 @@ void bind_ops(py::module_& m, Cls& cls) {
   both(m, cls, "flip", [](const Tensor& x, py::handle d) { return flip(x, int_list(d, "flip")); }, py::arg("input"), py::arg("dims"));
   m.def("_diagonal", &diagonal, py::arg("input"), py::arg("offset"), py::arg("dim1"), py::arg("dim2"));
   m.def("_diag_embed", &diag_embed, py::arg("input"), py::arg("offset"), py::arg("dim1"), py::arg("dim2"));
+  both(m, cls, "trace", &trace, py::arg("input"), "Sum of the main diagonal of a matrix.");
+  both(m, cls, "repeat_interleave", [](const Tensor& x, py::handle repeats, py::handle dim, py::handle output_size) {
+    auto d = opt_int(dim), n = opt_int(output_size);
+    if (repeats.is_none())  // repeat_interleave(counts): each position i of counts, counts[i] times
+      return repeat_interleave(to_device(arange(0, double(x->numel()), 1, DType::Int64), x->device()), x, 0, n);
+    if (PyLong_Check(repeats.ptr())) return repeat_interleave(x, repeats.cast<int64_t>(), d, n);
+    return repeat_interleave(x, is_tensor(repeats) ? repeats.cast<Tensor>() : from_data(repeats, std::nullopt), d, n);
+  }, py::arg("input"), py::arg("repeats") = none, py::arg("dim") = none, py::kw_only(), py::arg("output_size") = none,
+     "Repeats each element (each slice along ``dim``) ``repeats`` times: an int, or one count each as a 1-d "
+     "integer tensor or sequence. Without ``dim`` the input is flattened first; with only a 1-d tensor of "
+     "counts, repeats each of its positions that many times.");
   both(m, cls, "roll", [](const Tensor& x, py::handle s, py::handle d) {
     return roll(x, int_list(s, "roll"), d.is_none() ? IntList{} : int_list(d, "roll"));
   }, py::arg("input"), py::arg("shifts"), py::arg("dims") = none);

@@ -24,9 +24,9 @@ _NAMES = UNARY_OPS + [
     "mean", "prod", "amax", "amin", "argmax", "argmin", "var", "std", "logsumexp", "norm", "all", "any",
     "cumsum", "matmul", "mm", "bmm", "outer", "dot", "reshape", "transpose", "swapaxes", "permute", "squeeze",
     "unsqueeze", "broadcast_to", "flatten", "unflatten", "narrow", "select", "contiguous", "clone", "detach",
-    "cat", "concat", "stack", "split", "chunk", "unbind", "tril", "triu", "flip", "roll", "movedim", "gather",
+    "cat", "concat", "stack", "split", "chunk", "unbind", "tril", "triu", "trace", "flip", "roll", "movedim", "gather",
     "scatter", "scatter_add", "index_select", "index_add", "one_hot", "argsort", "nonzero", "masked_select",
-    "multinomial", "bernoulli",
+    "multinomial", "bernoulli", "repeat_interleave",
 ]
 globals().update({n: getattr(_C, n) for n in _NAMES})
 

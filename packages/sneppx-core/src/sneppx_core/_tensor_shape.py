@@ -1,5 +1,5 @@
 """PyTorch's shape, indexing and small linear-algebra Tensor functions, composed from core ops:
-tile, repeat_interleave, take_along_dim, rot90, diagonal, trace, unique, index_put, inverse, det,
+tile, take_along_dim, rot90, diagonal, unique, index_put, inverse, det,
 ... ``FUNCTIONS`` maps names to functions; ``METHODS`` adds method-only names."""
 
 from __future__ import annotations
@@ -46,25 +46,6 @@ def tile(x, dims):
     shape = (1,) * (len(dims) - x.ndim) + tuple(x.shape)
     dims = (1,) * (len(shape) - len(dims)) + dims
     return x.reshape(shape).repeat(*dims)
-
-
-def repeat_interleave(x, repeats, dim=None, *, output_size=None):
-    """Repeats each element (each slice along ``dim``) ``repeats`` times (an int or one count each)."""
-    if dim is None or x.ndim == 0:
-        x, dim = x.reshape(-1), 0 if dim is None else dim
-    if not -x.ndim <= dim < x.ndim:
-        raise IndexError(f"[repeat_interleave] dim {dim} is out of range for a tensor with {x.ndim} dims")
-    dim %= x.ndim
-    if not isinstance(repeats, builtins.int):
-        counts = np.asarray(repeats.tolist() if isinstance(repeats, Tensor) else repeats)
-        repeats = builtins.int(counts.reshape(-1)[0]) if counts.size == 1 else counts
-    if (repeats < 0) if isinstance(repeats, builtins.int) else np.any(repeats < 0):
-        raise ValueError(f"[repeat_interleave] repeats must be >= 0, got {np.asarray(repeats).tolist()}")
-    n, shape = x.shape[dim], tuple(x.shape)
-    if isinstance(repeats, builtins.int):  # one count for all: a broadcast view, copied once
-        wide = x.unsqueeze(dim + 1).expand(*shape[:dim + 1], repeats, *shape[dim + 1:])
-        return wide.reshape(shape[:dim] + (n * repeats,) + shape[dim + 1:])
-    return x.index_select(dim, _ints(np.repeat(np.arange(n), np.broadcast_to(repeats, (n,)))))
 
 
 def take(x, index):
@@ -146,13 +127,6 @@ def diag(x, diagonal=0):
     c = np.arange(x.shape[0]) + builtins.max(diagonal, 0)
     base = _C.index_add(x.detach().new_zeros(n * n), 0, _ints(r * n + c), x)
     return base.reshape((n, n))
-
-
-def trace(x):
-    """Sum of the main diagonal of a matrix."""
-    if x.ndim != 2:
-        raise ValueError(f"[trace] expects a 2-d tensor, got shape {tuple(x.shape)}")
-    return (_C._diagonal(x, 0, 0, 1) if _backend.NAME == "c" else globals()["diagonal"](x)).sum()
 
 
 def inner(a, b):

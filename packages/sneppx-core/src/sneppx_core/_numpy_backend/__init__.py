@@ -156,8 +156,8 @@ _METHOD_NAMES = list(UNARY_FUNCS) + [
     "sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "var", "std", "logsumexp", "norm", "all", "any",
     "cumsum", "matmul", "mm", "bmm", "dot", "outer", "transpose", "swapaxes", "squeeze", "unsqueeze",
     "broadcast_to", "flatten", "unflatten", "narrow", "select", "contiguous", "clone", "split", "chunk", "unbind",
-    "tril", "triu", "flip", "roll", "gather", "scatter", "scatter_add", "index_select", "index_add", "nonzero",
-    "masked_select", "argsort", "multinomial", "bernoulli",
+    "tril", "triu", "trace", "flip", "roll", "gather", "scatter", "scatter_add", "index_select", "index_add", "nonzero",
+    "masked_select", "argsort", "multinomial", "bernoulli", "repeat_interleave",
 ]
 _GUARDED = _METHOD_NAMES + ["reshape", "permute", "where", "cat", "concat", "stack", "movedim", "one_hot",
                              "_sort", "_topk", "_max_dim", "_min_dim", "_cum_extreme", "from_dlpack", "_to_dtype", "_full"]

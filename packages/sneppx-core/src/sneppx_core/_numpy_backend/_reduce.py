@@ -40,6 +40,15 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     return wrap(np.sum(input._a, axis=_axes(input, dim, "sum"), keepdims=keepdim, dtype=acc), dt)
 
 
+def trace(input):
+    """Sum of the main diagonal of a matrix; integer and bool inputs give int64."""
+    need_tensor(input, "trace")
+    if input._a.ndim != 2:
+        raise ValueError(f"[trace] expects a 2-d tensor, got {describe(input)}")
+    dt = input._dt if input._dt.is_floating_point else INT64
+    return wrap(np.sum(np.diagonal(input._a), dtype=np.float64 if dt.is_floating_point else np.int64), dt)
+
+
 def _nansum(input, dim=None, keepdim=False, dtype=None):
     """Sum over ``dim`` with NaN taken as 0 (integer and bool inputs: ``sum``)."""
     need_tensor(input, "nansum")
@@ -302,5 +311,6 @@ def _cum_extreme(input, dim, is_max):
     return view(np.ascontiguousarray(np.moveaxis(vals, -1, d)), input._dt), wrap(np.moveaxis(idx, -1, d), INT64)
 
 
-__all__ = ["sum", "_nansum", "mean", "prod", "amax", "amin", "argmax", "argmin", "_max_dim", "_min_dim", "var", "std",
-           "logsumexp", "norm", "all", "any", "cumsum", "_cum_extreme", "matmul", "mm", "bmm", "dot", "outer"]
+__all__ = ["sum", "trace", "_nansum", "mean", "prod", "amax", "amin", "argmax", "argmin", "_max_dim", "_min_dim",
+           "var", "std", "logsumexp", "norm", "all", "any", "cumsum", "_cum_extreme", "matmul", "mm", "bmm", "dot",
+           "outer"]

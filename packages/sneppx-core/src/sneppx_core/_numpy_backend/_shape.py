@@ -397,6 +397,30 @@ def index_select(input, dim, index):
     return view(np.take(input._a, idx.reshape(-1), axis=d), input._dt)
 
 
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each element (each slice along ``dim``) repeated ``repeats`` times: an int, or one count each;
+    flattened first without ``dim``; with only counts, each of their positions that many times."""
+    need_tensor(input, "repeat_interleave")
+    if repeats is None:
+        input, repeats, dim = wrap(np.arange(input._a.size), INT64), input, 0
+    a = input._a.reshape(-1) if dim is None or input._a.ndim == 0 else input._a
+    d = norm_dim(0 if dim is None else dim, a.ndim, "repeat_interleave")
+    counts = np.asarray(repeats._a if isinstance(repeats, Tensor) else repeats)
+    if counts.dtype.kind not in "iu" or counts.ndim > 1:
+        raise TypeError(f"[repeat_interleave] repeats must be an integer or a 0-d or 1-d integer tensor, "
+                        f"got {counts.dtype} {counts.shape}")
+    if counts.size != 1 and counts.size != a.shape[d]:
+        raise ValueError(f"[repeat_interleave] repeats must hold one count for each of the {a.shape[d]} slices "
+                         f"along dim {d}, got shape {counts.shape}")
+    if np.any(counts < 0):
+        raise ValueError(f"[repeat_interleave] repeats must be >= 0, got {counts.tolist()}")
+    out = np.repeat(a, counts.reshape(-1) if counts.size != 1 else int(counts.reshape(-1)[0]), axis=d)
+    if output_size is not None and output_size != out.shape[d]:
+        raise ValueError(f"[repeat_interleave] output_size {output_size} does not match the result's length "
+                         f"{out.shape[d]} along the repeated dim")
+    return view(out, input._dt)
+
+
 def index_add(input, dim, index, source, *, alpha=1.0):
     """A copy of ``input`` with ``alpha * source`` added at the positions ``index`` of ``dim``."""
     need_tensor(input, "index_add")
@@ -503,5 +527,5 @@ def _topk(input, k, dim, largest, sorted):  # noqa: A002
 __all__ = ["reshape", "transpose", "swapaxes", "permute", "squeeze", "unsqueeze", "broadcast_to", "flatten",
            "unflatten", "narrow", "select", "movedim", "contiguous", "clone", "detach", "cat", "concat", "stack",
            "split", "chunk", "unbind", "tril", "triu", "flip", "roll", "gather", "scatter", "scatter_add",
-           "index_select", "index_add", "_index_put_front", "one_hot", "nonzero", "masked_select", "argsort", "_sort",
-           "_topk"]
+           "index_select", "index_add", "repeat_interleave", "_index_put_front", "one_hot", "nonzero", "masked_select",
+           "argsort", "_sort", "_topk"]
