@@ -589,6 +589,30 @@ def test_index_select_and_index_add(threads, shape, d, dtype):
         _check(sx.from_numpy(a).index_add(d, sx.from_numpy(idx), s, alpha=alpha).numpy(), want, dtype, mag)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
+def test_index_add_into_strided_rows(threads, dtype):
+    """index_add_ along the last dim (one element per index) into transposed and sliced tensors, with
+    repeated and negative indices, against np.add.at."""
+    a = (RNG.standard_normal((40, 33)) * 10).astype(dtype)
+    idx = RNG.integers(-40, 40, 97)
+    src = (RNG.standard_normal((33, 97)) * 10).astype(dtype)
+    want, mag = a.T.astype(np.float64), np.abs(a.T.astype(np.float64))
+    np.add.at(want, (slice(None), idx), src.astype(np.float64))
+    np.add.at(mag, (slice(None), idx), np.abs(src.astype(np.float64)))
+    x = sx.from_numpy(a.copy()).t()  # (33, 40) with strides (1, 33)
+    x.index_add_(1, sx.from_numpy(idx), sx.from_numpy(src))
+    _check(x.numpy(), want, dtype, mag)
+    big = np.zeros((66, 81), dtype)
+    big[::2, 1::2] = a.T
+    base = sx.from_numpy(big)
+    y = base[::2, 1::2]
+    y.index_add_(-1, sx.from_numpy(idx), sx.from_numpy(src))
+    _check(y.numpy(), want, dtype, mag)
+    rest = base.numpy().copy()
+    rest[::2, 1::2] = 0
+    assert not rest.any()  # nothing written between the view's elements
+
+
 def test_index_select_and_index_add_gradients():
     a = RNG.standard_normal((5, 6))
     idx = np.array([4, 0, 4, -1, 2])

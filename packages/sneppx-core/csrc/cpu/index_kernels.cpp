@@ -400,6 +400,19 @@ void index_add_cpu(const Tensor& out, const Tensor& idx, const Tensor& src, int6
     const T* ps = src->data<T>();
     C a = alpha.to<C>();
     const int64_t a0 = sp.along[0], a1 = sp.along[1], t0 = sp.tail[0], t1 = sp.tail[1];
+    if constexpr (!std::is_same_v<T, bool>) {
+      if (sp.inner == 1 && sp.outer >= 8) {  // one element per index on many lines: offsets wrapped once
+        std::vector<int64_t> off(size_t(sp.n));
+        for (int64_t k = 0; k < sp.n; ++k) off[size_t(k)] = wrap(pi[k], size) * a0;
+        const int64_t* of = off.data();
+        over_lines(sp.outer, sp.n, 1, [&](int64_t o, int64_t, int64_t) {
+          T* yo = po + sp.lead[0][size_t(o)];
+          const T* so = ps + sp.lead[1][size_t(o)];
+          for (int64_t k = 0; k < sp.n; ++k) yo[of[k]] = T(C(yo[of[k]]) + a * C(so[k * a1]));
+        });
+        return;
+      }
+    }
     over_lines(sp.outer, sp.n, sp.inner, [&](int64_t o, int64_t j0, int64_t j1) {
       T* yo = po + sp.lead[0][size_t(o)];
       const T* so = ps + sp.lead[1][size_t(o)];
