@@ -103,7 +103,11 @@ def _small_cases(sx, F, torch, TF, quick):
     gs, gt = _both((64, 6, 192), sx, torch, rng, False)
     x0s, x0t = xs.detach(), xt.detach()
     hs, ht = _both((8, 256, 8, 64), sx, torch, rng, False)
+    (bs, bt), (cs, ct) = _both((32, 32, 32), sx, torch, rng, False), _both((32, 32, 32), sx, torch, rng, False)
+    (ws, wt), (vs, vt) = _both((8, 8, 64, 64), sx, torch, rng, False), _both((8, 8, 64, 32), sx, torch, rng, False)
     return [
+        ("bmm (32, 32, 32) (32, 32, 32) forward", lambda: sx.bmm(bs, cs), lambda: torch.bmm(bt, ct), reps),
+        ("weights @ values (8, 8, 64, 64) (8, 8, 64, 32) forward", lambda: ws @ vs, lambda: wt @ vt, reps),
         ("gelu (64, 6, 192)", _fwd_bwd(lambda: F.gelu(xs), [xs], gs), _fwd_bwd(lambda: TF.gelu(xt), [xt], gt), reps),
         ("pow(x, 3.0) (64, 6, 192) forward", lambda: x0s ** 3.0, lambda: x0t ** 3.0, reps),
         ("pow(x, 3.0) (64, 6, 192)", _fwd_bwd(lambda: xs ** 3.0, [xs], gs), _fwd_bwd(lambda: xt ** 3.0, [xt], gt),
