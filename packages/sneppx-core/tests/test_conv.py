@@ -376,6 +376,28 @@ def test_max_pool_windows_ties_nans_and_padding(k, s, p, d, ceil, dtype):
                                                                   2).reshape(out.shape))
 
 
+@pytest.mark.parametrize("k,s,p,d,ceil", [((2, 2), (2, 2), (0, 0), (1, 1), False), ((3, 2), (1, 2), (0, 0), (1, 1), False),
+                                          ((2, 3), (3, 1), (0, 0), (1, 1), False), ((3, 3), (2, 2), (1, 1), (1, 1), False),
+                                          ((3, 3), (3, 3), (1, 1), (1, 1), True), ((3, 2), (1, 2), (1, 1), (2, 2), True)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_max_pool_values_alone_match_the_indexed_path(threads, k, s, p, d, ceil, dtype):
+    """Without return_indices and without autograd, max pooling finds the values alone: the same values
+    (NaN where a window holds one, -inf in the padding) as the path that finds the argmax, in 1-d, 2-d
+    and adaptive pools."""
+    x = RNG.integers(0, 3, (2, 3, 7, 8)).astype(dtype)
+    x[RNG.random(x.shape) < 0.05] = np.nan
+    x[RNG.random(x.shape) < 0.05] = -np.inf
+    t = sx.from_numpy(x)
+    want = F.max_pool2d(t, k, s, p, d, ceil_mode=ceil, return_indices=True)[0]
+    np.testing.assert_array_equal(F.max_pool2d(t, k, s, p, d, ceil_mode=ceil).numpy(), want.numpy())
+    np.testing.assert_array_equal(F.max_pool2d(t[0], k, s, p, d, ceil_mode=ceil).numpy(), want.numpy()[0])
+    flat = t.reshape(2, 3, 56)
+    want1 = F.max_pool1d(flat, k[1], s[1], p[1], d[1], ceil_mode=ceil, return_indices=True)[0]
+    np.testing.assert_array_equal(F.max_pool1d(flat, k[1], s[1], p[1], d[1], ceil_mode=ceil).numpy(), want1.numpy())
+    np.testing.assert_array_equal(F.adaptive_max_pool2d(t, (k[0] + 1, k[1] + 2)).numpy(),
+                                  F.adaptive_max_pool2d(t, (k[0] + 1, k[1] + 2), return_indices=True)[0].numpy())
+
+
 def test_pool_gradients():
     x = RNG.permutation(60).astype(np.float64).reshape(1, 3, 4, 5) / 10  # distinct values: max is smooth
     gradcheck(lambda x: F.max_pool2d(x, 3, 2, 1, dilation=1, ceil_mode=True), [t64(x)])

@@ -245,10 +245,21 @@ void max_tap(const T* __restrict xp, int64_t at, int64_t s, int64_t lo, int64_t 
   }
 }
 
+// The same tap without the argmax (values only): a NaN, once in best, stays.
+template <int S, typename T>
+void max_tap_value(const T* __restrict xp, int64_t at, int64_t s, int64_t lo, int64_t hi, T* __restrict best) {
+  if constexpr (S > 0) s = S;
+  for (int64_t ox = lo; ox < hi; ++ox) {
+    T v = xp[at + ox * s], b = best[ox], m = v > b ? v : b;
+    best[ox] = v != v ? v : m;
+  }
+}
+
 // Max pooling: the first maximum in window order, and the first NaN wins. A row of outputs at a
 // time, tap by tap over the row (each output still sees its taps in window order), with padding
 // skipped by ranges; windows that hold a NaN are looked at again. A window entirely in the padding
-// gives -inf. Adaptive windows (and planes too large for the index type) go window by window.
+// gives -inf. Adaptive windows (and planes too large for the index type) go window by window. Without
+// idx (null) only the values are found, the row's taps written straight into y.
 template <typename T> void max_pool_impl(const T* x, T* y, int64_t* idx, const ConvGeom& g) {
   using I = std::conditional_t<sizeof(T) == 8, int64_t, int32_t>;  // as wide as T, for the selects
   int64_t plane = g.H * g.W, L = g.oh * g.ow;
@@ -263,7 +274,7 @@ template <typename T> void max_pool_impl(const T* x, T* y, int64_t* idx, const C
         int64_t y0 = g.adaptive ? sy.lo : oy * g.sh - g.ph, ys = g.adaptive ? 1 : g.dh;
         auto [a0, a1] = taps_inside(y0, g.adaptive ? sy.hi - sy.lo : g.kh, ys, g.H);
         T* yo = y + p * L + oy * g.ow;
-        int64_t* io = idx + p * L + oy * g.ow;
+        int64_t* io = idx ? idx + p * L + oy * g.ow : nullptr;
         auto window = [&](int64_t ox) {  // one window, tap by tap
           Span sx_ = span(g.adaptive, ox, g.W, g.ow, g.kw, g.sw, g.pw);
           int64_t x0 = g.adaptive ? sx_.lo : ox * g.sw - g.pw, xs = g.adaptive ? 1 : g.dw;
@@ -281,7 +292,25 @@ template <typename T> void max_pool_impl(const T* x, T* y, int64_t* idx, const C
           return std::pair<T, int64_t>{b1v, bi1};
         };
         if (!rows) {
-          for (int64_t ox = 0; ox < g.ow; ++ox) std::tie(yo[ox], io[ox]) = window(ox);
+          for (int64_t ox = 0; ox < g.ow; ++ox) {
+            auto [v, i] = window(ox);
+            yo[ox] = v;
+            if (io) io[ox] = i;
+          }
+          continue;
+        }
+        if (!io) {
+          T* bv = best.data();
+          std::fill(bv, bv + g.ow, -std::numeric_limits<T>::infinity());
+          for (int64_t a = a0; a < a1; ++a)
+            for (int64_t b = 0; b < g.kw; ++b) {
+              const int64_t at = (y0 + a * ys) * g.W + b * g.dw - g.pw;
+              auto [lo, hi] = taps_inside(b * g.dw - g.pw, g.ow, g.sw, g.W);
+              if (g.sw == 1) max_tap_value<1>(xp, at, 1, lo, hi, bv);
+              else if (g.sw == 2) max_tap_value<2>(xp, at, 2, lo, hi, bv);
+              else max_tap_value<0>(xp, at, g.sw, lo, hi, bv);
+            }
+          std::copy(bv, bv + g.ow, yo);
           continue;
         }
         for (int64_t ox = 0; ox < g.ow; ++ox) {  // the first tap inside (a division only in the padding)
@@ -432,7 +461,7 @@ void cpu_conv_bwd(const Tensor& gy, const Tensor& x, const Tensor& w, const Tens
 }
 void cpu_max_pool_fwd(const Tensor& x, const Tensor& y, const Tensor& idx, const ConvGeom& g) {
   SX_DISPATCH_F32_F64(x->dtype, "max_pool", [&] {
-    max_pool_impl(x->data<scalar_t>(), y->data<scalar_t>(), idx->data<int64_t>(), g);
+    max_pool_impl(x->data<scalar_t>(), y->data<scalar_t>(), idx ? idx->data<int64_t>() : nullptr, g);
   });
 }
 void cpu_max_pool_bwd(const Tensor& gy, const Tensor& idx, const Tensor& gx, const ConvGeom& g) {

@@ -72,7 +72,8 @@ SX_KERNEL(conv_direct_fwd, void(const Tensor& x, const Tensor& w, const Tensor& 
                                 bool flipped));
 SX_KERNEL(conv_bwd, void(const Tensor& gy, const Tensor& x, const Tensor& w, const Tensor& gx, const Tensor& gw,
                          const Tensor& gb, const ConvGeom& g, int64_t groups));
-// y (N, C, oh, ow) = window maxima (NaN wins); idx (int64) = argmax as a flat offset in the H * W plane.
+// y (N, C, oh, ow) = window maxima (NaN wins); idx (int64) = argmax as a flat offset in the H * W plane
+// (the CPU's kernel also takes a null idx: the values alone).
 SX_KERNEL(max_pool_fwd, void(const Tensor& x, const Tensor& y, const Tensor& idx, const ConvGeom& g));
 // gx (N, C, H, W) = gy scattered (summed) to idx.
 SX_KERNEL(max_pool_bwd, void(const Tensor& gy, const Tensor& idx, const Tensor& gx, const ConvGeom& g));
@@ -124,13 +125,16 @@ Tensor pad_gather(const Tensor& x, const TensorList& maps);
 Tensor pad_gather_grad(const Tensor& g, const TensorList& maps, const Shape& xs);
 
 // Pools over the trailing kernel.size() dims (1 or 2) of (N, C, ...) input. max_pool returns
-// (values, indices); indices are flat offsets into each input plane (PyTorch's convention).
+// (values, indices); indices are flat offsets into each input plane (PyTorch's convention). With
+// `indices` false, where nothing records x's gradient, a device that allows it (the CPU) finds only the
+// values and returns a null index tensor.
 std::pair<Tensor, Tensor> max_pool(const Tensor& x, const IntList& kernel, const IntList& stride,
-                                   const IntList& padding, const IntList& dilation, bool ceil_mode);
+                                   const IntList& padding, const IntList& dilation, bool ceil_mode,
+                                   bool indices = true);
 Tensor avg_pool(const Tensor& x, const IntList& kernel, const IntList& stride, const IntList& padding,
                 bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override);
 Tensor adaptive_avg_pool(const Tensor& x, const IntList& output_size);
-std::pair<Tensor, Tensor> adaptive_max_pool(const Tensor& x, const IntList& output_size);
+std::pair<Tensor, Tensor> adaptive_max_pool(const Tensor& x, const IntList& output_size, bool indices = true);
 
 // Batch normalisation over (N, C, ...) input, per channel C. In training (or without running
 // statistics) it normalises with the batch mean and biased variance and, when running_mean /

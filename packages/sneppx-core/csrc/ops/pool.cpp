@@ -104,15 +104,20 @@ Tensor avg_pool_bwd_op(const Tensor& gy, const ConvGeom& g, const AvgOpts& o) {
   return record("AvgPoolBackwardBackward", {gy}, gx, [g, o](const Tensor& gg) { return TensorList{avg_pool_op(gg, g, o)}; });
 }
 
-std::pair<Tensor, Tensor> max_pool_impl(const Tensor& x, ConvGeom g, size_t nsp) {
+std::pair<Tensor, Tensor> max_pool_impl(const Tensor& x, ConvGeom g, size_t nsp, bool indices) {
   DType dt = x->dtype;
   Tensor x4 = nsp == 1 ? unsqueeze(x, 2) : x;
   Tensor xf = is_half(dt) ? to_dtype(x4, DType::Float32) : x4;
   Tensor xc = contig(xf);
   Tensor y = empty({g.N, g.C, g.oh, g.ow}, xc->dtype, x->device());
+  Shape os = pool_out(g, nsp);
+  // Values alone (half the bytes written) where no one asked for the indices and nothing records.
+  if (!indices && !needs_grad({&x}) && x->device().type == DeviceType::CPU) {
+    if (y->numel()) kern::max_pool_fwd(x->device())(xc, y, Tensor(), g);
+    return {reshape(cast_nograd(y, dt), os), Tensor()};
+  }
   Tensor idx = empty({g.N, g.C, g.oh, g.ow}, DType::Int64, x->device());
   if (y->numel()) kern::max_pool_fwd(x->device())(xc, y, idx, g);
-  Shape os = pool_out(g, nsp);
   Tensor ind = reshape(idx, os);
   if (!needs_grad({&x})) return {reshape(cast_nograd(y, dt), os), ind};
   Tensor rec = record("MaxPoolBackward", {xf}, y, [idx, g](const Tensor& gy) {
@@ -130,12 +135,12 @@ Tensor avg_pool_impl(const Tensor& x, const ConvGeom& g, const AvgOpts& o, size_
 }  // namespace
 
 std::pair<Tensor, Tensor> max_pool(const Tensor& x, const IntList& kernel, const IntList& stride,
-                                   const IntList& padding, const IntList& dilation, bool ceil_mode) {
+                                   const IntList& padding, const IntList& dilation, bool ceil_mode, bool indices) {
   size_t nsp = kernel.size();
   const char* op = pool_name("max", nsp);
   ConvGeom g = pool_input(x, nsp, op);
   pool_window(g, nsp, kernel, stride, padding, dilation, ceil_mode, op, x->shape);
-  return max_pool_impl(x, g, nsp);
+  return max_pool_impl(x, g, nsp, indices);
 }
 
 Tensor avg_pool(const Tensor& x, const IntList& kernel, const IntList& stride, const IntList& padding, bool ceil_mode,
@@ -156,12 +161,12 @@ Tensor adaptive_avg_pool(const Tensor& x, const IntList& output_size) {
   return avg_pool_impl(x, g, AvgOpts{}, nsp);
 }
 
-std::pair<Tensor, Tensor> adaptive_max_pool(const Tensor& x, const IntList& output_size) {
+std::pair<Tensor, Tensor> adaptive_max_pool(const Tensor& x, const IntList& output_size, bool indices) {
   size_t nsp = output_size.size();
   const char* op = pool_name("adaptive_max", nsp);
   ConvGeom g = pool_input(x, nsp, op);
   adaptive_window(g, nsp, output_size, op);
-  return max_pool_impl(x, g, nsp);
+  return max_pool_impl(x, g, nsp, indices);
 }
 
 // ---- batch statistics norms

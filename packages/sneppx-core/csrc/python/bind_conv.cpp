@@ -33,11 +33,12 @@ void bind_conv(py::module_& m) {
   }, "input"_a, "weight"_a, "bias"_a, "stride"_a, "padding"_a, "output_padding"_a, "dilation"_a, "groups"_a);
   c.def("unfold", &nn::unfold, "input"_a, "kernel_size"_a, "dilation"_a, "padding"_a, "stride"_a);
   c.def("fold", &nn::fold, "input"_a, "output_size"_a, "kernel_size"_a, "dilation"_a, "padding"_a, "stride"_a);
-  c.def("max_pool", &nn::max_pool, "input"_a, "kernel_size"_a, "stride"_a, "padding"_a, "dilation"_a, "ceil_mode"_a);
+  c.def("max_pool", &nn::max_pool, "input"_a, "kernel_size"_a, "stride"_a, "padding"_a, "dilation"_a, "ceil_mode"_a,
+        "indices"_a = true);
   c.def("avg_pool", &nn::avg_pool, "input"_a, "kernel_size"_a, "stride"_a, "padding"_a, "ceil_mode"_a,
         "count_include_pad"_a, "divisor_override"_a);
   c.def("adaptive_avg_pool", &nn::adaptive_avg_pool, "input"_a, "output_size"_a);
-  c.def("adaptive_max_pool", &nn::adaptive_max_pool, "input"_a, "output_size"_a);
+  c.def("adaptive_max_pool", &nn::adaptive_max_pool, "input"_a, "output_size"_a, "indices"_a = true);
   c.def("pad_constant", [](const Tensor& x, const IntList& pads, py::handle value) {
     return nn::pad_constant(x, pads, to_scalar(value, "pad"));
   }, "input"_a, "pad"_a, "value"_a);

@@ -115,9 +115,8 @@ def _max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode, retur
     k = _ntuple(kernel_size, nsp, op, "kernel_size")
     s = k if stride is None or stride == () or stride == [] else _ntuple(stride, nsp, op, "stride")
     out, idx = _conv.max_pool(x, k, s, _ntuple(padding, nsp, op, "padding"), _ntuple(dilation, nsp, op, "dilation"),
-                              bool(ceil_mode))
-    out, idx = _unbatch(out, added), _unbatch(idx, added)
-    return (out, idx) if return_indices else out
+                              bool(ceil_mode), bool(return_indices))
+    return (_unbatch(out, added), _unbatch(idx, added)) if return_indices else _unbatch(out, added)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -181,9 +180,8 @@ def adaptive_avg_pool2d(input, output_size):
 def _adaptive_max(input, output_size, return_indices, nsp):
     op = f"adaptive_max_pool{nsp}d"
     x, added = _batched(input, nsp, op)
-    out, idx = _conv.adaptive_max_pool(x, _adaptive_size(x, output_size, nsp, op))
-    out, idx = _unbatch(out, added), _unbatch(idx, added)
-    return (out, idx) if return_indices else out
+    out, idx = _conv.adaptive_max_pool(x, _adaptive_size(x, output_size, nsp, op), bool(return_indices))
+    return (_unbatch(out, added), _unbatch(idx, added)) if return_indices else _unbatch(out, added)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
