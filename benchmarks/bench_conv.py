@@ -138,6 +138,7 @@ def run(quick: bool = False) -> list:
         rows.append(_row(name, _median_ms(steps, cfg)))
 
     pools = (("max_pool2d 3x3/2 pad 1", lambda m: m.MaxPool2d(3, 2, 1), (8, 64, 32, 32)),
+             ("max_pool1d 2", lambda m: m.MaxPool1d(2), (8, 16, 100)),
              ("adaptive_avg_pool2d 1", lambda m: m.AdaptiveAvgPool2d(1), (32, 512, 7, 7)),
              ("adaptive_avg_pool2d 1", lambda m: m.AdaptiveAvgPool2d(1), (8, 64, 16, 16)))
     for name, make, shape in pools:
