@@ -120,6 +120,31 @@ def test_cross_entropy_errors():
         F.cross_entropy(x, sx.tensor([0, 1, 2]), label_smoothing=1.5)
 
 
+def test_class_targets_checked_in_one_pass():
+    """Targets are checked on the host in one pass: the first one outside [0, C) that is not ignore_index
+    raises (negative ones too), int32 and strided targets are read as they are, and the "mean" over many
+    rows divides the summed losses by the summed target weights, against NumPy."""
+    x = sx.zeros(3, 4)
+    for bad, want in (([0, -1, 1], "-1"), ([7, 9, 1], "7")):
+        for f in (F.cross_entropy, lambda x_, t: F.nll_loss(F.log_softmax(x_, 1), t)):
+            with pytest.raises(IndexError, match=rf"target {want} is out of bounds for 4 classes"):
+                f(x, sx.tensor(bad))
+    assert np.isfinite(F.cross_entropy(x, sx.tensor([0, 9, 3]), ignore_index=9).item())
+    a = RNG.standard_normal((1000, 7))
+    y = RNG.integers(0, 7, 2000)[::2].astype(np.int32)
+    y[::17] = -5
+    w = RNG.random(7) + 0.5
+    lp = a - np.log(np.exp(a).sum(1, keepdims=True))
+    keep = y != -5
+    rows = -lp[keep, y[keep]] * w[y[keep]]
+    target = sx.tensor(RNG.integers(0, 7, 2000).astype(np.int32))
+    target[::2] = sx.tensor(y)
+    got = F.cross_entropy(t64(a, False), target[::2], sx.tensor(w), ignore_index=-5)
+    np.testing.assert_allclose(got.item(), rows.sum() / w[y[keep]].sum(), rtol=1e-12)
+    got = F.nll_loss(sx.tensor(lp), target[::2], sx.tensor(w), ignore_index=-5, reduction="sum")
+    np.testing.assert_allclose(got.item(), rows.sum(), rtol=1e-12)
+
+
 def test_cross_entropy_all_ignored_mean_is_nan_like_torch():
     loss = F.cross_entropy(sx.zeros(2, 3), sx.tensor([-100, -100]))
     assert np.isnan(loss.item())
