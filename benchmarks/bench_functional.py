@@ -105,7 +105,12 @@ def _small_cases(sx, F, torch, TF, quick):
     hs, ht = _both((8, 256, 8, 64), sx, torch, rng, False)
     (bs, bt), (cs, ct) = _both((32, 32, 32), sx, torch, rng, False), _both((32, 32, 32), sx, torch, rng, False)
     (ws, wt), (vs, vt) = _both((8, 8, 64, 64), sx, torch, rng, False), _both((8, 8, 64, 32), sx, torch, rng, False)
+    ls, lt = _both((64, 128), sx, torch, rng)
+    y = rng.integers(0, 128, 64)
+    ys, yt = sx.tensor(y), torch.tensor(y)
     return [
+        ("cross_entropy (64, 128)", _fwd_bwd(lambda: F.cross_entropy(ls, ys), [ls], None),
+         _fwd_bwd(lambda: TF.cross_entropy(lt, yt), [lt], None), reps),
         ("bmm (32, 32, 32) (32, 32, 32) forward", lambda: sx.bmm(bs, cs), lambda: torch.bmm(bt, ct), reps),
         ("weights @ values (8, 8, 64, 64) (8, 8, 64, 32) forward", lambda: ws @ vs, lambda: wt @ vt, reps),
         ("gelu (64, 6, 192)", _fwd_bwd(lambda: F.gelu(xs), [xs], gs), _fwd_bwd(lambda: TF.gelu(xt), [xt], gt), reps),
