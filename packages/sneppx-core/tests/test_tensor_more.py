@@ -191,6 +191,28 @@ def test_random_fills_have_the_right_distribution():
         sx.zeros(2, 3).hsplit(2)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("shape", [(0,), (1,), (7,), (640,), (3, 50, 4)], ids=str)
+def test_unique_against_numpy(shape, dtype):
+    """Sorted distinct values, each element's position among them and the counts, against NumPy; NaNs are
+    never equal (each its own element after every number, as in PyTorch)."""
+    a = RNG.integers(0, 9, shape).astype(dtype) if dtype != "bool" else RNG.random(shape) < 0.5
+    if dtype.startswith("float") and a.size > 3:
+        a.flat[[1, a.size - 1]] = np.nan
+    vals, inv, counts = sx.unique(sx.tensor(a), return_inverse=True, return_counts=True)
+    nums = a[~np.isnan(a)] if dtype.startswith("float") else a.reshape(-1)
+    want, want_inv, want_counts = np.unique(nums, return_inverse=True, return_counts=True)
+    nans = a.size - nums.size
+    np.testing.assert_array_equal(vals.numpy(), np.concatenate([want, np.full(nans, np.nan, want.dtype)]))
+    np.testing.assert_array_equal(counts.numpy(), np.concatenate([want_counts, np.ones(nans, np.int64)]))
+    assert inv.shape == a.shape and inv.dtype == sx.int64 and vals.dtype == sx.tensor(a).dtype
+    flat_inv = inv.numpy().reshape(-1)
+    keep = ~np.isnan(a.reshape(-1)) if dtype.startswith("float") else np.ones(a.size, bool)
+    np.testing.assert_array_equal(flat_inv[keep], want_inv.reshape(-1))
+    assert sorted(flat_inv[~keep].tolist()) == list(range(want.size, want.size + nans))
+    np.testing.assert_array_equal(sx.tensor(a).unique().numpy(), vals.numpy())
+
+
 @pytest.mark.parametrize("shape", [(4, 4), (3, 5), (5, 3), (1, 6), (0, 3)], ids=str)
 def test_trace_var_mean_std_mean(shape):
     a = RNG.standard_normal(shape)

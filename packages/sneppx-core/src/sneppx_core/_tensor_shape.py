@@ -155,16 +155,22 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 
 
 def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    """The distinct elements (sorted), optionally with each element's position in them and counts."""
+    """The distinct elements (sorted), optionally with each element's position in them and counts. As in
+    PyTorch, NaNs are never equal, so each one is an element of its own (after every number)."""
     if dim is not None:
         raise NotImplementedError("[unique] dim= is not implemented; unique over all elements only")
-    a = x.detach().numpy().reshape(-1)
-    vals, inv, counts = np.unique(a, return_inverse=True, return_counts=True)
-    out = [Tensor(vals).to(x.dtype)]
-    if return_inverse:
-        out.append(_ints(inv.reshape(tuple(x.shape))))
+    flat = x.detach().reshape(-1)
+    n = flat.shape[0]
+    s, order = _C._sort(flat, 0, False, True)
+    # a run of equal values starts where a sorted element differs from the one before it
+    start = _C.cat([_C._full((builtins.min(n, 1),), True, Dtype.BOOL, x.device), s[1:] != s[:-1]], 0)
+    out = [s[start]]
+    if return_inverse:  # each element's run, put back in the elements' order
+        run = start.cumsum(0).sub_(1)
+        out.append(_C.scatter(run, 0, order, run).reshape(tuple(x.shape)))
     if return_counts:
-        out.append(_ints(counts))
+        ends = _C.cat([start.nonzero().reshape(-1), _C._full((1,), n, Dtype.INT64, x.device)], 0)
+        out.append(ends[1:] - ends[:-1])
     return out[0] if len(out) == 1 else tuple(out)
 
 
