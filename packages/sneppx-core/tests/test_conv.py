@@ -340,6 +340,12 @@ def test_pools_against_numpy(k, s, p, ceil_mode):
         np.testing.assert_allclose(got.numpy(), np_pool2d(x, k, s, p, "avg"), atol=1e-12)
 
 
+# (kernel, stride, padding, dilation, ceil_mode) of max pools: strides 1-3, padding, dilation, ceil_mode.
+MAX_POOL_WINDOWS = [((2, 2), (2, 2), (0, 0), (1, 1), False), ((3, 2), (1, 2), (0, 0), (1, 1), False),
+                    ((2, 3), (3, 1), (0, 0), (1, 1), False), ((3, 3), (2, 2), (1, 1), (1, 1), False),
+                    ((3, 3), (3, 3), (1, 1), (1, 1), True), ((3, 2), (1, 2), (1, 1), (2, 2), True)]
+
+
 def test_max_pool_indices_and_nan():
     x = RNG.permutation(48).astype(np.float64).reshape(1, 2, 4, 6)
     out, idx = F.max_pool2d(t64(x, False), 2, return_indices=True)
@@ -351,9 +357,7 @@ def test_max_pool_indices_and_nan():
     assert np.isnan(F.max_pool2d(t64(x, False), 2).numpy()[0, 0, 0, 0])
 
 
-@pytest.mark.parametrize("k,s,p,d,ceil", [((2, 2), (2, 2), (0, 0), (1, 1), False), ((3, 2), (1, 2), (0, 0), (1, 1), False),
-                                          ((2, 3), (3, 1), (0, 0), (1, 1), False), ((3, 3), (2, 2), (1, 1), (1, 1), False),
-                                          ((3, 3), (3, 3), (1, 1), (1, 1), True), ((3, 2), (1, 2), (1, 1), (2, 2), True)])
+@pytest.mark.parametrize("k,s,p,d,ceil", MAX_POOL_WINDOWS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_max_pool_windows_ties_nans_and_padding(k, s, p, d, ceil, dtype):
     """The first maximum in window order (taps in the padding skipped), and the first NaN, win."""
@@ -376,9 +380,7 @@ def test_max_pool_windows_ties_nans_and_padding(k, s, p, d, ceil, dtype):
                                                                   2).reshape(out.shape))
 
 
-@pytest.mark.parametrize("k,s,p,d,ceil", [((2, 2), (2, 2), (0, 0), (1, 1), False), ((3, 2), (1, 2), (0, 0), (1, 1), False),
-                                          ((2, 3), (3, 1), (0, 0), (1, 1), False), ((3, 3), (2, 2), (1, 1), (1, 1), False),
-                                          ((3, 3), (3, 3), (1, 1), (1, 1), True), ((3, 2), (1, 2), (1, 1), (2, 2), True)])
+@pytest.mark.parametrize("k,s,p,d,ceil", MAX_POOL_WINDOWS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
 def test_max_pool_values_alone_match_the_indexed_path(threads, k, s, p, d, ceil, dtype):
     """Without return_indices and without autograd, max pooling finds the values alone: the same values

@@ -160,6 +160,10 @@ def test_repeat_interleave_errors():
         sx.zeros(2, 3).repeat_interleave(sx.ones(2, 1, dtype=sx.int64), dim=0)
     with pytest.raises(ValueError, match=r"\[repeat_interleave\] output_size 5 does not match"):
         sx.zeros(2, 3).repeat_interleave(2, dim=0, output_size=5)
+    with pytest.raises(ValueError, match=r"\[repeat_interleave\] .*int64"):
+        sx.zeros(4).repeat_interleave(2 ** 62)
+    with pytest.raises(ValueError, match=r"\[repeat_interleave\] .*int64"):
+        sx.zeros(4).repeat_interleave(sx.tensor([2 ** 62, 2 ** 62, 2 ** 62, 1]))
 
 
 def test_repeat_interleave_forms():

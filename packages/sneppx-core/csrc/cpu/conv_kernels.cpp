@@ -259,7 +259,7 @@ void max_tap_value(const T* __restrict xp, int64_t at, int64_t s, int64_t lo, in
 // time, tap by tap over the row (each output still sees its taps in window order), with padding
 // skipped by ranges; windows that hold a NaN are looked at again. A window entirely in the padding
 // gives -inf. Adaptive windows (and planes too large for the index type) go window by window. Without
-// idx (null) only the values are found, the row's taps written straight into y.
+// idx (null) only the values are found: the row's taps update its maxima alone, which are then copied to y.
 template <typename T> void max_pool_impl(const T* x, T* y, int64_t* idx, const ConvGeom& g) {
   using I = std::conditional_t<sizeof(T) == 8, int64_t, int32_t>;  // as wide as T, for the selects
   int64_t plane = g.H * g.W, L = g.oh * g.ow;

@@ -500,6 +500,8 @@ Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t
   SX_CHECK(repeats >= 0, ValueError, "[repeat_interleave] repeats must be >= 0, got ", repeats);
   auto [y, d] = interleave_dim(x, dim);
   IntList wide = y->shape, out = y->shape;
+  SX_CHECK(repeats == 0 || out[size_t(d)] <= std::numeric_limits<int64_t>::max() / repeats, ValueError,
+           "[repeat_interleave] ", out[size_t(d)], " slices repeated ", repeats, " times are more than an int64 can hold");
   wide.insert(wide.begin() + d + 1, repeats);
   out[size_t(d)] *= repeats;
   check_output_size(output_size, out[size_t(d)]);

@@ -356,7 +356,13 @@ void bind_ops(py::module_& m, Cls& cls) {
     auto d = opt_int(dim), n = opt_int(output_size);
     if (repeats.is_none())  // repeat_interleave(counts): each position i of counts, counts[i] times
       return repeat_interleave(to_device(arange(0, double(x->numel()), 1, DType::Int64), x->device()), x, 0, n);
-    if (PyLong_Check(repeats.ptr())) return repeat_interleave(x, repeats.cast<int64_t>(), d, n);
+    if (PyLong_Check(repeats.ptr())) {
+      int overflow = 0;
+      const long long r = PyLong_AsLongLongAndOverflow(repeats.ptr(), &overflow);
+      SX_CHECK(!overflow, ValueError, "[repeat_interleave] repeats ", std::string(py::str(repeats)),
+               " does not fit in an int64");
+      return repeat_interleave(x, int64_t(r), d, n);
+    }
     return repeat_interleave(x, is_tensor(repeats) ? repeats.cast<Tensor>() : from_data(repeats, std::nullopt), d, n);
   }, py::arg("input"), py::arg("repeats") = none, py::arg("dim") = none, py::kw_only(), py::arg("output_size") = none,
      "Repeats each element (each slice along ``dim``) ``repeats`` times: an int, or one count each as a 1-d "

@@ -414,6 +414,9 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
                          f"along dim {d}, got shape {counts.shape}")
     if np.any(counts < 0):
         raise ValueError(f"[repeat_interleave] repeats must be >= 0, got {counts.tolist()}")
+    each = [builtins.int(c) for c in counts.reshape(-1)]
+    if (each[0] * a.shape[d] if counts.size == 1 else builtins.sum(each)) > np.iinfo(np.int64).max:
+        raise ValueError("[repeat_interleave] the repeats add up to more than an int64 can hold")
     out = np.repeat(a, counts.reshape(-1) if counts.size != 1 else int(counts.reshape(-1)[0]), axis=d)
     if output_size is not None and output_size != out.shape[d]:
         raise ValueError(f"[repeat_interleave] output_size {output_size} does not match the result's length "
