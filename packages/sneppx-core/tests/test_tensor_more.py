@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sneppx_core as sx
+from sneppx_core.testing import gradcheck
 
 RNG = np.random.default_rng(5)
 
@@ -189,6 +190,40 @@ def test_random_fills_have_the_right_distribution():
     assert sx.argwhere(sx.tensor([[0, 1], [1, 0]])).tolist() == [[0, 1], [1, 0]]
     with pytest.raises(ValueError, match=r"\[hsplit\] dim 1 of size 3 cannot be split into 2"):
         sx.zeros(2, 3).hsplit(2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("shape,dim", [((1000,), 0), ((5, 1), 1), ((6, 33), 1), ((6, 33), 0), ((4, 9, 5), 1),
+                                       ((4, 9, 5), -1), ((3, 0, 2), 2)], ids=str)
+def test_kthvalue_and_median_are_the_stable_sorts_kth(threads, shape, dim, dtype):
+    """kthvalue (a selection) gives the k-th element of a stable sort along dim: ties by position, NaN
+    largest, on contiguous and transposed inputs; median is the lower middle one."""
+    a = RNG.integers(0, 4, shape).astype(dtype) if dtype != "bool" else RNG.random(shape) < 0.5
+    if dtype.startswith("float") and a.size > 4:
+        a.flat[RNG.choice(a.size, 3, replace=False)] = np.nan
+    n = a.shape[dim]
+    # the values are 0-3, so NaN as +inf sorts last, ties by position
+    order = np.argsort(np.where(np.isnan(a), np.inf, a) if dtype.startswith("float") else a, axis=dim, kind="stable")
+    for k in sorted({1, (n + 1) // 2, n}) if n else []:
+        want_i = np.take(order, [k - 1], axis=dim)
+        for x in (sx.tensor(a), sx.tensor(np.ascontiguousarray(np.moveaxis(a, dim, -1))).movedim(-1, dim)):
+            v, i = sx.kthvalue(x, k, dim, keepdim=True)
+            np.testing.assert_array_equal(i.numpy(), want_i)
+            np.testing.assert_array_equal(v.numpy(), np.take_along_axis(a, want_i, dim))
+            v2, i2 = x.kthvalue(k, dim)
+            np.testing.assert_array_equal(i2.numpy(), want_i.squeeze(dim))
+    if n:
+        m, mi = sx.tensor(a).median(dim)
+        np.testing.assert_array_equal(mi.numpy(), np.take(order, (n + 1) // 2 - 1, axis=dim))
+
+
+def test_kthvalue_gradient_and_errors():
+    a = RNG.permutation(24).reshape(4, 6).astype(np.float64) / 7  # distinct: the k-th is one element
+    gradcheck(lambda x: sx.kthvalue(x, 3, 1).values * 2, [sx.tensor(a, requires_grad=True)])
+    gradcheck(lambda x: x.t().median(0).values, [sx.tensor(a, requires_grad=True)])
+    assert sx.kthvalue(sx.tensor(2.5), 1).values.item() == 2.5
+    with pytest.raises(IndexError, match=r"\[kthvalue\] k=0"):
+        sx.kthvalue(sx.ones(3), 0)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "uint8", "bool"])

@@ -667,6 +667,30 @@ void sort_dim_cpu(const Tensor& x, const Tensor& values, const Tensor& indices, 
   });
 }
 
+// The k-th smallest of each strided row of x (outer, n, inner): (key, position) pairs put in place by
+// nth_element, so ties go by position, as in the stable sort.
+void kth_dim_cpu(const Tensor& x, const Tensor& values, const Tensor& indices, int64_t k) {
+  const int64_t outer = x->shape[0], n = x->shape[1], inner = x->shape[2];
+  SX_DISPATCH_ALL(x->dtype, "kthvalue", [&] {
+    using T = scalar_t;
+    using C = std::conditional_t<std::is_same_v<T, bool>, bool, acc_t<T>>;
+    const T* xs = x->data<T>();
+    T* vs = values->data<T>();
+    int64_t* is = indices->data<int64_t>();
+    parallel_for(outer * inner, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+      std::vector<std::pair<uint64_t, int64_t>> keyed(static_cast<size_t>(n));
+      for (int64_t u = b; u < e; ++u) {
+        const T* row = xs + u / inner * n * inner + u % inner;
+        for (int64_t i = 0; i < n; ++i) keyed[size_t(i)] = {sort_key<C>(C(row[i * inner])), i};
+        std::nth_element(keyed.begin(), keyed.begin() + (k - 1), keyed.end());
+        const int64_t p = keyed[size_t(k - 1)].second;
+        is[u] = p;
+        vs[u] = row[p * inner];
+      }
+    });
+  });
+}
+
 // The nonzero bytes among p[0, n), eight at a time in one word: a byte's high bit after
 // ((b & 0x7f) + 0x7f) | b is set exactly when b != 0; the 0/1 flags add up in byte lanes for at most
 // 255 words, then the lanes are summed in 16-bit lanes and gathered by one multiply.
@@ -804,6 +828,7 @@ SX_REGISTER_KERNEL(kern::index_select, CPU, &index_select_cpu);
 SX_REGISTER_KERNEL(kern::index_add, CPU, &index_add_cpu);
 SX_REGISTER_KERNEL(kern::masked_select, CPU, &masked_select_cpu);
 SX_REGISTER_KERNEL(kern::sort_dim, CPU, &sort_dim_cpu);
+SX_REGISTER_KERNEL(kern::kth_dim, CPU, &kth_dim_cpu);
 SX_REGISTER_KERNEL(kern::count_nonzero, CPU, &count_nonzero_cpu);
 SX_REGISTER_KERNEL(kern::count_true, CPU, &count_true_cpu);
 SX_REGISTER_KERNEL(kern::nonzero, CPU, &nonzero_cpu);

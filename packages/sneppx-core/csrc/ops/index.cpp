@@ -19,6 +19,7 @@ SX_DEFINE_KERNEL(kern::index_select);
 SX_DEFINE_KERNEL(kern::index_add);
 SX_DEFINE_KERNEL(kern::masked_select);
 SX_DEFINE_KERNEL(kern::sort_rows);
+SX_DEFINE_KERNEL(kern::kth_dim);
 SX_DEFINE_KERNEL(kern::sort_dim);
 SX_DEFINE_KERNEL(kern::count_nonzero);
 SX_DEFINE_KERNEL(kern::count_true);
@@ -505,6 +506,31 @@ std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool lar
   SX_CHECK(k >= 0 && k <= n, IndexError, "[topk] k=", k, " is out of range for a dimension of size ", n);
   (void)sorted;  // results are always sorted, which satisfies both settings
   return sort_rows(x, dim, largest, k);
+}
+
+std::pair<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim) {
+  const int64_t d = x->dim() ? wrap_dim(dim, x->dim(), "kthvalue") : 0;
+  const int64_t n = x->dim() ? x->shape[size_t(d)] : 1;
+  SX_CHECK(k >= 1 && k <= n, IndexError, "[kthvalue] k=", k, " is out of range for a dim of size ", n);
+  if (x->dim() == 0) return {clone(x), zeros({}, DType::Int64, x->device())};
+  const Device dev = x->device();
+  Shape ks = x->shape;
+  ks[size_t(d)] = 1;
+  Tensor vals, idx;
+  if (kern::kth_dim.has(dev.type)) {  // a selection per row
+    Tensor src = contiguous(detach(x));
+    int64_t inner = 1;
+    for (int64_t a = d + 1; a < x->dim(); ++a) inner *= x->shape[size_t(a)];
+    const int64_t outer = n && inner ? x->numel() / (n * inner) : 0;
+    vals = empty(ks, x->dtype, dev), idx = empty(ks, DType::Int64, dev);
+    if (vals->numel()) kern::kth_dim(dev)(reshape(src, {outer, n, inner}), reshape(vals, {outer, 1, inner}),
+                                          reshape(idx, {outer, 1, inner}), k);
+  } else {
+    idx = narrow(sort(detach(x), d, false, true).second, d, k - 1, 1);
+  }
+  if (!vals || (is_floating(x->dtype) && needs_grad({&x}))) vals = gather(x, d, idx);
+  if (keepdim) return {vals, idx};
+  return {squeeze(vals, IntList{d}), squeeze(idx, IntList{d})};
 }
 
 Tensor nonzero(const Tensor& x) {

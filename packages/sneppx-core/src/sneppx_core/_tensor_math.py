@@ -10,6 +10,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from . import _backend
 from ._backend import _C
 from ._C_face import Dtype, Tensor
 
@@ -157,7 +158,10 @@ def cummin(x, dim):
 
 
 def kthvalue(x, k, dim=-1, keepdim=False):
-    """The ``k``-th smallest value along ``dim`` (1-based) and its index."""
+    """The ``k``-th smallest value along ``dim`` (1-based) and its index: the ``k``-th of a stable sort
+    (NaN largest, ties by position)."""
+    if _backend.NAME == "c":
+        return ValuesIndices(*_C._kthvalue(x, int(k), int(dim), bool(keepdim)))
     n = x.shape[dim] if x.ndim else 1
     if not 1 <= k <= n:
         raise IndexError(f"[kthvalue] k={k} is out of range for a dim of size {n}")
