@@ -212,9 +212,17 @@ def test_kthvalue_and_median_are_the_stable_sorts_kth(threads, shape, dim, dtype
             np.testing.assert_array_equal(v.numpy(), np.take_along_axis(a, want_i, dim))
             v2, i2 = x.kthvalue(k, dim)
             np.testing.assert_array_equal(i2.numpy(), want_i.squeeze(dim))
-    if n:
+    if n:  # median: the lower middle one, or the first NaN of a slice holding one (PyTorch's median)
+        want = np.take(order, (n + 1) // 2 - 1, axis=dim)
+        if dtype.startswith("float"):
+            nan = np.isnan(a)
+            want = np.where(nan.any(dim), nan.argmax(dim), want)
         m, mi = sx.tensor(a).median(dim)
-        np.testing.assert_array_equal(mi.numpy(), np.take(order, (n + 1) // 2 - 1, axis=dim))
+        np.testing.assert_array_equal(mi.numpy(), want)
+        np.testing.assert_array_equal(m.numpy(), np.take_along_axis(a, np.expand_dims(want, dim), dim).squeeze(dim))
+        if a.size:
+            whole = sx.tensor(a).median().item()
+            assert np.isnan(whole) if np.isnan(a).any() else whole == np.sort(a.reshape(-1))[(a.size + 1) // 2 - 1]
 
 
 def test_kthvalue_gradient_and_errors():

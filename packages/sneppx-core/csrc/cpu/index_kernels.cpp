@@ -669,7 +669,7 @@ void sort_dim_cpu(const Tensor& x, const Tensor& values, const Tensor& indices, 
 
 // The k-th smallest of each strided row of x (outer, n, inner): (key, position) pairs put in place by
 // nth_element, so ties go by position, as in the stable sort.
-void kth_dim_cpu(const Tensor& x, const Tensor& values, const Tensor& indices, int64_t k) {
+void kth_dim_cpu(const Tensor& x, const Tensor& values, const Tensor& indices, int64_t k, bool nan_wins) {
   const int64_t outer = x->shape[0], n = x->shape[1], inner = x->shape[2];
   SX_DISPATCH_ALL(x->dtype, "kthvalue", [&] {
     using T = scalar_t;
@@ -681,9 +681,17 @@ void kth_dim_cpu(const Tensor& x, const Tensor& values, const Tensor& indices, i
       std::vector<std::pair<uint64_t, int64_t>> keyed(static_cast<size_t>(n));
       for (int64_t u = b; u < e; ++u) {
         const T* row = xs + u / inner * n * inner + u % inner;
-        for (int64_t i = 0; i < n; ++i) keyed[size_t(i)] = {sort_key<C>(C(row[i * inner])), i};
-        std::nth_element(keyed.begin(), keyed.begin() + (k - 1), keyed.end());
-        const int64_t p = keyed[size_t(k - 1)].second;
+        int64_t nan = -1;
+        for (int64_t i = 0; i < n; ++i) {
+          const C v = C(row[i * inner]);
+          if (nan < 0 && v != v) nan = i;
+          keyed[size_t(i)] = {sort_key<C>(v), i};
+        }
+        int64_t p = nan;
+        if (!nan_wins || nan < 0) {
+          std::nth_element(keyed.begin(), keyed.begin() + (k - 1), keyed.end());
+          p = keyed[size_t(k - 1)].second;
+        }
         is[u] = p;
         vs[u] = row[p * inner];
       }

@@ -508,7 +508,7 @@ std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool lar
   return sort_rows(x, dim, largest, k);
 }
 
-std::pair<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim) {
+std::pair<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim, bool nan_wins) {
   const int64_t d = x->dim() ? wrap_dim(dim, x->dim(), "kthvalue") : 0;
   const int64_t n = x->dim() ? x->shape[size_t(d)] : 1;
   SX_CHECK(k >= 1 && k <= n, IndexError, "[kthvalue] k=", k, " is out of range for a dim of size ", n);
@@ -524,9 +524,14 @@ std::pair<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool
     const int64_t outer = n && inner ? x->numel() / (n * inner) : 0;
     vals = empty(ks, x->dtype, dev), idx = empty(ks, DType::Int64, dev);
     if (vals->numel()) kern::kth_dim(dev)(reshape(src, {outer, n, inner}), reshape(vals, {outer, 1, inner}),
-                                          reshape(idx, {outer, 1, inner}), k);
+                                          reshape(idx, {outer, 1, inner}), k, nan_wins && is_floating(x->dtype));
   } else {
     idx = narrow(sort(detach(x), d, false, true).second, d, k - 1, 1);
+    if (nan_wins && is_floating(x->dtype) && x->numel()) {  // the first NaN of a slice that holds one
+      Tensor nan = binary(BinaryOp::Ne, detach(x), detach(x));
+      Tensor first = argmax(to_dtype(nan, DType::UInt8), d, true);
+      idx = where(any(nan, IntList{d}, true), first, idx);
+    }
   }
   if (!vals || (is_floating(x->dtype) && needs_grad({&x}))) vals = gather(x, d, idx);
   if (keepdim) return {vals, idx};

@@ -135,8 +135,9 @@ SX_KERNEL(sort_rows, void(const Tensor& rows, const Tensor& values, const Tensor
 SX_KERNEL(sort_dim, void(const Tensor& x, const Tensor& values, const Tensor& indices, bool descending));
 // The k-th smallest (1-based) along the middle dim of a contiguous x (outer, n, inner), as a stable sort
 // orders it (NaN largest, ties by position): its value and position into values and indices (outer, 1,
-// inner). A selection, not a sort.
-SX_KERNEL(kth_dim, void(const Tensor& x, const Tensor& values, const Tensor& indices, int64_t k));
+// inner). A selection, not a sort. With `nan_wins`, a row holding a NaN gives its first NaN instead
+// (PyTorch's median).
+SX_KERNEL(kth_dim, void(const Tensor& x, const Tensor& values, const Tensor& indices, int64_t k, bool nan_wins));
 // The number of non-zero elements of x, and their coordinates ((count, x.dim()) int64, row-major order).
 SX_KERNEL(count_nonzero, int64_t(const Tensor& x));
 // out[r] = the number of true elements of row r of a contiguous bool x viewed as (rows, n), in out's dtype

@@ -257,8 +257,9 @@ Tensor one_hot(const Tensor& x, int64_t num_classes);
 std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted);
 std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending, bool stable);
 // The k-th smallest (1-based) along dim and its index: the k-th of a stable sort (NaN largest). The value
-// is x gathered at the index, so gradients flow to that element.
-std::pair<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim);
+// is x gathered at the index, so gradients flow to that element. With `nan_wins` (median), a slice
+// holding a NaN gives its first NaN, as PyTorch's median does.
+std::pair<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim, bool nan_wins = false);
 Tensor nonzero(const Tensor& x);
 // Advanced indexing with integer tensors for a leading run of dims (NumPy rules applied by caller):
 // result[b..., rest...] = x[i0[b], i1[b], ..., rest...].

@@ -410,7 +410,8 @@ void bind_ops(py::module_& m, Cls& cls) {
   m.def("one_hot", &one_hot, py::arg("tensor"), py::arg("num_classes") = -1);
   m.def("_topk", &topk);
   m.def("_sort", &sort);
-  m.def("_kthvalue", &kthvalue, py::arg("input"), py::arg("k"), py::arg("dim"), py::arg("keepdim"));
+  m.def("_kthvalue", &kthvalue, py::arg("input"), py::arg("k"), py::arg("dim"), py::arg("keepdim"),
+        py::arg("nan_wins") = false);
   both(m, cls, "argsort", [](const Tensor& x, int64_t dim, bool descending, bool stable) {
     return sort(x, dim, descending, stable).second;
   }, py::arg("input"), py::arg("dim") = -1, py::arg("descending") = false, py::arg("stable") = false);

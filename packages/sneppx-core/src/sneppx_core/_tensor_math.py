@@ -173,11 +173,19 @@ def kthvalue(x, k, dim=-1, keepdim=False):
 
 
 def median(x, dim=None, keepdim=False):
-    """Lower median (the ``(n + 1) // 2``-th smallest value); with ``dim``, values and indices."""
+    """Lower median (the ``(n + 1) // 2``-th smallest value); with ``dim``, values and indices. As in
+    PyTorch, a slice holding a NaN gives NaN (at its first NaN)."""
     if dim is None:
-        flat = x.reshape(-1)
-        return kthvalue(flat, (flat.shape[0] + 1) // 2, 0).values
-    return kthvalue(x, (x.shape[dim] + 1) // 2, dim, keepdim)
+        return median(x.reshape(-1), 0).values
+    k = (x.shape[dim] + 1) // 2 if x.ndim else 1
+    if _backend.NAME == "c":
+        return ValuesIndices(*_C._kthvalue(x, k, int(dim), bool(keepdim), True))
+    idx = kthvalue(x, k, dim, keepdim=True).indices
+    if x.numel() and x.dtype.is_floating_point:
+        nan = x.detach() != x.detach()
+        idx = _C.where(nan.any(dim, keepdim=True), nan.to(Dtype.UINT8).argmax(dim, keepdim=True), idx)
+    vals = x.gather(dim, idx) if x.ndim else x.clone()
+    return ValuesIndices(vals, idx) if keepdim or not x.ndim else ValuesIndices(vals.squeeze(dim), idx.squeeze(dim))
 
 
 def quantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
