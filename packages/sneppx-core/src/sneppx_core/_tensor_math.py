@@ -10,7 +10,6 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _backend
 from ._backend import _C
 from ._C_face import Dtype, Tensor
 
@@ -160,16 +159,7 @@ def cummin(x, dim):
 def kthvalue(x, k, dim=-1, keepdim=False):
     """The ``k``-th smallest value along ``dim`` (1-based) and its index: the ``k``-th of a stable sort
     (NaN largest, ties by position)."""
-    if _backend.NAME == "c":
-        return ValuesIndices(*_C._kthvalue(x, int(k), int(dim), bool(keepdim)))
-    n = x.shape[dim] if x.ndim else 1
-    if not 1 <= k <= n:
-        raise IndexError(f"[kthvalue] k={k} is out of range for a dim of size {n}")
-    idx = _C._sort(x.detach(), dim, False, True)[1].narrow(dim, k - 1, 1) if x.ndim else Tensor(np.zeros((), np.int64))
-    if x.ndim == 0:
-        return ValuesIndices(x.clone(), idx)
-    vals = x.gather(dim, idx)
-    return ValuesIndices(vals, idx) if keepdim else ValuesIndices(vals.squeeze(dim), idx.squeeze(dim))
+    return ValuesIndices(*_C._kthvalue(x, int(k), int(dim), bool(keepdim)))
 
 
 def median(x, dim=None, keepdim=False):
@@ -178,14 +168,7 @@ def median(x, dim=None, keepdim=False):
     if dim is None:
         return median(x.reshape(-1), 0).values
     k = (x.shape[dim] + 1) // 2 if x.ndim else 1
-    if _backend.NAME == "c":
-        return ValuesIndices(*_C._kthvalue(x, k, int(dim), bool(keepdim), True))
-    idx = kthvalue(x, k, dim, keepdim=True).indices
-    if x.numel() and x.dtype.is_floating_point:
-        nan = x.detach() != x.detach()
-        idx = _C.where(nan.any(dim, keepdim=True), nan.to(Dtype.UINT8).argmax(dim, keepdim=True), idx)
-    vals = x.gather(dim, idx) if x.ndim else x.clone()
-    return ValuesIndices(vals, idx) if keepdim or not x.ndim else ValuesIndices(vals.squeeze(dim), idx.squeeze(dim))
+    return ValuesIndices(*_C._kthvalue(x, k, int(dim), bool(keepdim), True))
 
 
 def quantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):

@@ -160,7 +160,8 @@ _METHOD_NAMES = list(UNARY_FUNCS) + [
     "masked_select", "argsort", "multinomial", "bernoulli", "repeat_interleave",
 ]
 _GUARDED = _METHOD_NAMES + ["reshape", "permute", "where", "cat", "concat", "stack", "movedim", "one_hot",
-                             "_sort", "_topk", "_max_dim", "_min_dim", "_cum_extreme", "from_dlpack", "_to_dtype", "_full"]
+                             "_sort", "_kthvalue", "_topk", "_max_dim", "_min_dim", "_cum_extreme", "from_dlpack",
+                             "_to_dtype", "_full"]
 for _name in _GUARDED:
     globals()[_name] = _guard(globals()[_name], _name.lstrip("_"))
 for _name in _METHOD_NAMES:

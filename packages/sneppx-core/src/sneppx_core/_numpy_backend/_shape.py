@@ -514,6 +514,27 @@ def _sort(input, dim, descending, stable):
     return view(np.take_along_axis(input._a, order, d), input._dt), wrap(order, INT64)
 
 
+def _kthvalue(input, k, dim, keepdim, nan_wins=False):
+    """The ``k``-th of a stable sort along ``dim`` (NaN largest) and its index; with ``nan_wins`` a slice
+    holding a NaN gives its first NaN (median)."""
+    need_tensor(input, "kthvalue")
+    a = input._a
+    d = _dim(input, dim, "kthvalue")
+    n = a.shape[d] if a.ndim else 1
+    if not 1 <= k <= n:
+        raise IndexError(f"[kthvalue] k={k} is out of range for a dim of size {n}")
+    if a.ndim == 0:
+        return view(a.copy(), input._dt), wrap(np.zeros((), np.int64), INT64)
+    idx = np.take(_argsort(a, d, False, True), [k - 1], axis=d)
+    if nan_wins and a.size and input._dt.is_floating_point:
+        nan = np.isnan(a)
+        idx = np.where(nan.any(axis=d, keepdims=True), nan.argmax(axis=d, keepdims=True), idx)
+    vals = np.take_along_axis(a, idx, d)
+    if not keepdim:
+        vals, idx = vals.squeeze(d), idx.squeeze(d)
+    return view(vals.copy(), input._dt), wrap(idx, INT64)
+
+
 def _topk(input, k, dim, largest, sorted):  # noqa: A002
     need_tensor(input, "topk")
     d = _dim(input, dim, "topk")
@@ -531,4 +552,4 @@ __all__ = ["reshape", "transpose", "swapaxes", "permute", "squeeze", "unsqueeze"
            "unflatten", "narrow", "select", "movedim", "contiguous", "clone", "detach", "cat", "concat", "stack",
            "split", "chunk", "unbind", "tril", "triu", "flip", "roll", "gather", "scatter", "scatter_add",
            "index_select", "index_add", "repeat_interleave", "_index_put_front", "one_hot", "nonzero", "masked_select",
-           "argsort", "_sort", "_topk"]
+           "argsort", "_sort", "_kthvalue", "_topk"]
