@@ -590,6 +590,26 @@ def test_small_cat_of_short_blocks(threads, dtype, width):
     np.testing.assert_array_equal(sx.stack([sx.tensor(a) for a in flat], -1).numpy(), np.stack(flat, -1))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float64, np.int64])
+@pytest.mark.parametrize("count", [2, 3, 4, 5])
+@pytest.mark.parametrize("n", [1, 5, 16, 33, 1001, 40000])
+def test_stack_last_interleaves(threads, dtype, count, n):
+    """Stacking 2-4 inputs of 4- or 8-byte elements along the last dim interleaves them a vector of
+    each at a time (the rest of a row element by element; AVX2 builds 2 or 4 inputs); 5 inputs, and
+    inputs whose rows are not adjacent, take the block moves. Every bit pattern moves unchanged."""
+    bits = np.random.default_rng(n + count).integers(0, 2**63, (count, n), dtype=np.int64)
+    arrays = [np.ascontiguousarray(b.view(np.uint32)[: 2 * n : 2] if np.dtype(dtype).itemsize == 4 else b).view(dtype)
+              for b in bits]
+    want = np.stack(arrays, -1)
+    got = sx.stack([sx.from_numpy(a) for a in arrays], -1).numpy()
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+    two_d = [a.reshape(1, n) for a in arrays]  # rows of the last dim: a cat of (1, n, 1) blocks
+    got = sx.cat([sx.from_numpy(a).unsqueeze(-1) for a in two_d], -1).numpy()
+    np.testing.assert_array_equal(got.view(np.uint8), np.stack(two_d, -1).view(np.uint8))
+    sliced = [sx.from_numpy(np.repeat(a, 2))[::2] for a in arrays]  # every other element: not adjacent
+    np.testing.assert_array_equal(sx.stack(sliced, -1).numpy().view(np.uint8), want.view(np.uint8))
+
+
 def test_small_cat_promotes_and_records_gradients():
     a, b = sx.tensor(np.arange(6.0, dtype=np.float32).reshape(2, 3), requires_grad=True), sx.arange(4).reshape(2, 2)
     c = sx.cat([a, b], 1)
