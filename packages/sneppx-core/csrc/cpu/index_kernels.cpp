@@ -667,8 +667,17 @@ void sort_dim_cpu(const Tensor& x, const Tensor& values, const Tensor& indices, 
   });
 }
 
-// The k-th smallest of each strided row of x (outer, n, inner): (key, position) pairs put in place by
-// nth_element, so ties go by position, as in the stable sort.
+// Position of the k-th smallest of the row keys [0, n) (ties by position, as in the stable sort) by
+// nth_element: 32-bit keys share a 64-bit word with their position (one integer compare, half the bytes
+// moved of (key, position) pairs), wider ones go in pairs.
+template <typename K> int64_t kth_of(std::vector<K>& keyed, int64_t k) {
+  std::nth_element(keyed.begin(), keyed.begin() + (k - 1), keyed.end());
+  if constexpr (std::is_same_v<K, uint64_t>) return int64_t(keyed[size_t(k - 1)] & 0xffffffffu);
+  else return keyed[size_t(k - 1)].second;
+}
+
+// The k-th smallest of each strided row of x (outer, n, inner), ties by position; with nan_wins a row
+// holding a NaN gives its first NaN.
 void kth_dim_cpu(const Tensor& x, const Tensor& values, const Tensor& indices, int64_t k, bool nan_wins) {
   const int64_t outer = x->shape[0], n = x->shape[1], inner = x->shape[2];
   SX_DISPATCH_ALL(x->dtype, "kthvalue", [&] {
@@ -677,24 +686,26 @@ void kth_dim_cpu(const Tensor& x, const Tensor& values, const Tensor& indices, i
     const T* xs = x->data<T>();
     T* vs = values->data<T>();
     int64_t* is = indices->data<int64_t>();
-    parallel_for(outer * inner, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
-      std::vector<std::pair<uint64_t, int64_t>> keyed(static_cast<size_t>(n));
+    auto rows = [&]<typename K>(int64_t b, int64_t e) {
+      std::vector<K> keyed(static_cast<size_t>(n));
       for (int64_t u = b; u < e; ++u) {
         const T* row = xs + u / inner * n * inner + u % inner;
         int64_t nan = -1;
         for (int64_t i = 0; i < n; ++i) {
           const C v = C(row[i * inner]);
           if (nan < 0 && v != v) nan = i;
-          keyed[size_t(i)] = {sort_key<C>(v), i};
+          if constexpr (std::is_same_v<K, uint64_t>) keyed[size_t(i)] = (uint64_t(sort_key32<C>(v)) << 32) | uint64_t(i);
+          else keyed[size_t(i)] = {sort_key<C>(v), i};
         }
-        int64_t p = nan;
-        if (!nan_wins || nan < 0) {
-          std::nth_element(keyed.begin(), keyed.begin() + (k - 1), keyed.end());
-          p = keyed[size_t(k - 1)].second;
-        }
+        const int64_t p = nan_wins && nan >= 0 ? nan : kth_of(keyed, k);
         is[u] = p;
         vs[u] = row[p * inner];
       }
+    };
+    parallel_for(outer * inner, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+      if constexpr (sizeof(T) <= 4)
+        if (n <= int64_t(UINT32_MAX)) return rows.template operator()<uint64_t>(b, e);
+      rows.template operator()<std::pair<uint64_t, int64_t>>(b, e);
     });
   });
 }

@@ -166,7 +166,7 @@ def median(x, dim=None, keepdim=False):
     """Lower median (the ``(n + 1) // 2``-th smallest value); with ``dim``, values and indices. As in
     PyTorch, a slice holding a NaN gives NaN (at its first NaN)."""
     if dim is None:
-        return median(x.reshape(-1), 0).values
+        return _C._kthvalue(x.reshape(-1), (x.numel() + 1) // 2, 0, False, True)[0]
     k = (x.shape[dim] + 1) // 2 if x.ndim else 1
     return ValuesIndices(*_C._kthvalue(x, k, int(dim), bool(keepdim), True))
 
