@@ -872,14 +872,15 @@ def test_half_neg_and_abs_move_only_the_sign_bit(threads, dtype):
 
 @pytest.mark.parametrize("m,k,n", [(16, 16, 48), (17, 129, 49), (23, 128, 64), (40, 300, 65), (90, 120, 150),
                                    (64, 320, 79), (31, 257, 100), (128, 64, 129), (16, 16, 16), (33, 40, 17),
-                                   (40, 300, 32), (100, 64, 47), (16, 1000, 33)])
+                                   (40, 300, 32), (100, 64, 47), (16, 1000, 33), (40, 130, 256), (20, 700, 100)])
 @pytest.mark.parametrize("trans_a, trans_b", [(False, False), (True, False), (False, True), (True, True)])
 def test_float32_products_read_in_place(threads, m, k, n, trans_a, trans_b):
     """The sizes that the AVX-512 build's direct kernel takes (cpu/gemm_direct.cpp): blocks of 6 rows
     with a short last one, panels of 64 columns with a last one of 1-63 (its last vector masked; narrow
     products of 16-47 columns are that panel alone),
     K in passes of 128 with a short last one, A transposed or a row-strided slice, B stored
-    transposed (packed in 16 x 16 tiles, short ones at both edges) or row-strided, beta = 1 through
+    transposed (packed in 16 x 16 tiles, short ones at both edges) or row-strided (rows 512 apart:
+    copied into panels), beta = 1 through
     the K blocks of a lowered BLAS limit: against NumPy float64. On the AVX2 build the same sizes go
     to BLAS."""
     rng = np.random.default_rng(m * k + n)
@@ -894,6 +895,8 @@ def test_float32_products_read_in_place(threads, m, k, n, trans_a, trans_b):
     wide_a = sx.from_numpy(np.pad(a, ((0, 0), (0, 5))))[:, :k]  # row stride k + 5
     wide_b = sx.from_numpy(np.pad(b, ((0, 0), (0, 3))))[:, :n]
     np.testing.assert_allclose((wide_a @ wide_b).numpy(), ref, **tol)
+    b512 = sx.from_numpy(np.pad(b, ((0, 0), (0, 512 - n))))[:, :n]  # row stride 512: B's panels copied first
+    np.testing.assert_allclose((sa @ b512).numpy(), ref, **tol)
     old = sx._C._blas_int_limit()
     sx._C._set_blas_int_limit(max(16, k // 3 + 1))  # K in three blocks, the later ones with beta = 1
     try:

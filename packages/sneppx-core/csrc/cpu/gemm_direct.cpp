@@ -6,11 +6,11 @@
 // itself, the last vector of a narrower panel masked) and broadcasts the 6 values A(i, k) from A
 // itself. K is cut into blocks of kBlockK so that a panel of B (kBlockK x 64 floats, 32 KiB) stays
 // in L1 while the row blocks pass over it. A B stored transposed ((N, K), as a linear layer's weight
-// or attention's keys) is the one operand copied: each panel once per K block, transposed 16 x 16
-// in registers. gemm_direct_fits keeps the kernel to the sizes where it measured faster than
-// OpenBLAS's SkylakeX kernels, the rest going to BLAS; where OpenBLAS runs AVX2 kernels instead (its
-// CPU detection, or OPENBLAS_CORETYPE, chose them), to every product of 32 rows or more and every
-// product of 16-47 columns with 16 rows or more.
+// or attention's keys) is copied: each panel once per K block, transposed 16 x 16 in registers; so is
+// a B whose rows lie a multiple of 1 KiB apart (see gemm_direct). gemm_direct_fits keeps the kernel
+// to the sizes where it measured faster than OpenBLAS's SkylakeX kernels, the rest going to BLAS;
+// where OpenBLAS runs AVX2 kernels instead (its CPU detection, or OPENBLAS_CORETYPE, chose them), to
+// every product of 32 rows or more and every product of 16-47 columns with 16 rows or more.
 #include "cpu/blas.h"
 
 #include <algorithm>
@@ -51,6 +51,8 @@ void block(int64_t K, const float* a, int64_t sar, int64_t sak, const float* b, 
   const __mmask16 last = first_lanes(w - (NV - 1) * W);
   const float* ar[MR];
   for (int r = 0; r < MR; ++r) ar[r] = a + std::min(r, rows - 1) * sar;
+  for (int r = 0; r < rows; ++r)  // C's block is read after the K loop: ask for it now
+    for (int v = 0; v < NV; ++v) _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + v * W), _MM_HINT_T0);
   V acc[MR][NV];
   for (auto& row : acc)
     for (auto& v : row) v = V{};
@@ -127,7 +129,7 @@ static bool blas_avx512() {
   return avx512;
 }
 
-bool gemm_direct_fits(bool /*ta*/, bool /*tb*/, int64_t M, int64_t N, int64_t K) {
+bool gemm_direct_fits(bool /*ta*/, bool tb, int64_t M, int64_t N, int64_t K) {
   // Either operand transposed or not. Measured against OpenBLAS's AVX2 kernels (Haswell, which the
   // machines the benchmarks run on are told to use) at 2 threads, interleaved with PyTorch: 1.2-2.1x
   // for every product tried with 32 rows or more (512^3 440 against 119-201 GFLOP/s, 2048^3 278 against
@@ -140,8 +142,15 @@ bool gemm_direct_fits(bool /*ta*/, bool /*tb*/, int64_t M, int64_t N, int64_t K)
   if (!blas_avx512() && K >= 16 && ((M >= 32 && N >= 48) || (M >= 16 && N >= 16 && N < 48))) return true;
   // Against the SkylakeX kernels, on one core (medians of 21 interleaved runs): 1.2-1.3x for K <= 128
   // (128 x 128 x 64, 90 x 150 x 120, 36 x 60 x 48, 32 x 256 x 288 batched), 1.0-1.1x at K = 256-300,
-  // 0.86x at 256 x 512 x 512 and 0.91x for 32 columns.
-  return M >= 16 && N >= 48 && K >= 16 && K <= 320 && double(M) * double(N) * double(K) <= double(1 << 26);
+  // 0.86x at 256 x 512 x 512. With B transposed (attention's scores, x @ W^T) 1.05-2.0x at any K up to
+  // 2^28 multiply-adds (32 x 32 x 32 54 -> 101 GFLOP/s, 128 x 128 x 32 97 -> 141, 128 x 256 x 1024
+  // 125 -> 150, 256 x 768 x 768 148 -> 159, 256 x 1024 x 1024 141 -> 148), but 0.94x at 256 x 3072 x 768.
+  // Narrow products (16-47 columns) 1.2-1.3x from K = 256 on (512 x 32 x 256 111 -> 145), 0.8-0.9x
+  // below (32 x 32 x 32 137 -> 115).
+  if (M < 16 || N < 16 || K < 16) return false;
+  const double work = double(M) * double(N) * double(K);
+  if (tb) return work <= double(1 << 28);
+  return work <= double(1 << 26) && ((N >= 48 && K <= 320) || (N < 48 && K >= 256));
 }
 
 void gemm_direct(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
@@ -157,6 +166,14 @@ void gemm_direct(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float*
       int64_t lb = ldb;
       if (tb) {
         pack_transposed(B, ldb, N, j0, w, k0, kb, packed);
+        b = packed;
+        lb = kPanel;
+      } else if (M >= 128 && ldb % 256 == 0) {
+        // Rows of B a multiple of 1 KiB apart fall in a quarter of L1's sets, which the panel's 128 rows
+        // overflow: copied side by side, they stay in L1 (on one core 256^3 137 -> 150-155 GFLOP/s,
+        // 1024^3 92 -> 124). Other row lengths, or fewer rows of A to share the copy (32 x 256 x 288:
+        // 124 -> 94, 64 x 256 x 288 134 -> 123), measured as fast or faster without it.
+        for (int64_t k = 0; k < kb; ++k) std::memcpy(packed + k * kPanel, b + k * ldb, size_t(w) * sizeof(float));
         b = packed;
         lb = kPanel;
       }
