@@ -516,12 +516,11 @@ bool cat(const Tensor& out, const TensorList& xs, int64_t d) {
     blocks.push_back({x->raw(), step, x->shape[size_t(d)] * inner, off});
     off += x->shape[size_t(d)] * inner;
   }
-  // Stacking 2-4 inputs of 4, 8 or 16-byte elements along the last dim, each input contiguous: interleaved
-  // (AVX2 builds: 2 or 4 inputs; three took longer than the block moves there, 219 -> 233 us for three
-  // (513, 684) float32 at 2 threads, where AVX-512 took 150).
+  // Stacking 2-4 inputs of 4- or 8-byte elements along the last dim (one element of each per row), each
+  // input's rows adjacent: interleaved (AVX2 builds: 2 or 4 inputs; three took longer than the block
+  // moves there, 219 -> 233 us for three (513, 684) float32 at 2 threads, where AVX-512 took 150).
   const int64_t nb = int64_t(blocks.size());
-  const bool mix = nb >= 2 && nb <= 4 && (kVectorBytes == 64 || nb != 3) && row == nb * es &&
-                   (es == 4 || es == 8 || es == 16) &&
+  const bool mix = nb >= 2 && nb <= 4 && (kVectorBytes == 64 || nb != 3) && row == nb * es && (es == 4 || es == 8) &&
                    std::all_of(blocks.begin(), blocks.end(), [es](const Block& k) { return k.step == es; });
   char* base = out->raw();
   auto rows = [base, row, &blocks, mix, nb, es](int64_t o0, int64_t o1) {  // rows o0..o1 of out, input by input
@@ -529,16 +528,13 @@ bool cat(const Tensor& out, const TensorList& xs, int64_t d) {
       const char* src[4];
       for (int64_t k = 0; k < nb; ++k) src[k] = blocks[size_t(k)].src + o0 * es;
       char* dst = base + o0 * row;
-      switch (nb * 100 + es) {
-        case 204: return interleave<2, 1>(dst, src, o1 - o0);
-        case 208: return interleave<2, 2>(dst, src, o1 - o0);
-        case 216: return interleave<2, 4>(dst, src, o1 - o0);
-        case 304: return interleave<3, 1>(dst, src, o1 - o0);
-        case 308: return interleave<3, 2>(dst, src, o1 - o0);
-        case 316: return interleave<3, 4>(dst, src, o1 - o0);
-        case 404: return interleave<4, 1>(dst, src, o1 - o0);
-        case 408: return interleave<4, 2>(dst, src, o1 - o0);
-        default: return interleave<4, 4>(dst, src, o1 - o0);
+      switch (nb * 10 + es / 4) {
+        case 21: return interleave<2, 1>(dst, src, o1 - o0);
+        case 22: return interleave<2, 2>(dst, src, o1 - o0);
+        case 31: return interleave<3, 1>(dst, src, o1 - o0);
+        case 32: return interleave<3, 2>(dst, src, o1 - o0);
+        case 41: return interleave<4, 1>(dst, src, o1 - o0);
+        default: return interleave<4, 2>(dst, src, o1 - o0);
       }
     }
     for (const Block& k : blocks) {

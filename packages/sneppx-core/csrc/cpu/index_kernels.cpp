@@ -694,8 +694,10 @@ void kth_dim_cpu(const Tensor& x, const Tensor& values, const Tensor& indices, i
         for (int64_t i = 0; i < n; ++i) {
           const C v = C(row[i * inner]);
           if (nan < 0 && v != v) nan = i;
-          if constexpr (std::is_same_v<K, uint64_t>) keyed[size_t(i)] = (uint64_t(sort_key32<C>(v)) << 32) | uint64_t(i);
-          else keyed[size_t(i)] = {sort_key<C>(v), i};
+          if constexpr (std::is_same_v<K, uint64_t>)
+            keyed[size_t(i)] = (uint64_t(sort_key32<C>(v)) << 32) | uint64_t(i);
+          else
+            keyed[size_t(i)] = {sort_key<C>(v), i};
         }
         const int64_t p = nan_wins && nan >= 0 ? nan : kth_of(keyed, k);
         is[u] = p;
