@@ -255,6 +255,22 @@ void max_tap_value(const T* __restrict xp, int64_t at, int64_t s, int64_t lo, in
   }
 }
 
+// Calls tap(S, at, lo, hi) for each tap of a row of windows, window rows [a0, a1) (starting at input row
+// y0, ys apart) by window columns in order: output columns [lo, hi) read input index at + ox * sw. S is
+// the column stride as a compile-time constant (1 or 2; 0: taken at run time), for max_tap's loops.
+template <typename Fn>
+void row_taps(const ConvGeom& g, int64_t y0, int64_t ys, int64_t a0, int64_t a1, Fn&& tap) {
+  for (int64_t a = a0; a < a1; ++a)
+    for (int64_t b = 0; b < g.kw; ++b) {
+      const int64_t off = b * g.dw - g.pw;  // input column of output column 0
+      const int64_t at = (y0 + a * ys) * g.W + off;
+      auto [lo, hi] = taps_inside(off, g.ow, g.sw, g.W);
+      if (g.sw == 1) tap(std::integral_constant<int, 1>(), at, lo, hi);
+      else if (g.sw == 2) tap(std::integral_constant<int, 2>(), at, lo, hi);
+      else tap(std::integral_constant<int, 0>(), at, lo, hi);
+    }
+}
+
 // Max pooling: the first maximum in window order, and the first NaN wins. A row of outputs at a
 // time, tap by tap over the row (each output still sees its taps in window order), with padding
 // skipped by ranges; windows that hold a NaN are looked at again. A window entirely in the padding
@@ -302,14 +318,9 @@ template <typename T> void max_pool_impl(const T* x, T* y, int64_t* idx, const C
         if (!io) {
           T* bv = best.data();
           std::fill(bv, bv + g.ow, -std::numeric_limits<T>::infinity());
-          for (int64_t a = a0; a < a1; ++a)
-            for (int64_t b = 0; b < g.kw; ++b) {
-              const int64_t at = (y0 + a * ys) * g.W + b * g.dw - g.pw;
-              auto [lo, hi] = taps_inside(b * g.dw - g.pw, g.ow, g.sw, g.W);
-              if (g.sw == 1) max_tap_value<1>(xp, at, 1, lo, hi, bv);
-              else if (g.sw == 2) max_tap_value<2>(xp, at, 2, lo, hi, bv);
-              else max_tap_value<0>(xp, at, g.sw, lo, hi, bv);
-            }
+          row_taps(g, y0, ys, a0, a1, [&](auto S, int64_t at, int64_t lo, int64_t hi) {
+            max_tap_value<decltype(S)::value>(xp, at, g.sw, lo, hi, bv);
+          });
           std::copy(bv, bv + g.ow, yo);
           continue;
         }
@@ -320,16 +331,9 @@ template <typename T> void max_pool_impl(const T* x, T* y, int64_t* idx, const C
           bi[size_t(ox)] = any ? I((y0 + a0 * ys) * g.W + c) : I(0);
           nan[size_t(ox)] = 0;
         }
-        for (int64_t a = a0; a < a1; ++a) {
-          int64_t row = (y0 + a * ys) * g.W;
-          for (int64_t b = 0; b < g.kw; ++b) {
-            int64_t off = b * g.dw - g.pw;  // input column of output column 0
-            auto [lo, hi] = taps_inside(off, g.ow, g.sw, g.W);
-            if (g.sw == 1) max_tap<1>(xp, row + off, 1, lo, hi, best.data(), bi.data(), nan.data());
-            else if (g.sw == 2) max_tap<2>(xp, row + off, 2, lo, hi, best.data(), bi.data(), nan.data());
-            else max_tap<0>(xp, row + off, g.sw, lo, hi, best.data(), bi.data(), nan.data());
-          }
-        }
+        row_taps(g, y0, ys, a0, a1, [&](auto S, int64_t at, int64_t lo, int64_t hi) {
+          max_tap<decltype(S)::value>(xp, at, g.sw, lo, hi, best.data(), bi.data(), nan.data());
+        });
         for (int64_t ox = 0; ox < g.ow; ++ox) {
           if (nan[size_t(ox)]) std::tie(yo[ox], io[ox]) = window(ox);
           else yo[ox] = best[size_t(ox)], io[ox] = bi[size_t(ox)];

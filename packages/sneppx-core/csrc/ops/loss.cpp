@@ -1,5 +1,6 @@
 // Losses: fused cross entropy (class indices or probabilities, weights, ignore_index, label
 // smoothing), nll_loss, and the pointwise losses (mse, l1, smooth_l1, huber, bce, bce_with_logits, kl_div).
+#include "cpu/reduce_rows.h"
 #include "ops/nn_util.h"
 
 namespace sx::kern {
@@ -87,18 +88,11 @@ Tensor check_weight(const char* op, const Tensor& w, int64_t C, DType dt) {
   return contig(w, dt);
 }
 
-// The sum of a float64 vector; a CPU one is read in place, in eight interleaved partial sums (a few
-// hundred rows cost less than the reduction op's dispatch).
+// The sum of a float64 vector; a CPU one is read in place by the reductions' row sum (a few hundred rows
+// cost less than the reduction op's dispatch).
 double sum_f64(const Tensor& v) {
   if (v->device().type != DeviceType::CPU || !v->is_contiguous()) return item_double(sum(v));
-  const double* p = v->data<double>();
-  const int64_t n = v->numel();
-  double part[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; ++k) part[k] += p[i + k];
-  for (; i < n; ++i) part[0] += p[i];
-  return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+  return cpu::sum_run_f64<cpu::Term::Value>(v->data<double>(), v->numel());
 }
 
 // Reduces per-row losses (float64 (rows,)) to the op result; sets denom to the "mean" denominator (else 1).
