@@ -165,6 +165,12 @@ DIRECT_CASES = [  # float32, groups 1, C kh kw >= 64, C_out >= 16, >= 64 outputs
     ((2, 16, 6, 7), (17, 3, 5), (1, 1), (2, 1), (2, 1)),    # rectangular, dilated rows, partial channel block
     ((2, 32, 8, 8), (64, 3, 3), (1, 1), (1, 1), (1, 1)),    # 8x8 maps (16% of the terms in the border)
     ((2, 32, 1, 12), (20, 1, 5), (1, 1), (0, 2), (1, 1)),   # conv1d shape of 12 outputs
+    # groups of channels that one task packs a chunk at a time (many output channels, few tiles each),
+    # a last group not full, input channels not a whole number of chunks
+    ((2, 40, 2, 2), (200, 3, 3), (1, 1), (1, 1), (1, 1)),   # 2x2 maps (class tiles)
+    ((1, 200, 3, 3), (24, 3, 3), (1, 1), (1, 1), (1, 1)),   # the input gradient has 200 output channels
+    ((1, 16, 6, 24), (260, 3, 3), (1, 1), (1, 1), (1, 1)),  # row tiles
+    ((1, 240, 2, 2), (256, 3, 3), (1, 1), (1, 1), (1, 1)),  # 2.2 MB of weights: packed as they go at 2 threads too
 ]
 
 
@@ -202,18 +208,25 @@ def test_conv2d_direct_float32_against_numpy(xs, ws, stride, padding, dilation):
 
 
 @pytest.mark.parametrize("xs", [(2, 16, 10, 16), (3, 16, 4, 4), (2, 16, 8, 8)])  # row, class (small, 8x8) tiles
-def test_conv2d_direct_float32_non_finite_weights(xs):
+@pytest.mark.parametrize("cout", [64, 200])  # 200: weights packed as the tiles go, then the run again
+def test_conv2d_direct_float32_non_finite_weights(xs, cout):
     """Row and class tiles skip the border's terms only while every weight is finite: an inf or NaN weight
     gives NaN from the border (0 * inf), as the definition and the other tiles do."""
     x = RNG.standard_normal(xs)
-    w = RNG.standard_normal((64, 16, 3, 3))
-    w[3, 5, 0, 1], w[7, 2, 2, 2], w[40, 0, 1, 0] = np.inf, np.nan, -np.inf
+    w = RNG.standard_normal((cout, 16, 3, 3))
+    w[3, 5, 0, 1], w[7, 2, 2, 2], w[40, 0, 1, 0], w[-1, 15, 2, 0] = np.inf, np.nan, -np.inf, np.inf
     with np.errstate(invalid="ignore"):
         ref = np_conv2d(x, w, None, (1, 1), (1, 1), (1, 1), 1)
-    got = F.conv2d(sx.tensor(x.astype(np.float32)), sx.tensor(w.astype(np.float32)), padding=1).numpy()
     assert np.isnan(ref[:, 3, 0]).all() and np.isnan(ref[:, 40, :, 0]).all()  # border terms 0 * inf
-    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
-    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-4)
+    for threads in (1, 2):
+        old = sx.get_num_threads()
+        sx.set_num_threads(threads)
+        try:
+            got = F.conv2d(sx.tensor(x.astype(np.float32)), sx.tensor(w.astype(np.float32)), padding=1).numpy()
+        finally:
+            sx.set_num_threads(old)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-4)
 
 
 def test_conv2d_direct_float32_with_create_graph():

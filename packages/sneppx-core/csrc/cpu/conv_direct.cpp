@@ -11,6 +11,7 @@
 // element is a float32 sum over (channel, tap) in that order, one FMA per term (but none for the skipped
 // border rows), whatever the thread count.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <tuple>
 #include <utility>
@@ -192,38 +193,46 @@ bool all_finite(const float* p, int64_t n) {
   return r == 0.0f;
 }
 
-// The weights of group q as (C, kh, kw, kGroup V), zero past Cout: each output channel's run of C kh kw
-// weights spread over its lane, a transpose of the group's rows in 8 x 8 register blocks, 64 of a
-// run at a time (scalar moves of 256-byte stride took 40% of a 2x2-map layer with 512 channels).
-// Flipped, the taps of each (input, output) channel pair go in reverse order: the same transposes, an
-// input channel at a time. Returns whether every weight of the group is finite.
-bool pack_weights(const Direct& d, int64_t q, float* dst) {
+// The weights of group q for input channels [c0, c1) as (c1 - c0, kh, kw, kGroup V), zero past Cout: each
+// output channel's run of kh kw weights per input channel spread over its lane, a transpose of the group's
+// rows in 8 x 8 register blocks (scalar moves of 256-byte stride took 40% of a 2x2-map layer with 512
+// channels). Flipped, the taps of each (input, output) channel pair go in reverse order: the same
+// transposes, an input channel at a time. Returns whether every weight of the group is finite.
+bool pack_weights(const Direct& d, int64_t q, int64_t c0, int64_t c1, float* dst) {
   constexpr int64_t G = kGroup * V;
   const int64_t K = d.g.kh * d.g.kw, n = d.C * K, lanes = std::min<int64_t>(G, d.Cout - q * G);
-  auto zero_tail = [&](int64_t i0, int64_t i1) {  // the lanes past Cout
-    for (int64_t i = i0; i < i1 && lanes < G; ++i)
-      std::memset(dst + i * G + lanes, 0, size_t(G - lanes) * sizeof(float));
-  };
   if (!d.flipped) {
-    const float* src = d.w + q * G * n;  // the group's rows: one run
-    for (int64_t i0 = 0; i0 < n; i0 += 64) {
-      const int64_t i1 = std::min(n, i0 + 64);
-      transpose_tile<float>(reinterpret_cast<char*>(dst), G * int64_t(sizeof(float)),
-                            reinterpret_cast<const char*>(src), n * int64_t(sizeof(float)), i0, i1, 0, lanes);
-      zero_tail(i0, i1);
+    const float* src = d.w + q * G * n + c0 * K;  // the group's rows, from channel c0
+    transpose_tile<float>(reinterpret_cast<char*>(dst), G * int64_t(sizeof(float)),
+                          reinterpret_cast<const char*>(src), n * int64_t(sizeof(float)), 0, (c1 - c0) * K, 0, lanes);
+  } else {
+    for (int64_t c = c0; c < c1; ++c) {
+      const float* src = d.w + (c * d.Cout + q * G) * K;  // the group's rows for input channel c: one run
+      // Tap k to row K - 1 - k: the transpose writes from the last row with a negative row step.
+      transpose_tile<float>(reinterpret_cast<char*>(dst + ((c - c0) * K + K - 1) * G), -G * int64_t(sizeof(float)),
+                            reinterpret_cast<const char*>(src), K * int64_t(sizeof(float)), 0, K, 0, lanes);
     }
-    return all_finite(src, lanes * n);
   }
-  bool finite_all = true;
-  for (int64_t c = 0; c < d.C; ++c) {
-    const float* src = d.w + (c * d.Cout + q * G) * K;  // the group's rows for input channel c: one run
-    // Tap k to row K - 1 - k: the transpose writes from the last row with a negative row step.
-    transpose_tile<float>(reinterpret_cast<char*>(dst + (c * K + K - 1) * G), -G * int64_t(sizeof(float)),
-                          reinterpret_cast<const char*>(src), K * int64_t(sizeof(float)), 0, K, 0, lanes);
-    zero_tail(c * K, (c + 1) * K);
-    finite_all &= all_finite(src, lanes * K);
-  }
-  return finite_all;
+  const int64_t rows = (c1 - c0) * K;
+  if (lanes < G)
+    for (int64_t i = 0; i < rows; ++i) std::memset(dst + i * G + lanes, 0, size_t(G - lanes) * sizeof(float));
+  return all_finite(dst, rows * G);
+}
+
+// Asks for the source of pack_weights(d, q, c0, c1): the group's rows are many short runs at a long
+// stride, too many streams for the hardware prefetcher.
+void prefetch_weights(const Direct& d, int64_t q, int64_t c0, int64_t c1) {
+  constexpr int64_t G = kGroup * V;
+  const int64_t K = d.g.kh * d.g.kw, n = d.C * K, lanes = std::min<int64_t>(G, d.Cout - q * G);
+  auto lines = [](const float* p, int64_t len) {
+    const char* c = reinterpret_cast<const char*>(p);
+    for (int64_t b = 0; b < len * int64_t(sizeof(float)); b += 64) __builtin_prefetch(c + b);
+    __builtin_prefetch(c + len * int64_t(sizeof(float)) - 1);
+  };
+  if (!d.flipped)
+    for (int64_t l = 0; l < lanes; ++l) lines(d.w + (q * G + l) * n + c0 * K, (c1 - c0) * K);
+  else
+    for (int64_t c = c0; c < c1; ++c) lines(d.w + (c * d.Cout + q * G) * K, lanes * K);
 }
 
 // Class tiles, where the zero border holds at least 1/8 of the window terms of the map (else none): the
@@ -304,25 +313,7 @@ void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Te
   for (int64_t k = 0; k < K; ++k) taps[size_t(k)] = k / g.kw * g.dh * d.Wp + k % g.kw * g.dw;
   d.taps = taps.data();
   constexpr int64_t kChunkBytes = 32768, kMaxRun = 64;  // tiles of a run: their partial sums take up to 96 KiB
-  // The weights packed once, as (groups, C, kh, kw, kGroup V): a chunk of channels of a group is one
-  // contiguous slice.
-  const int64_t wgroup = d.C * K * kGroup * V;
-  Tensor wpack = empty({groups * wgroup}, DType::Float32);
-  float* wp = wpack->data<float>();
-  std::vector<char> finite_group(size_t(groups), 0);
-  parallel_for(groups, 1, [&](int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; ++q) finite_group[size_t(q)] = pack_weights(d, q, wp + q * wgroup);
-  });
-  // Border taps are skipped only when every weight is finite: a border term 0 * inf or 0 * NaN is NaN,
-  // which the output must then get (as from the tiles that compute the border).
-  d.skip_border = std::all_of(finite_group.begin(), finite_group.end(), [](char f) { return f != 0; });
-  // Tiles of equal size (within one): over each output row when the rows are long enough to fill the
-  // tiles (row tiles, column stride 1; see tile); else over the positions of each border class of
-  // the batch where the border holds at least 1/8 of the window terms (class tiles: small maps); else
-  // over the batch's positions. A task is a run of tiles of one channel group (as few runs as keep
-  // every thread busy, of at most kMaxRun tiles), which goes over the input channels a chunk at a time:
-  // the chunk's packed weights (about kChunkBytes) stay in L1 while each of its tiles reads them. Tasks
-  // of one group are in a row.
+  constexpr int64_t kPackedMax = int64_t(2) << 20;  // packed weights that stay in L2 (see fused)
   // Tiles as long as the first group's blocks leave accumulators for (a last group with fewer blocks
   // runs the same tiles).
   const int64_t blocks0 = std::min<int64_t>(kGroup, (d.Cout + V - 1) / V);
@@ -333,41 +324,79 @@ void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Te
   // Column stride 2 measured 10% slower in row tiles than across rows (a 7x7 stride-2 stem, 89% full).
   const bool rows = g.sw == 1 && (8 * g.ow >= 7 * per_row * tile_len ||
                                   (tile_len == kMaxTile && 3 * g.ow >= 2 * per_row * tile_len));
-  std::vector<int64_t> order_in, order_out;
-  std::vector<ClassTile> ctiles;
-  if (!rows && d.skip_border) class_tiles(d, tile_len, order_in, order_out, ctiles);
-  const bool classes = !ctiles.empty();
-  d.order_in = order_in.data(), d.order_out = order_out.data(), d.ctiles = ctiles.data();
-  const int64_t tiles = classes ? int64_t(ctiles.size()) : rows ? g.N * g.oh * per_row : (P + tile_len - 1) / tile_len;
-  // Tile j's first position (for class tiles: its index) and length.
-  auto span = [&](int64_t j) {
-    if (classes) return std::pair<int64_t, int>(j, int(ctiles[size_t(j)].len));
-    if (!rows) return std::pair<int64_t, int>(P * j / tiles, int(P * (j + 1) / tiles - P * j / tiles));
-    int64_t r = j / per_row, i = j % per_row, x0 = g.ow * i / per_row;
-    return std::pair<int64_t, int>(r * g.ow + x0, int(g.ow * (i + 1) / per_row - x0));
-  };
-  const int64_t runs = std::clamp<int64_t>(std::max((4 * get_num_threads() + groups - 1) / groups,
-                                                    (tiles + kMaxRun - 1) / kMaxRun), 1, tiles);
-  const int64_t per_run = (tiles + runs - 1) / runs;
   const int64_t cc = std::max<int64_t>(1, kChunkBytes / (K * kGroup * V * int64_t(sizeof(float))));
-  parallel_for(groups * runs, 1, [&](int64_t t0, int64_t t1) {
-    thread_local std::vector<float> part;
-    part.resize(size_t(per_run * kAcc * V));
-    for (int64_t t = t0; t < t1; ++t) {
-      int64_t q = t / runs, j0 = t % runs * per_run, j1 = std::min(tiles, j0 + per_run);
-      for (int64_t c0 = 0; c0 < d.C; c0 += cc) {
-        int64_t c1 = std::min(d.C, c0 + cc);
-        const float* wq = wp + q * wgroup + c0 * K * kGroup * V;
-        for (int64_t j = j0; j < j1; ++j) {
-          auto [p0, len] = span(j);
-          float* pj = part.data() + (j - j0) * kAcc * V;
-          if (classes) tile_of_group<Tiles::Class>(d, q, p0, len, c0, c1, wq, pj);
-          else if (!rows) tile_of_group<Tiles::Across>(d, q, p0, len, c0, c1, wq, pj);
-          else tile_of_group<Tiles::Row>(d, q, p0, len, c0, c1, wq, pj);
+  const int64_t wgroup = d.C * K * kGroup * V;
+  // The tiles over the batch, skipping the zero border's terms (`skip`) or not; returns whether every
+  // weight is finite. Tiles of equal size (within one): over each output row when the rows are long
+  // enough to fill the tiles (row tiles, column stride 1; see tile); else, when skipping, over the
+  // positions of each border class of the batch where the border holds at least 1/8 of the window terms
+  // (class tiles: small maps); else over the batch's positions. A task is a run of tiles of one channel
+  // group (as few runs as keep every thread busy, of at most kMaxRun tiles), which goes over the input
+  // channels a chunk at a time: the chunk's packed weights (about kChunkBytes) stay in L1 while each of
+  // its tiles reads them. Tasks of one group are in a row.
+  auto run_tiles = [&](bool skip) {
+    d.skip_border = skip;
+    std::vector<int64_t> order_in, order_out;
+    std::vector<ClassTile> ctiles;
+    if (!rows && skip) class_tiles(d, tile_len, order_in, order_out, ctiles);
+    const bool classes = !ctiles.empty();
+    d.order_in = order_in.data(), d.order_out = order_out.data(), d.ctiles = ctiles.data();
+    const int64_t tiles = classes ? int64_t(ctiles.size()) : rows ? g.N * g.oh * per_row : (P + tile_len - 1) / tile_len;
+    // Tile j's first position (for class tiles: its index) and length.
+    auto span = [&](int64_t j) {
+      if (classes) return std::pair<int64_t, int>(j, int(ctiles[size_t(j)].len));
+      if (!rows) return std::pair<int64_t, int>(P * j / tiles, int(P * (j + 1) / tiles - P * j / tiles));
+      int64_t r = j / per_row, i = j % per_row, x0 = g.ow * i / per_row;
+      return std::pair<int64_t, int>(r * g.ow + x0, int(g.ow * (i + 1) / per_row - x0));
+    };
+    const int64_t runs = std::clamp<int64_t>(std::max((4 * get_num_threads() + groups - 1) / groups,
+                                                      (tiles + kMaxRun - 1) / kMaxRun), 1, tiles);
+    const int64_t per_run = (tiles + runs - 1) / runs;
+    // A task packs its group's weights a chunk at a time as it goes (asking for the next chunk's source
+    // first) where no other task shares them, or one other task and the weights packed all at once would
+    // not stay in L2 until the tiles read them: then they are read once and never stored to memory. On
+    // the small maps of a CNN's deep layers, packing a 512-channel layer's 9.4 MB up front took 3.5 times
+    // the tiles' time. More tasks a group pack it up front: (32, 256, 8, 8) into 256 channels, 6 tasks a
+    // group, measured 4% slower packing as they went.
+    const bool fused = runs == 1 || (runs == 2 && groups * wgroup * int64_t(sizeof(float)) > kPackedMax);
+    Tensor wpack = fused ? Tensor() : empty({groups * wgroup}, DType::Float32);
+    std::atomic<bool> finite{true};
+    if (!fused)
+      parallel_for(groups, 1, [&](int64_t q0, int64_t q1) {
+        for (int64_t q = q0; q < q1; ++q)
+          if (!pack_weights(d, q, 0, d.C, wpack->data<float>() + q * wgroup)) finite = false;
+      });
+    if (!fused && skip && !finite) return false;
+    parallel_for(groups * runs, 1, [&](int64_t t0, int64_t t1) {
+      thread_local std::vector<float> part, wbuf;
+      part.resize(size_t(per_run * kAcc * V));
+      if (fused) wbuf.resize(size_t(cc * K * kGroup * V));
+      for (int64_t t = t0; t < t1; ++t) {
+        int64_t q = t / runs, j0 = t % runs * per_run, j1 = std::min(tiles, j0 + per_run);
+        if (fused) prefetch_weights(d, q, 0, std::min(d.C, cc));
+        for (int64_t c0 = 0; c0 < d.C; c0 += cc) {
+          int64_t c1 = std::min(d.C, c0 + cc);
+          const float* wq = fused ? wbuf.data() : wpack->data<float>() + q * wgroup + c0 * K * kGroup * V;
+          if (fused) {
+            if (c1 < d.C) prefetch_weights(d, q, c1, std::min(d.C, c1 + cc));
+            if (!pack_weights(d, q, c0, c1, wbuf.data())) finite = false;
+          }
+          for (int64_t j = j0; j < j1; ++j) {
+            auto [p0, len] = span(j);
+            float* pj = part.data() + (j - j0) * kAcc * V;
+            if (classes) tile_of_group<Tiles::Class>(d, q, p0, len, c0, c1, wq, pj);
+            else if (!rows) tile_of_group<Tiles::Across>(d, q, p0, len, c0, c1, wq, pj);
+            else tile_of_group<Tiles::Row>(d, q, p0, len, c0, c1, wq, pj);
+          }
         }
       }
-    }
-  });
+    });
+    return finite.load();
+  };
+  // Border terms are skipped only when every weight is finite: a border term 0 * inf or 0 * NaN is NaN,
+  // which the output must then get. That is known once the weights are packed: where a weight is not
+  // finite, the convolution runs again without skipping (which writes every output again).
+  if (!run_tiles(true)) run_tiles(false);
 }
 
 }  // namespace
