@@ -413,6 +413,23 @@ def test_max_pool_values_alone_match_the_indexed_path(threads, k, s, p, d, ceil,
                                   F.adaptive_max_pool2d(t, (k[0] + 1, k[1] + 2), return_indices=True)[0].numpy())
 
 
+@pytest.mark.parametrize("k,s,d,w", [(2, 2, 1, 12), (3, 3, 1, 12), (2, 3, 2, 12), (4, 4, 1, 12), (2, 2, 1, 13),
+                                     (3, 2, 1, 12)])
+def test_max_pool1d_values_against_numpy(threads, k, s, d, w):
+    """1-d max pooling without indices, where the rows of a task are taken as one long row (windows that
+    stay in their row, rows that leave no input between them: w = outputs * stride) and where they are
+    not (w = 13; windows of 3 at stride 2 overlap the next row's): maxima, NaN and -inf against NumPy over
+    many rows, so that the threads split them."""
+    x = RNG.integers(0, 5, (9, 16, w)).astype(np.float32)
+    x[RNG.random(x.shape) < 0.03] = np.nan
+    x[RNG.random(x.shape) < 0.03] = -np.inf
+    ow = (w - d * (k - 1) - 1) // s + 1
+    win = np.stack([x[..., j * d:j * d + (ow - 1) * s + 1:s] for j in range(k)], -1)
+    want = np.where(np.isnan(win).any(-1), np.nan, np.nanmax(np.where(np.isnan(win), -np.inf, win), -1))
+    got = F.max_pool1d(sx.from_numpy(x), k, s, dilation=d)
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
 def test_pool_gradients():
     x = RNG.permutation(60).astype(np.float64).reshape(1, 3, 4, 5) / 10  # distinct values: max is smooth
     gradcheck(lambda x: F.max_pool2d(x, 3, 2, 1, dilation=1, ceil_mode=True), [t64(x)])
