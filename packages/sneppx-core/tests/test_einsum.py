@@ -18,6 +18,11 @@ CASES = [
     ("ij,kj->ik", [(3, 4), (5, 4)]), ("bi,bi->b", [(4, 6), (4, 6)]), ("ij,j->i", [(3, 4), (4,)]),
     ("i,i,i->i", [(4,), (4,), (4,)]), ("bij,bj->bi", [(1, 3, 4), (5, 4)]), ("ijk->kji", [(2, 3, 4)]),
     (" ij , jk -> ik ", [(2, 3), (3, 2)]), ("iij->j", [(3, 3, 2)]),
+    # the second operand's leading labels as a broadcast batch (16 or more of its own labels' elements last)
+    ("bn,anm,bm->ba", [(2, 3), (4, 3, 17), (2, 17)]), ("bn,anm->bam", [(2, 3), (4, 3, 16)]),
+    ("n,anm->am", [(3,), (2, 3, 20)]), ("bn,acnm->bacm", [(2, 3), (2, 2, 3, 16)]), ("bn,anm->mab", [(2, 3), (3, 3, 16)]),
+    ("bnk,ankm->bam", [(2, 3, 2), (2, 3, 2, 16)]), ("bkn,ankm->bam", [(2, 2, 3), (2, 3, 2, 16)]),
+    ("bn,amn->bam", [(2, 3), (2, 16, 3)]), ("bn,anm->bam", [(2, 3), (4, 3, 15)]),
 ]
 
 

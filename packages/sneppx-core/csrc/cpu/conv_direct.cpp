@@ -197,7 +197,7 @@ bool all_finite(const float* p, int64_t n) {
 // output channel's run of kh kw weights per input channel spread over its lane, a transpose of the group's
 // rows in 8 x 8 register blocks (scalar moves of 256-byte stride took 40% of a 2x2-map layer with 512
 // channels). Flipped, the taps of each (input, output) channel pair go in reverse order: the same
-// transposes, an input channel at a time. Returns whether every weight of the group is finite.
+// transposes, an input channel at a time. Returns whether every one of those weights is finite.
 bool pack_weights(const Direct& d, int64_t q, int64_t c0, int64_t c1, float* dst) {
   constexpr int64_t G = kGroup * V;
   const int64_t K = d.g.kh * d.g.kw, n = d.C * K, lanes = std::min<int64_t>(G, d.Cout - q * G);

@@ -135,12 +135,32 @@ def _contract(a, la, b, lb, keep, sizes):
         shape = tuple(_prod(sizes[c] for c in g) for g in shape_groups)
         return t if tuple(t.shape) == shape else t.reshape(*shape)
 
-    groups_a = [batch, left, inner] if batch else [left, inner]  # no batch: a 2-D product
-    groups_b = [batch, inner, right] if batch else [inner, right]
-    out = arrange(a, la, batch + left + inner, groups_a) @ arrange(b, lb, batch + inner + right, groups_b)
-    labels = batch + left + right
+    lead = _leading(lb, inner, right, sizes) if not batch else []
+    if lead:  # b's leading labels as a batch that a broadcasts over: no copy of b to put them last
+        rest = [c for c in right if c not in lead]
+        out = arrange(a, la, left + inner, [left, inner]) @ arrange(b, lb, lb, [lead, inner, rest])
+        labels = lead + left + rest
+    else:
+        groups_a = [batch, left, inner] if batch else [left, inner]  # no batch: a 2-D product
+        groups_b = [batch, inner, right] if batch else [inner, right]
+        out = arrange(a, la, batch + left + inner, groups_a) @ arrange(b, lb, batch + inner + right, groups_b)
+        labels = batch + left + right
     shape = tuple(sizes[c] for c in labels)
     return (out if tuple(out.shape) == shape else out.reshape(*shape)), labels
+
+
+def _leading(lb, inner, right, sizes):
+    """b's labels before its summed ones, where b is laid out as (those, the summed labels in a's order, at
+    least 16 more of its own): the product then runs as a batch over them with a broadcast, where putting
+    them after the summed labels for one 2-D product would copy b ("bn,anm->bam" copied its (a, n, m)
+    weight to (n, a m))."""
+    k = 0
+    while k < len(lb) and lb[k] in right:
+        k += 1
+    rest = lb[k + len(inner):]
+    if k == 0 or not inner or not rest or lb[k:k + len(inner)] != inner or _prod(sizes[c] for c in rest) < 16:
+        return []
+    return lb[:k]
 
 
 def _prod(xs):
