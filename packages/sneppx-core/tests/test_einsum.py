@@ -20,7 +20,8 @@ CASES = [
     (" ij , jk -> ik ", [(2, 3), (3, 2)]), ("iij->j", [(3, 3, 2)]),
     # the second operand's leading labels as a broadcast batch (16 or more of its own labels' elements last)
     ("bn,anm,bm->ba", [(2, 3), (4, 3, 17), (2, 17)]), ("bn,anm->bam", [(2, 3), (4, 3, 16)]),
-    ("n,anm->am", [(3,), (2, 3, 20)]), ("bn,acnm->bacm", [(2, 3), (2, 2, 3, 16)]), ("bn,anm->mab", [(2, 3), (3, 3, 16)]),
+    ("n,anm->am", [(3,), (2, 3, 20)]), ("bn,acnm->bacm", [(2, 3), (2, 2, 3, 16)]),
+    ("bn,anm->mab", [(2, 3), (3, 3, 16)]),
     ("bnk,ankm->bam", [(2, 3, 2), (2, 3, 2, 16)]), ("bkn,ankm->bam", [(2, 2, 3), (2, 3, 2, 16)]),
     ("bn,amn->bam", [(2, 3), (2, 16, 3)]), ("bn,anm->bam", [(2, 3), (4, 3, 15)]),
 ]

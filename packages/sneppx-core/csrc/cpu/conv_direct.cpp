@@ -341,7 +341,8 @@ void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Te
     if (!rows && skip) class_tiles(d, tile_len, order_in, order_out, ctiles);
     const bool classes = !ctiles.empty();
     d.order_in = order_in.data(), d.order_out = order_out.data(), d.ctiles = ctiles.data();
-    const int64_t tiles = classes ? int64_t(ctiles.size()) : rows ? g.N * g.oh * per_row : (P + tile_len - 1) / tile_len;
+    const int64_t tiles = classes ? int64_t(ctiles.size())
+                                  : rows ? g.N * g.oh * per_row : (P + tile_len - 1) / tile_len;
     // Tile j's first position (for class tiles: its index) and length.
     auto span = [&](int64_t j) {
       if (classes) return std::pair<int64_t, int>(j, int(ctiles[size_t(j)].len));
