@@ -135,9 +135,8 @@ def _contract(a, la, b, lb, keep, sizes):
         shape = tuple(_prod(sizes[c] for c in g) for g in shape_groups)
         return t if tuple(t.shape) == shape else t.reshape(*shape)
 
-    lead = _leading(lb, inner, right, sizes) if not batch else []
+    lead, rest = _leading(lb, inner, right, sizes) if not batch else ([], [])
     if lead:  # b's leading labels as a batch that a broadcasts over: no copy of b to put them last
-        rest = [c for c in right if c not in lead]
         out = arrange(a, la, left + inner, [left, inner]) @ arrange(b, lb, lb, [lead, inner, rest])
         labels = lead + left + rest
     else:
@@ -150,17 +149,17 @@ def _contract(a, la, b, lb, keep, sizes):
 
 
 def _leading(lb, inner, right, sizes):
-    """b's labels before its summed ones, where b is laid out as (those, the summed labels in a's order, at
-    least 16 more of its own): the product then runs as a batch over them with a broadcast, where putting
-    them after the summed labels for one 2-D product would copy b ("bn,anm->bam" copied its (a, n, m)
-    weight to (n, a m))."""
+    """(b's labels before its summed ones, its labels after them), where b is laid out as (those, the summed
+    labels in a's order, at least 16 elements of its own): the product then runs as a batch over the
+    leading labels with a broadcast, where putting them after the summed labels for one 2-D product would
+    copy b ("bn,anm->bam" copied its (a, n, m) weight to (n, a m)). Else ([], [])."""
     k = 0
     while k < len(lb) and lb[k] in right:
         k += 1
     rest = lb[k + len(inner):]
     if k == 0 or not inner or not rest or lb[k:k + len(inner)] != inner or _prod(sizes[c] for c in rest) < 16:
-        return []
-    return lb[:k]
+        return [], []
+    return lb[:k], rest
 
 
 def _prod(xs):
