@@ -140,6 +140,45 @@ def test_conv2d_batch_gradients_against_numpy(n, hw, xs, ws, stride, padding, di
             np.testing.assert_array_equal(a, c)
 
 
+WGRAD_CASES = [  # (C, C_out, kh, kw, groups) on maps of 9 x 8 (72 positions): how the weight gradient splits
+    (25, 64, 3, 3, 1),   # 225 patch rows: transposed, two ragged row chunks at 2 threads
+    (50, 96, 3, 3, 2),   # two groups of 48 output channels, transposed, a chunk a group at 2 threads
+    (24, 20, 3, 3, 1),   # 216 rows, 20 output channels: summed in the gradient itself, two chunks at 2 threads
+    (12, 8, 3, 3, 1),    # 108 rows: the batch in two slices
+    (16, 64, 3, 3, 1),   # 144 rows: two slices, transposed
+    (200, 64, 1, 1, 1),  # 1x1: each image its own patch matrix, transposed
+    (3, 16, 3, 3, 1),    # 27 rows: up to eight slices
+]
+
+
+@pytest.mark.parametrize("n", [1, 3, 11])
+@pytest.mark.parametrize("c,cout,kh,kw,groups", WGRAD_CASES)
+def test_conv2d_weight_gradient_splits(n, c, cout, kh, kw, groups):
+    """The weight gradient split by rows of the patch matrix and, for few rows, by slices of the batch
+    (transposed or not, in place or summed afterwards): against the float64 definition in float64 and
+    float32, and the same bits at 1 and 2 threads."""
+    pad = (kh // 2, kw // 2)
+    x = RNG.standard_normal((n, c, 9, 8))
+    w = RNG.standard_normal((cout, c // groups, kh, kw))
+    gy = RNG.standard_normal((n, cout, 9, 8))
+    gx_ref, gw_ref = np_conv2d_grads(x, w, gy, (1, 1), pad, (1, 1), groups)
+    for dt, tol in ((np.float64, 1e-10), (np.float32, 2e-5)):
+        grads = []
+        for threads in (1, 2):
+            old = sx.get_num_threads()
+            sx.set_num_threads(threads)
+            try:
+                xt, wt = sx.tensor(x.astype(dt)), sx.tensor(w.astype(dt), requires_grad=True)
+                y = F.conv2d(xt, wt, None, 1, pad, 1, groups)
+                assert "Convolution" in str(y.grad_fn), y.grad_fn
+                y.backward(sx.tensor(gy.astype(dt)))
+            finally:
+                sx.set_num_threads(old)
+            grads.append(wt.grad.numpy())
+            np.testing.assert_allclose(grads[-1], gw_ref, rtol=tol, atol=tol * np.sqrt(n * 72))
+        np.testing.assert_array_equal(grads[0], grads[1])
+
+
 DIRECT_CASES = [  # float32, groups 1, C kh kw >= 64, C_out >= 16, >= 64 outputs a map or a zero border: the CPU's direct kernel
     # (N, C, H, W), (C_out, kh, kw), stride, padding, dilation
     ((3, 16, 9, 9), (40, 3, 3), (1, 1), (1, 1), (1, 1)),    # tiles across rows and images, a part-filled group

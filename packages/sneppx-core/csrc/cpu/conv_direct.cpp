@@ -139,13 +139,19 @@ void tile(const Direct& d, int64_t q, int64_t P0, int64_t c0, int64_t c1, const 
       for (int t = 0; t < T; ++t) std::memcpy(part + (b * T + t) * V, &acc[b][t], sizeof(vf));
     return;
   }
-  // Lanes are channels: transpose into the (Cout, L) rows of the output.
+  // Lanes are channels: the bias added a vector at a time, then transposed into the (Cout, L) rows of
+  // the output.
   for (int b = 0; b < B; ++b) {
     int64_t co0 = (kGroup * q + b) * V, lanes = std::min<int64_t>(V, d.Cout - co0);
+    if (d.b) {
+      alignas(64) float bias[V] = {};
+      std::copy(d.b + co0, d.b + co0 + lanes, bias);
+      const vf bv = load(bias);
+      for (int t = 0; t < T; ++t) acc[b][t] += bv;
+    }
     for (int64_t l = 0; l < lanes; ++l) {
-      float bias = d.b ? d.b[co0 + l] : 0.0f;
       float* y = d.y + (co0 + l) * d.L;
-      for (int t = 0; t < T; ++t) y[S == Tiles::Row ? out[0] + t : out[t]] = acc[b][t][l] + bias;
+      for (int t = 0; t < T; ++t) y[S == Tiles::Row ? out[0] + t : out[t]] = acc[b][t][l];
     }
   }
 }
