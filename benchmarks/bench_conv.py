@@ -7,6 +7,9 @@ Cases:
 * ``conv2d`` and ``batch_norm2d``: one layer of the train-step network (Conv2d 32 -> 64, 3x3, padding 1
   on (32, 32, 16, 16); BatchNorm2d(32) in training mode on (32, 32, 32, 32)), forward + backward with a
   fixed output gradient;
+* ``conv_transpose2d``: a DCGAN generator's layer (ConvTranspose2d 128 -> 64, 4x4, stride 2, padding 1
+  on (16, 128, 16, 16)) and a stride-1 one (64 -> 32, 3x3, padding 1 on (8, 64, 16, 16)), forward +
+  backward with a fixed output gradient;
 * ``pooling``: ``MaxPool2d(3, 2, 1)`` on (8, 64, 32, 32) (a ResNet stem's pool) and the global
   ``AdaptiveAvgPool2d(1)`` of a ResNet head on (32, 512, 7, 7) and on (8, 64, 16, 16), forward under
   no_grad;
@@ -131,7 +134,11 @@ def run(quick: bool = False) -> list:
     for name, make, shape in (("conv2d 32->64 3x3 fwd+bwd (32, 32, 16, 16)", lambda m: m.Conv2d(32, 64, 3, padding=1),
                                (32, 32, 16, 16)),
                               ("batch_norm2d train fwd+bwd (32, 32, 32, 32)", lambda m: m.BatchNorm2d(32),
-                               (32, 32, 32, 32))):
+                               (32, 32, 32, 32)),
+                              ("conv_transpose2d 128->64 4x4/2 fwd+bwd (16, 128, 16, 16)",
+                               lambda m: m.ConvTranspose2d(128, 64, 4, 2, 1), (16, 128, 16, 16)),
+                              ("conv_transpose2d 64->32 3x3 fwd+bwd (8, 64, 16, 16)",
+                               lambda m: m.ConvTranspose2d(64, 32, 3, padding=1), (8, 64, 16, 16))):
         steps = [_layer_step(make(nn), sx, rng, shape)]
         if torch is not None:
             steps.append(_layer_step(make(torch.nn), torch, rng, shape))

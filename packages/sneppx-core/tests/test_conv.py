@@ -302,6 +302,64 @@ def test_conv_transpose_is_the_adjoint_of_conv():
     np.testing.assert_allclose(lhs, np.sum(x * xt.numpy()), rtol=1e-10)
 
 
+TRANSPOSE_CASES = [  # grids that take the convolution kernels: 256 positions or more (64 for a direct one)
+    # (N, C, h, w), (C_out / groups, kh, kw), stride, padding, output_padding, dilation, groups
+    ((2, 16, 8, 9), (24, 3, 3), (1, 1), (1, 1), (0, 0), (1, 1), 1),    # stride 1: direct in float32 (only)
+    ((2, 16, 16, 17), (24, 3, 3), (1, 1), (1, 1), (0, 0), (1, 1), 1),  # stride 1, image by image in float64
+    ((3, 24, 16, 16), (16, 4, 4), (2, 2), (1, 1), (0, 0), (1, 1), 1),  # a DCGAN layer: image by image
+    ((2, 8, 16, 16), (5, 3, 3), (2, 3), (1, 0), (1, 2), (1, 1), 1),    # output padding, few channels
+    ((2, 8, 16, 16), (6, 3, 2), (2, 1), (0, 1), (0, 0), (2, 1), 2),    # groups and dilation
+    ((1, 4, 1, 260), (3, 1, 5), (1, 2), (0, 2), (0, 1), (1, 1), 1),    # a conv_transpose1d shape
+]
+
+
+@pytest.mark.parametrize("xs,ws,stride,padding,out_pad,dilation,groups", TRANSPOSE_CASES)
+def test_conv_transpose2d_kernels_against_numpy(xs, ws, stride, padding, out_pad, dilation, groups):
+    """Transposed convolutions on grids that take the convolution kernels: the output (the adjoint of
+    conv2d applied to x) and the gradients (conv2d of gy, the weight gradient with x in the place of gy,
+    the sum of gy) against the float64 definition, in float64 and float32, the same bits at 1 and 2 threads."""
+    x = RNG.standard_normal(xs)
+    w = RNG.standard_normal((xs[1], ws[0], ws[1], ws[2]))
+    b = RNG.standard_normal(ws[0] * groups)
+    out = tuple((h - 1) * s - 2 * p + d * (k - 1) + o + 1
+                for h, s, p, d, k, o in zip(xs[2:], stride, padding, dilation, ws[1:], out_pad))
+    ref = np_conv2d_grads(np.zeros((xs[0], ws[0] * groups) + out), w, x, stride, padding, dilation, groups)[0]
+    ref += b[:, None, None]
+    gy = RNG.standard_normal(ref.shape)
+    gx_ref = np_conv2d(gy, w, None, stride, padding, dilation, groups)
+    gw_ref = np_conv2d_grads(gy, w, x, stride, padding, dilation, groups)[1]
+    for dt, tol in ((np.float64, 1e-10), (np.float32, 2e-5)):
+        runs = []
+        for threads in (1, 2):
+            old = sx.get_num_threads()
+            sx.set_num_threads(threads)
+            try:
+                xt, wt, bt = (sx.tensor(a.astype(dt), requires_grad=True) for a in (x, w, b))
+                y = F.conv_transpose2d(xt, wt, bt, stride, padding, out_pad, groups, dilation)
+                kernels = xs[2] * xs[3] >= 256 or dt == np.float32  # the first case: direct only in float32
+                assert ("ConvolutionTranspose" in str(y.grad_fn.next_functions)) == kernels, y.grad_fn.next_functions
+                y.backward(sx.tensor(gy.astype(dt)))
+            finally:
+                sx.set_num_threads(old)
+            runs.append([y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()])
+            scale = np.sqrt(xs[1] * ws[1] * ws[2])
+            np.testing.assert_allclose(runs[-1][0], ref, rtol=tol, atol=tol * scale)
+            np.testing.assert_allclose(runs[-1][1], gx_ref, rtol=tol, atol=tol * scale * 4)
+            np.testing.assert_allclose(runs[-1][2], gw_ref, rtol=tol, atol=tol * np.sqrt(x[:, 0].size) * 4)
+            np.testing.assert_allclose(runs[-1][3], gy.sum(axis=(0, 2, 3)), rtol=tol, atol=tol * np.sqrt(gy.size))
+        for a, c in zip(*runs):
+            np.testing.assert_array_equal(a, c)
+
+
+def test_conv_transpose_kernels_double_backward():
+    """Gradients of gradients through a transposed convolution on the kernel path (its backward records
+    public ops under create_graph), against finite differences."""
+    x, w = t64(RNG.standard_normal((1, 2, 16, 16))), t64(RNG.standard_normal((2, 3, 3, 3)))
+    y = F.conv_transpose2d(x, w, stride=2, padding=1)
+    assert "ConvolutionTranspose" in str(y.grad_fn), y.grad_fn
+    gradcheck(grad_of(lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1).square().sum()), [x, w])
+
+
 def test_conv_double_backward():
     x, w = t64(RNG.standard_normal((1, 2, 5, 5))), t64(RNG.standard_normal((3, 2, 3, 3)))
     gradcheck(grad_of(lambda x, w: F.conv2d(x, w, padding=1).square().sum()), [x, w])

@@ -57,8 +57,21 @@ def test_conv_transpose2d(torch, kw):
             lambda x, w, b: torch.nn.functional.conv_transpose2d(x, w, b, **kw), [x, w, b])
 
 
-def test_conv_transpose1d(torch):
-    x, w = RNG.standard_normal((2, 3, 7)), RNG.standard_normal((3, 2, 5))
+@pytest.mark.parametrize("kw", [dict(padding=1), dict(stride=2, padding=1), dict(stride=2, output_padding=1, groups=2),
+                                dict(stride=(1, 2), padding=(2, 1), dilation=(2, 1))])
+def test_conv_transpose2d_kernel_path(torch, kw):
+    """Grids of 256 positions or more take the convolution kernels (image by image)."""
+    groups = kw.get("groups", 1)
+    x, w, b = RNG.standard_normal((2, 8, 16, 16)), RNG.standard_normal((8, 6 // groups, 3, 3)), RNG.standard_normal(6)
+    compare(torch, lambda x, w, b: F.conv_transpose2d(x, w, b, **kw),
+            lambda x, w, b: torch.nn.functional.conv_transpose2d(x, w, b, **kw), [x, w, b])
+    compare(torch, lambda x, w: F.conv_transpose2d(x, w, None, **kw).square().sum(),
+            lambda x, w: torch.nn.functional.conv_transpose2d(x, w, None, **kw).square().sum(), [x, w])
+
+
+@pytest.mark.parametrize("length", [7, 260])  # 260: the kernel path
+def test_conv_transpose1d(torch, length):
+    x, w = RNG.standard_normal((2, 3, length)), RNG.standard_normal((3, 2, 5))
     kw = dict(stride=2, padding=2, output_padding=1)
     compare(torch, lambda x, w: F.conv_transpose1d(x, w, **kw),
             lambda x, w: torch.nn.functional.conv_transpose1d(x, w, **kw), [x, w])
