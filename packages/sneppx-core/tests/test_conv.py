@@ -3,6 +3,8 @@ differences, both against PyTorch (``-m parity``), and the error messages."""
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 import sneppx_core as sx
@@ -10,6 +12,17 @@ import sneppx_core.functional as F
 from sneppx_core.testing import gradcheck
 
 RNG = np.random.default_rng(5)
+
+
+@contextlib.contextmanager
+def at_threads(n):
+    """Runs the block with n threads in the core's pool, restoring the setting afterwards."""
+    old = sx.get_num_threads()
+    sx.set_num_threads(n)
+    try:
+        yield
+    finally:
+        sx.set_num_threads(old)
 
 
 def t64(a, requires_grad=True):
@@ -121,16 +134,12 @@ def test_conv2d_batch_gradients_against_numpy(n, hw, xs, ws, stride, padding, di
     for dt, tol in ((np.float64, 1e-10), (np.float32, 2e-4)):
         grads = []
         for threads in (1, 2):
-            old = sx.get_num_threads()
-            sx.set_num_threads(threads)
-            try:
+            with at_threads(threads):
                 xt, wt = sx.tensor(x.astype(dt), requires_grad=True), sx.tensor(w.astype(dt), requires_grad=True)
                 bt = None if b is None else sx.tensor(b.astype(dt), requires_grad=True)
                 y = F.conv2d(xt, wt, bt, stride, padding, dilation, groups)
                 assert ("Convolution" in str(y.grad_fn)) == (gy.shape[2] * gy.shape[3] >= 64), y.grad_fn
                 y.backward(sx.tensor(gy.astype(dt)))
-            finally:
-                sx.set_num_threads(old)
             grads.append([t.grad.numpy() for t in (xt, wt) + ((bt,) if bt is not None else ())])
             np.testing.assert_allclose(grads[-1][0], gx_ref, rtol=tol, atol=tol * 10)
             np.testing.assert_allclose(grads[-1][1], gw_ref, rtol=tol, atol=tol * 10 * n)
@@ -165,15 +174,11 @@ def test_conv2d_weight_gradient_splits(n, c, cout, kh, kw, groups):
     for dt, tol in ((np.float64, 1e-10), (np.float32, 2e-5)):
         grads = []
         for threads in (1, 2):
-            old = sx.get_num_threads()
-            sx.set_num_threads(threads)
-            try:
+            with at_threads(threads):
                 xt, wt = sx.tensor(x.astype(dt)), sx.tensor(w.astype(dt), requires_grad=True)
                 y = F.conv2d(xt, wt, None, 1, pad, 1, groups)
                 assert "Convolution" in str(y.grad_fn), y.grad_fn
                 y.backward(sx.tensor(gy.astype(dt)))
-            finally:
-                sx.set_num_threads(old)
             grads.append(wt.grad.numpy())
             np.testing.assert_allclose(grads[-1], gw_ref, rtol=tol, atol=tol * np.sqrt(n * 72))
         np.testing.assert_array_equal(grads[0], grads[1])
@@ -227,15 +232,11 @@ def test_conv2d_direct_float32_against_numpy(xs, ws, stride, padding, dilation):
     gx_ref, gw_ref = np_conv2d_grads(x, w, gy, stride, padding, dilation, 1)
     runs = []
     for threads in (1, 2):
-        old = sx.get_num_threads()
-        sx.set_num_threads(threads)
-        try:
+        with at_threads(threads):
             xt, wt, bt = (sx.tensor(a.astype(np.float32), requires_grad=True) for a in (x, w, b))
             y = F.conv2d(xt, wt, bt, stride, padding, dilation)
             assert "Convolution" in str(y.grad_fn), y.grad_fn  # the kernel path, at every plane size
             y.backward(sx.tensor(gy.astype(np.float32)))
-        finally:
-            sx.set_num_threads(old)
         runs.append([y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()])
         scale = np.sqrt(xs[1] * ws[1] * ws[2])  # float32 rounding grows with the terms of each sum
         np.testing.assert_allclose(runs[-1][0], ref, rtol=1e-5, atol=1e-5 * scale)
@@ -258,12 +259,8 @@ def test_conv2d_direct_float32_non_finite_weights(xs, cout):
         ref = np_conv2d(x, w, None, (1, 1), (1, 1), (1, 1), 1)
     assert np.isnan(ref[:, 3, 0]).all() and np.isnan(ref[:, 40, :, 0]).all()  # border terms 0 * inf
     for threads in (1, 2):
-        old = sx.get_num_threads()
-        sx.set_num_threads(threads)
-        try:
+        with at_threads(threads):
             got = F.conv2d(sx.tensor(x.astype(np.float32)), sx.tensor(w.astype(np.float32)), padding=1).numpy()
-        finally:
-            sx.set_num_threads(old)
         np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
         np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-4)
 
@@ -331,16 +328,12 @@ def test_conv_transpose2d_kernels_against_numpy(xs, ws, stride, padding, out_pad
     for dt, tol in ((np.float64, 1e-10), (np.float32, 2e-5)):
         runs = []
         for threads in (1, 2):
-            old = sx.get_num_threads()
-            sx.set_num_threads(threads)
-            try:
+            with at_threads(threads):
                 xt, wt, bt = (sx.tensor(a.astype(dt), requires_grad=True) for a in (x, w, b))
                 y = F.conv_transpose2d(xt, wt, bt, stride, padding, out_pad, groups, dilation)
                 kernels = xs[2] * xs[3] >= 256 or dt == np.float32  # the first case: direct only in float32
                 assert ("ConvolutionTranspose" in str(y.grad_fn.next_functions)) == kernels, y.grad_fn.next_functions
                 y.backward(sx.tensor(gy.astype(dt)))
-            finally:
-                sx.set_num_threads(old)
             runs.append([y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()])
             scale = np.sqrt(xs[1] * ws[1] * ws[2])
             np.testing.assert_allclose(runs[-1][0], ref, rtol=tol, atol=tol * scale)
@@ -572,16 +565,12 @@ def test_average_pools_of_long_windows_against_numpy(dtype):
         ref = means(x, spans(shape[2], oh), spans(shape[3], ow))
         outs = []
         for threads in (1, 2):
-            old = sx.get_num_threads()
-            sx.set_num_threads(threads)
-            try:
+            with at_threads(threads):
                 xt = sx.tensor(x.astype(dtype), requires_grad=True)
                 y = F.adaptive_avg_pool2d(xt, size)
                 gy = RNG.standard_normal(tuple(y.shape))
                 y.backward(sx.tensor(gy.astype(dtype)))
                 outs.append(y.detach().numpy())
-            finally:
-                sx.set_num_threads(old)
             assert outs[-1].dtype == dtype
             if size == 1:  # the global average's gradient: gy / (H W) at every element of its plane
                 np.testing.assert_allclose(xt.grad.numpy(), np.broadcast_to(gy / (shape[2] * shape[3]), shape),

@@ -198,11 +198,6 @@ Tensor conv_kernels(const Tensor& x, const Tensor& w, const Tensor& b, const Con
   });
 }
 
-// A transposed convolution through the convolution kernels: its output is the input gradient of the
-// convolution with weight w from the output's space to x's grid (image by image in conv_bwd, or with
-// `direct` a direct convolution), so no patch matrix of the whole batch is built and summed back. Its gradients
-// are that convolution's forward (gx, the public conv, which picks its own kernel and records under
-// create_graph) and weight gradient (gw, with x in the place of gy).
 // Whether a transposed convolution runs as a direct convolution (input_grad_direct): float32, groups 1,
 // stride 1, padding within the window, channel counts the direct kernel takes.
 bool transpose_direct(const Tensor& x, const Tensor& w, const ConvGeom& g, int64_t G) {
@@ -210,6 +205,11 @@ bool transpose_direct(const Tensor& x, const Tensor& w, const ConvGeom& g, int64
          g.sw == 1 && g.ph <= g.dh * (g.kh - 1) && g.pw <= g.dw * (g.kw - 1) && direct_window(w->shape[0], g.C, g);
 }
 
+// A transposed convolution through the convolution kernels: its output is the input gradient of the
+// convolution with weight w from the output's space to x's grid (image by image in conv_bwd, or with
+// `direct` a direct convolution), so no patch matrix of the whole batch is built and summed back. Its
+// gradients are that convolution's forward (gx, the public conv, which picks its own kernel and records
+// under create_graph) and weight gradient (gw, with x in the place of gy).
 Tensor conv_transpose_kernels(const Tensor& x, const Tensor& w, const ConvGeom& g, int64_t G, size_t nsp,
                               const IntList& stride, const IntList& padding, const IntList& dilation, bool direct) {
   Device dev = x->device();
@@ -219,7 +219,7 @@ Tensor conv_transpose_kernels(const Tensor& x, const Tensor& w, const ConvGeom& 
     y = input_grad_direct(xc, wc, g);
   } else {
     y = empty({g.N, g.C, g.H, g.W}, x->dtype, dev);
-    kern::conv_bwd(dev)(xc, xc, wc, y, Tensor(), Tensor(), g, G);  // x's second place (images) is read only for gw
+    kern::conv_bwd(dev)(xc, xc, wc, y, Tensor(), Tensor(), g, G);  // the images (xc again) are read only for gw
   }
   if (nsp == 1) y = reshape(y, {g.N, g.C, g.W});
   if (!needs_grad({&x, &w})) return y;
@@ -235,7 +235,8 @@ Tensor conv_transpose_kernels(const Tensor& x, const Tensor& w, const ConvGeom& 
                                   dilation, G), xshape)
                    : Tensor();
     if (!nw) return TensorList{gx, Tensor()};
-    if (grad_mode::enabled()) return TensorList{gx, conv_grads_public(xs, gyc, ws, g, G, false, true, false, xshape)[1]};
+    if (grad_mode::enabled())  // the weight gradient in public ops, which record
+      return TensorList{gx, conv_grads_public(xs, gyc, ws, g, G, false, true, false, xshape)[1]};
     Tensor gw = empty(ws->shape, ws->dtype, xs->device());
     kern::conv_bwd(xs->device())(xs, gyc, ws, Tensor(), gw, Tensor(), g, G);
     return TensorList{gx, gw};
