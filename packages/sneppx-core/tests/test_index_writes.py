@@ -106,6 +106,30 @@ def test_index_put_matches_numpy(threads):
     assert y.index_put_((sx.tensor([1]),), sx.tensor(0.0, dtype=sx.float64)) is y and y.numpy()[1].sum() == 0
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.float16])
+@pytest.mark.parametrize("cols", [792, 37])  # 37: ragged pieces (one piece in float16)
+def test_large_index_put_splits_columns_in_index_order(threads, dtype, cols):
+    """Puts of 64 KiB or more split each block's columns among the threads: a repeated row still ends
+    with its last block, accumulated rows sum their blocks, index_copy_ along dim 0 matches NumPy."""
+    a = (RNG.standard_normal((300, cols)) * 8).astype(dtype)
+    rows = RNG.integers(0, 300, 600)  # many repeats
+    v = (RNG.standard_normal((600, cols)) * 8).astype(dtype)
+    want = a.copy()
+    for i, r in enumerate(rows):  # index order: the last write wins
+        want[r] = v[i]
+    got = sx.tensor(a).index_put((sx.tensor(rows),), sx.tensor(v))
+    np.testing.assert_array_equal(got.numpy(), want)
+    want = a.astype(np.float64)
+    for i, r in enumerate(rows):  # in index order, rounded to the dtype at each step
+        want[r] = (want[r].astype(dtype) + v[i]).astype(np.float64)
+    got = sx.tensor(a).index_put((sx.tensor(rows),), sx.tensor(v), accumulate=True)
+    np.testing.assert_array_equal(got.numpy(), want.astype(dtype))
+    unique = RNG.permutation(300)[:120]
+    x = sx.tensor(a)
+    x.index_copy_(0, sx.tensor(unique), sx.tensor(v[:120]))
+    np.testing.assert_array_equal(x.numpy(), np_index_copy(a, 0, unique, v[:120]))
+
+
 def test_index_put_gradients_and_errors():
     idx = (sx.tensor([0, 2, 0]), sx.tensor([1, 3, 1]))
     gradcheck(lambda x, v: (x.index_put(idx, v, accumulate=True) ** 2).sum(dim=1),
