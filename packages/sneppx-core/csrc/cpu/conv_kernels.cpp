@@ -140,8 +140,10 @@ ConvDims conv_dims(const ConvGeom& g, int64_t groups, int64_t cout) {
   return d;
 }
 
-template <typename T> void patches_of_image(const T* xn, T* cols, const ConvGeom& g, const ConvDims& d) {
-  for (int64_t r = 0; r < d.rows; ++r) {
+// Rows [r0, r1) (all by default) of image xn's patch matrix, each at its place in cols.
+template <typename T>
+void patches_of_image(const T* xn, T* cols, const ConvGeom& g, const ConvDims& d, int64_t r0 = 0, int64_t r1 = -1) {
+  for (int64_t r = r0; r < (r1 < 0 ? d.rows : r1); ++r) {
     int64_t c = r / d.K, k = r % d.K;
     patch_row(xn + c * d.plane, cols + r * d.L, k / g.kw, k % g.kw, g);
   }
@@ -217,10 +219,12 @@ template <typename T> void conv_wgrad(const T* gy, const T* x, T* gw, const Conv
   // gw's columns [r0, r0 + nr) of group gi: the slices' sums added in order into the first slice's, then
   // transposed back where the product ran transposed.
   auto combine = [&](int64_t gi, int64_t r0, int64_t nr) {
-    for (int64_t co = 0; co < (transposed ? 1 : d.Cog); ++co) {
+    // The columns are one run of gw^T where transposed, else a run of nr in each of the Cog rows of gw.
+    const int64_t runs = slices == 1 ? 0 : transposed ? 1 : d.Cog, len = transposed ? nr * d.Cog : nr;
+    for (int64_t co = 0; co < runs; ++co) {
       const int64_t at = transposed ? (gi * d.CgK + r0) * d.Cog : (gi * d.Cog + co) * d.CgK + r0;
       T* out = sums(0) + at;
-      for (int64_t i = 0; i < (transposed ? nr * d.Cog : nr) && slices > 1; ++i) {
+      for (int64_t i = 0; i < len; ++i) {
         T v = out[i];
         for (int64_t sl = 1; sl < slices; ++sl) v += sums(sl)[at + i];
         out[i] = v;
@@ -245,8 +249,7 @@ template <typename T> void conv_wgrad(const T* gy, const T* x, T* gw, const Conv
         const T* xn = x + n * g.C * d.plane;
         const T* src = xn + first * d.L;
         if (!d.direct) {
-          for (int64_t r = first; r < first + nr; ++r)
-            patch_row(xn + r / d.K * d.plane, cols + r * d.L, r % d.K / g.kw, r % d.K % g.kw, g);
+          patches_of_image(xn, cols, g, d, first, first + nr);
           src = cols + first * d.L;
         }
         const T* gyn = gy + (n * d.Cout + gi * d.Cog) * d.L;

@@ -144,6 +144,13 @@ bool direct_small(int64_t C, int64_t Cout, const ConvGeom& g) {
   return direct_window(C, Cout, g) && g.oh * g.ow < kMinPositions && (g.ph || g.pw);
 }
 
+// Whether the input gradient of a convolution with weight w (as a float32 one with groups 1) can run
+// through input_grad_direct: stride 1, padding within the window, channel counts the direct kernel takes.
+bool input_grad_direct_fits(const Tensor& w, const ConvGeom& g) {
+  return g.sh == 1 && g.sw == 1 && g.ph <= g.dh * (g.kh - 1) && g.pw <= g.dw * (g.kw - 1) &&
+         direct_window(w->shape[0], g.C, g);
+}
+
 // The input gradient of a stride-1 convolution (groups 1) through conv_direct_fwd: gy padded by
 // d (k - 1) - p correlated with the weight flipped in space and with its channel dims swapped.
 Tensor input_grad_direct(const Tensor& gy, const Tensor& w, const ConvGeom& g) {
@@ -180,8 +187,7 @@ Tensor conv_kernels(const Tensor& x, const Tensor& w, const Tensor& b, const Con
     // With stride 1 the input gradient is itself a direct convolution (see input_grad_direct), on small
     // maps too, where its class tiles skip the zero border's terms that a GEMM over patches multiplies
     // (the forward's rule on the same positions, its channel counts swapped).
-    const bool gx_direct = nx && direct && g.sh == 1 && g.sw == 1 && g.ph <= g.dh * (g.kh - 1) &&
-                           g.pw <= g.dw * (g.kw - 1) && direct_window(ws->shape[0], g.C, g);
+    const bool gx_direct = nx && direct && input_grad_direct_fits(ws, g);
     Tensor gx = gx_direct ? reshape(input_grad_direct(gyc, ws, g), xshape) : Tensor();
     const bool nx_rest = nx && !gx_direct;
     if (!nx_rest && !nw && !nb) return TensorList{gx, Tensor(), Tensor()};
@@ -199,10 +205,10 @@ Tensor conv_kernels(const Tensor& x, const Tensor& w, const Tensor& b, const Con
 }
 
 // Whether a transposed convolution runs as a direct convolution (input_grad_direct): float32, groups 1,
-// stride 1, padding within the window, channel counts the direct kernel takes.
+// on a device with the direct kernel, where that input gradient fits it.
 bool transpose_direct(const Tensor& x, const Tensor& w, const ConvGeom& g, int64_t G) {
-  return G == 1 && x->dtype == DType::Float32 && kern::conv_direct_fwd.has(x->device().type) && g.sh == 1 &&
-         g.sw == 1 && g.ph <= g.dh * (g.kh - 1) && g.pw <= g.dw * (g.kw - 1) && direct_window(w->shape[0], g.C, g);
+  return G == 1 && x->dtype == DType::Float32 && kern::conv_direct_fwd.has(x->device().type) &&
+         input_grad_direct_fits(w, g);
 }
 
 // A transposed convolution through the convolution kernels: its output is the input gradient of the
