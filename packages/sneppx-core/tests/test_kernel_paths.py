@@ -872,10 +872,12 @@ def test_half_neg_and_abs_move_only_the_sign_bit(threads, dtype):
 
 @pytest.mark.parametrize("m,k,n", [(16, 16, 48), (17, 129, 49), (23, 128, 64), (40, 300, 65), (90, 120, 150),
                                    (64, 320, 79), (31, 257, 100), (128, 64, 129), (16, 16, 16), (33, 40, 17),
-                                   (40, 300, 32), (100, 64, 47), (16, 1000, 33), (40, 130, 256), (20, 700, 100)])
+                                   (40, 300, 32), (100, 64, 47), (16, 1000, 33), (40, 130, 256), (20, 700, 100),
+                                   (800, 200, 70), (390, 520, 64)])
 @pytest.mark.parametrize("trans_a, trans_b", [(False, False), (True, False), (False, True), (True, True)])
 def test_float32_products_read_in_place(threads, m, k, n, trans_a, trans_b):
-    """The sizes that the AVX-512 build's direct kernel takes (cpu/gemm_direct.cpp): blocks of 6 rows
+    """The sizes that the AVX-512 build's direct kernel takes (cpu/gemm_direct.cpp): rows in chunks of
+    384 with a short last one (800 rows; 390 cut in two at 2 threads), blocks of 6 rows
     with a short last one, panels of 64 columns with a last one of 1-63 (its last vector masked; narrow
     products of 16-47 columns are that panel alone),
     K in passes of 128 with a short last one, A transposed or a row-strided slice, B stored

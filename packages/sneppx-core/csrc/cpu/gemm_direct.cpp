@@ -5,7 +5,8 @@
 // columns lives in 24 vector registers: each k loads the 64 floats of B's row k once (from B
 // itself, the last vector of a narrower panel masked) and broadcasts the 6 values A(i, k) from A
 // itself. K is cut into blocks of kBlockK so that a panel of B (kBlockK x 64 floats, 32 KiB) stays
-// in L1 while the row blocks pass over it. A B stored transposed ((N, K), as a linear layer's weight
+// in L1 while the row blocks pass over it, and the rows in chunks of kChunkM so that theirs of A stay
+// in L2 while the panels pass over them. A B stored transposed ((N, K), as a linear layer's weight
 // or attention's keys) is copied: each panel once per K block, transposed 16 x 16 in registers; so is
 // a B whose rows lie a multiple of 1 KiB apart (see gemm_direct). gemm_direct_fits keeps the kernel
 // to the sizes where it measured faster than OpenBLAS's SkylakeX kernels, the rest going to BLAS;
@@ -32,6 +33,7 @@ constexpr int W = 16;             // floats per vector
 constexpr int MR = 6;             // rows of C per block
 constexpr int kPanel = 4 * W;     // columns of C per block
 constexpr int64_t kBlockK = 128;  // k per pass over C
+constexpr int64_t kChunkM = 384;  // rows of A per pass over B's panels (see gemm_direct)
 typedef float V __attribute__((vector_size(W * sizeof(float))));
 
 // The mask of the first n lanes, 1 <= n <= W.
@@ -129,7 +131,7 @@ static bool blas_avx512() {
   return avx512;
 }
 
-bool gemm_direct_fits(bool /*ta*/, bool tb, int64_t M, int64_t N, int64_t K) {
+bool gemm_direct_fits(bool ta, bool tb, int64_t M, int64_t N, int64_t K) {
   // Either operand transposed or not. Measured against OpenBLAS's AVX2 kernels (Haswell, which the
   // machines the benchmarks run on are told to use) at 2 threads, interleaved with PyTorch: 1.2-2.1x
   // for every product tried with 32 rows or more (512^3 440 against 119-201 GFLOP/s, 2048^3 278 against
@@ -140,22 +142,44 @@ bool gemm_direct_fits(bool /*ta*/, bool tb, int64_t M, int64_t N, int64_t K) {
   // products 24.7 -> 12.3 us, 512 x 256 x 32 44 -> 20 us, 16 x 4096 x 32 with B transposed 60 -> 16 us):
   // there BLAS's packing outweighs the arithmetic.
   if (!blas_avx512() && K >= 16 && ((M >= 32 && N >= 48) || (M >= 16 && N >= 16 && N < 48))) return true;
-  // Against the SkylakeX kernels, on one core (medians of 21 interleaved runs): 1.2-1.3x for K <= 128
-  // (128 x 128 x 64, 90 x 150 x 120, 36 x 60 x 48, 32 x 256 x 288 batched), 1.0-1.1x at K = 256-300,
-  // 0.86x at 256 x 512 x 512. With B transposed (attention's scores, x @ W^T) 1.05-2.0x at any K up to
-  // 2^28 multiply-adds (32 x 32 x 32 54 -> 101 GFLOP/s, 128 x 128 x 32 97 -> 141, 128 x 256 x 1024
-  // 125 -> 150, 256 x 768 x 768 148 -> 159, 256 x 1024 x 1024 141 -> 148), but 0.94x at 256 x 3072 x 768.
+  // Against the SkylakeX kernels, on one core (sizes M x N x K, medians of interleaved runs): 1.2-1.3x for
+  // K <= 128 (128 x 128 x 64, 90 x 150 x 120, 36 x 60 x 48, 32 x 256 x 288 batched), 1.0-1.1x at K = 256-300.
+  // On an Intel Xeon with 2 MiB of L2 a core, with the rows taken in chunks (see gemm_direct): 1.05x at K up to
+  // 512 (512^3 147 -> 156 GFLOP/s, 256 x 512 x 512 145 -> 153), and beyond up to 256 rows, 1.05-1.12x
+  // (256 x 256 x 1024 136 -> 152, 256 x 256 x 4096 130 -> 145, 128 x 1024 x 2048 123 -> 136); but 0.95x
+  // from 444 rows on (at 2 threads 888 x 592 x 1184 300 -> 287, 1024^3 297 -> 282), and past 2^28
+  // multiply-adds (4096 x 2048 x 512 at 2 threads 305-309 -> 281-291). With B transposed (attention's
+  // scores, x @ W^T) 1.05-2.0x at any K up to 2^28 multiply-adds (32 x 32 x 32 54 -> 101 GFLOP/s,
+  // 128 x 128 x 32 97 -> 141, 128 x 256 x 1024 125 -> 150, 256 x 768 x 768 148 -> 159, 256 x 1024 x 1024
+  // 141 -> 148), but 0.94x at 256 x 3072 x 768.
   // Narrow products (16-47 columns) 1.2-1.3x from K = 256 on (512 x 32 x 256 111 -> 145), 0.8-0.9x
   // below (32 x 32 x 32 137 -> 115).
   if (M < 16 || N < 16 || K < 16) return false;
   const double work = double(M) * double(N) * double(K);
   if (tb) return work <= double(1 << 28);
-  return work <= double(1 << 26) && ((N >= 48 && K <= 320) || (N < 48 && K >= 256));
+  if (N < 48) return work <= double(1 << 26) && K >= 256;
+  // A stored transposed (a weight gradient's gy^T) has the 6 values of one k a row of A apart, so the K
+  // values a block reads share few L1 sets; past the limits below it measured 0.87-0.97x (at 2 threads
+  // 2048 x 512 x 512 279-296 -> 255 GFLOP/s, 1536 x 512 x 512 296 -> 266, 1024 x 512 x 256 273 -> 266).
+  if (ta) return work <= double(1 << 26) && K <= 320;
+  return work <= double(1 << 28) && (K <= 512 || M <= 256);
 }
 
 void gemm_direct(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
                  int64_t ldb, float beta, float* C, int64_t ldc) {
   const int64_t sar = ta ? 1 : lda, sak = ta ? lda : 1;
+  // Tall products in chunks of kChunkM rows where K takes several blocks: a chunk's rows of C and of A for
+  // one K block (384 x 128 floats, 192 KiB) stay in L2 from one K block to the next and while the column
+  // panels pass over them. With every row at once, they came from L3 again for each block: on one core
+  // 4096 x 256 x 256 with B transposed 131-137 -> 157 GFLOP/s, 2048 x 256 x 512 137 -> 156; at 2 threads
+  // 4096 x 256 x 256 273-274 -> 299-307. Each chunk packs B again, which cost 1-3% where the rows fit L2
+  // without chunks (512-767 rows; a transposed convolution's 512 x 128 x 256 weight gradient per task) or
+  // where one K block leaves nothing to keep (its forward, 1024 x 256 x 128 per image).
+  if (M >= 2 * kChunkM && K > kBlockK) {
+    for (int64_t i0 = 0; i0 < M; i0 += kChunkM)
+      gemm_direct(ta, tb, std::min(kChunkM, M - i0), N, K, A + i0 * sar, lda, B, ldb, beta, C + i0 * ldc, ldc);
+    return;
+  }
   alignas(64) float packed[kBlockK * kPanel];  // a panel of op(B) when B is stored transposed
   for (int64_t k0 = 0; k0 < K; k0 += kBlockK) {
     const int64_t kb = std::min(kBlockK, K - k0);
