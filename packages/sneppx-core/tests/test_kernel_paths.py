@@ -877,7 +877,8 @@ def test_half_neg_and_abs_move_only_the_sign_bit(threads, dtype):
 @pytest.mark.parametrize("trans_a, trans_b", [(False, False), (True, False), (False, True), (True, True)])
 def test_float32_products_read_in_place(threads, m, k, n, trans_a, trans_b):
     """The sizes that the AVX-512 build's direct kernel takes (cpu/gemm_direct.cpp): rows in chunks of
-    384 with a short last one (800 rows; 390 cut in two at 2 threads), blocks of 6 rows
+    384 with a short last one (800 rows), K past 512 for up to 256 rows (390 rows cut in two at 2
+    threads), blocks of 6 rows
     with a short last one, panels of 64 columns with a last one of 1-63 (its last vector masked; narrow
     products of 16-47 columns are that panel alone),
     K in passes of 128 with a short last one, A transposed or a row-strided slice, B stored

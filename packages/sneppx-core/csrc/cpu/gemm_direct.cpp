@@ -132,8 +132,8 @@ static bool blas_avx512() {
 }
 
 bool gemm_direct_fits(bool ta, bool tb, int64_t M, int64_t N, int64_t K) {
-  // Either operand transposed or not. Measured against OpenBLAS's AVX2 kernels (Haswell, which the
-  // machines the benchmarks run on are told to use) at 2 threads, interleaved with PyTorch: 1.2-2.1x
+  // Either operand transposed or not. Measured against OpenBLAS's AVX2 kernels (Haswell, which its CPU
+  // detection or OPENBLAS_CORETYPE chooses on some AVX-512 machines) at 2 threads, interleaved with PyTorch: 1.2-2.1x
   // for every product tried with 32 rows or more (512^3 440 against 119-201 GFLOP/s, 2048^3 278 against
   // 225, 4096^3 308 against 234; a linear layer's 512 x 3072 x 768 with B transposed 325 against 211),
   // but 0.86x for 16 rows of a 4096 x 4096 transposed B (its packing costs as much as the product).
@@ -146,8 +146,8 @@ bool gemm_direct_fits(bool ta, bool tb, int64_t M, int64_t N, int64_t K) {
   // K <= 128 (128 x 128 x 64, 90 x 150 x 120, 36 x 60 x 48, 32 x 256 x 288 batched), 1.0-1.1x at K = 256-300.
   // On an Intel Xeon with 2 MiB of L2 a core, with the rows taken in chunks (see gemm_direct): 1.05x at K up to
   // 512 (512^3 147 -> 156 GFLOP/s, 256 x 512 x 512 145 -> 153), and beyond up to 256 rows, 1.05-1.12x
-  // (256 x 256 x 1024 136 -> 152, 256 x 256 x 4096 130 -> 145, 128 x 1024 x 2048 123 -> 136); but 0.95x
-  // from 444 rows on (at 2 threads 888 x 592 x 1184 300 -> 287, 1024^3 297 -> 282), and past 2^28
+  // (256 x 256 x 1024 136 -> 152, 256 x 256 x 4096 130 -> 145, 128 x 1024 x 2048 123 -> 136); but past
+  // K = 512 0.95x from 444 rows on (at 2 threads 888 x 592 x 1184 300 -> 287, 1024^3 297 -> 282), and past 2^28
   // multiply-adds (4096 x 2048 x 512 at 2 threads 305-309 -> 281-291). With B transposed (attention's
   // scores, x @ W^T) 1.05-2.0x at any K up to 2^28 multiply-adds (32 x 32 x 32 54 -> 101 GFLOP/s,
   // 128 x 128 x 32 97 -> 141, 128 x 256 x 1024 125 -> 150, 256 x 768 x 768 148 -> 159, 256 x 1024 x 1024
