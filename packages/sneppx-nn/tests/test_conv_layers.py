@@ -77,6 +77,41 @@ def test_misc_layers():
     assert d(x) is x
 
 
+MODE_PADS = [("ReflectionPad1d", "reflect", 1), ("ReflectionPad2d", "reflect", 2), ("ReplicationPad1d", "edge", 1),
+             ("ReplicationPad2d", "edge", 2), ("CircularPad1d", "wrap", 1), ("CircularPad2d", "wrap", 2)]
+
+
+@pytest.mark.parametrize("name,np_mode,n", MODE_PADS, ids=[p[0] for p in MODE_PADS])
+def test_mode_pads_against_numpy(name, np_mode, n):
+    """Reflection, replication and circular padding layers of unbatched and batched inputs, int or per-side
+    padding, against np.pad; the gradient of each input element is the sum of its copies' seeds."""
+    cls = getattr(nn, name)
+    for padding, batch in ((2, ()), ((1, 3, 0, 2)[:2 * n], (2,)), ((0, 4, 3, 1)[:2 * n], (1,))):
+        layer = cls(padding)
+        per = layer.padding
+        widths = [(0, 0)] * (len(batch) + 1) + [(per[2 * k], per[2 * k + 1]) for k in reversed(range(n))]
+        x = RNG.standard_normal(batch + (3,) + (5, 6)[2 - n:])
+        xs = sx.tensor(x, dtype=sx.float64, requires_grad=True)
+        out = layer(xs)
+        np.testing.assert_array_equal(to_np(out), np.pad(x, widths, mode=np_mode))
+        seed = RNG.standard_normal(tuple(out.shape))
+        (out * sx.tensor(seed, dtype=sx.float64)).sum().backward()
+        want = np.zeros_like(x)
+        index = np.pad(np.arange(x.size).reshape(x.shape), widths, mode=np_mode)
+        np.add.at(want.reshape(-1), index.reshape(-1), seed.reshape(-1))
+        np.testing.assert_allclose(to_np(xs.grad), want, atol=1e-12)
+    assert repr(cls(1)) == f"{name}({(1,) * 2 * n})" and list(cls(1).state_dict()) == []
+    with pytest.raises(ValueError, match=rf"\[{name}\] expects a {n + 1}-d or {n + 2}-d input, got shape"):
+        cls(1)(sx.randn(*(2,) * (n + 3)))
+    with pytest.raises(ValueError, match=rf"\[{name}\] padding must be an int or {2 * n} ints"):
+        cls((1, 2, 3))
+
+
+def test_reflection_pad_must_be_smaller_than_the_dim():
+    with pytest.raises(ValueError, match=r"\[pad\] reflect padding of 0, 3 must be smaller than the dim of size 3"):
+        nn.ReflectionPad1d((0, 3))(sx.randn(2, 3))
+
+
 def _torch():
     return pytest.importorskip("torch")
 
@@ -108,6 +143,12 @@ PARITY_LAYERS = [
     ("CELU", (0.5,), dict(), (3, 5)),
     ("Upsample", (), dict(scale_factor=2, mode="bilinear", align_corners=True), (1, 2, 3, 4)),
     ("PixelShuffle", (2,), dict(), (1, 8, 2, 3)),
+    ("ReflectionPad2d", ((1, 2, 0, 3),), dict(), (2, 3, 5, 6)),
+    ("ReflectionPad1d", ((3, 1),), dict(), (3, 6)),
+    ("ReplicationPad2d", (2,), dict(), (3, 4, 5)),
+    ("ReplicationPad1d", ((0, 4),), dict(), (2, 3, 5)),
+    ("CircularPad2d", ((1, 2, 2, 0),), dict(), (2, 2, 4, 5)),
+    ("CircularPad1d", (3,), dict(), (2, 4)),
 ]
 
 

@@ -53,7 +53,8 @@ from .pooling import (  # noqa: E402
     MaxPool2d,
 )
 from .resample import (  # noqa: E402
-    ConstantPad1d, ConstantPad2d, CosineSimilarity, Fold, PairwiseDistance, PixelShuffle, PixelUnshuffle, Unfold,
+    CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, CosineSimilarity, Fold, PairwiseDistance,
+    PixelShuffle, PixelUnshuffle, ReflectionPad1d, ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, Unfold,
     Upsample, ZeroPad1d, ZeroPad2d,
 )
 from .rnn import GRU, LSTM, RNN, RNNBase  # noqa: E402
@@ -77,7 +78,8 @@ __all__ = [
     "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "BatchNorm1d", "BatchNorm2d",
     "InstanceNorm1d", "InstanceNorm2d", "GroupNorm", "Dropout1d", "Dropout2d", "Upsample", "PixelShuffle",
-    "PixelUnshuffle", "ZeroPad1d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "Unfold", "Fold",
+    "PixelUnshuffle", "ZeroPad1d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
+    "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d", "Unfold", "Fold",
     "CosineSimilarity", "PairwiseDistance", "Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish", "Mish", "ELU", "CELU",
     "SELU", "Softplus", "LogSigmoid", "Softsign", "Tanhshrink", "PReLU",
     "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",

@@ -49,14 +49,21 @@ class PixelUnshuffle(Module, record_config=True):
         return F.pixel_unshuffle(input, self.downscale_factor)
 
 
+def _padding(layer, padding) -> tuple:
+    """``padding`` as 2 n ints (left, right[, top, bottom]) for a layer that pads its last ``layer._n`` dims."""
+    n = 2 * layer._n
+    out = (padding,) * n if isinstance(padding, int) else tuple(padding)
+    if len(out) != n:
+        raise ValueError(f"[{type(layer).__name__}] padding must be an int or {n} ints, got {padding!r}")
+    return out
+
+
 class _ConstantPad(Module):
     _n = 2
 
     def __init__(self, padding, value: float = 0.0):
         super().__init__()
-        self.padding = (padding,) * (2 * self._n) if isinstance(padding, int) else tuple(padding)
-        if len(self.padding) != 2 * self._n:
-            raise ValueError(f"[{type(self).__name__}] padding must be an int or {2 * self._n} ints, got {padding!r}")
+        self.padding = _padding(self, padding)
         self.value = value
 
     def forward(self, input):
@@ -91,6 +98,66 @@ class ZeroPad2d(ConstantPad2d, record_config=True):
 
     def __init__(self, padding):
         super().__init__(padding, 0.0)
+
+
+class _ModePad(Module):
+    _n = 2
+    _mode = "reflect"
+
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = _padding(self, padding)
+
+    def forward(self, input):
+        """pad(input, padding, mode) of an unbatched or batched input: (C, *) or (N, C, *) with _n dims *."""
+        if input.ndim not in (self._n + 1, self._n + 2):
+            raise ValueError(f"[{type(self).__name__}] expects a {self._n + 1}-d or {self._n + 2}-d input, got "
+                             f"shape {tuple(input.shape)}")
+        return F.pad(input, self.padding, mode=self._mode)
+
+    def extra_repr(self) -> str:
+        return str(self.padding)
+
+
+class ReflectionPad1d(_ModePad, record_config=True):
+    """Pads the last dim of (C, W) or (N, C, W) with its mirror image, the edge not repeated:
+    padding = int or (left, right), each smaller than W."""
+
+    _n = 1
+
+
+class ReflectionPad2d(_ModePad, record_config=True):
+    """Pads the last two dims of (C, H, W) or (N, C, H, W) with their mirror image, the edge not repeated:
+    padding = int or (left, right, top, bottom), each smaller than its dim."""
+
+
+class ReplicationPad1d(_ModePad, record_config=True):
+    """Pads the last dim of (C, W) or (N, C, W) by repeating its edge values: padding = int or (left, right)."""
+
+    _n = 1
+    _mode = "replicate"
+
+
+class ReplicationPad2d(_ModePad, record_config=True):
+    """Pads the last two dims of (C, H, W) or (N, C, H, W) by repeating their edge values:
+    padding = int or (left, right, top, bottom)."""
+
+    _mode = "replicate"
+
+
+class CircularPad1d(_ModePad, record_config=True):
+    """Pads the last dim of (C, W) or (N, C, W) with values wrapped around from the other end:
+    padding = int or (left, right), each at most W."""
+
+    _n = 1
+    _mode = "circular"
+
+
+class CircularPad2d(_ModePad, record_config=True):
+    """Pads the last two dims of (C, H, W) or (N, C, H, W) with values wrapped around from the other end:
+    padding = int or (left, right, top, bottom), each at most its dim."""
+
+    _mode = "circular"
 
 
 class Unfold(Module, record_config=True):
