@@ -279,19 +279,14 @@ Tensor conv(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& st
     if (direct_small(C, Cout, g)) return conv_kernels(x, w, b, g, G, nsp, true, true);
     if (Cout < kDirectMinCout && direct_pays(C, kDirectMinCout, g) &&
         (2 * Cout >= kDirectMinCout || CgK * L >= (int64_t(1) << 21))) {
-      // Fewer output channels than a vector of them (an image network's last layer): the weight and bias
-      // padded with zero channels to one vector run the direct kernel, and the output keeps the first Cout.
-      // Through patches and a BLAS product with a Cout-row weight, fast_neural_style's Conv2d(32, 3, 9) on
-      // (4, 32, 72, 72) took 32.7-33.7 ms forward, 81-82 ms with its gradients (PyTorch 4.7 and 15.6; padded
-      // 5.7 and 33). Where half the vector or more is used (Cout 10 on (16, 64, 16, 16): 0.68-0.75 -> 0.38 ms)
-      // or one image's patches exceed 8 MiB; smaller patches with fewer channels stay faster through them
-      // (Cout 3 of 16 3x3 channels on 32x32 maps: 0.59-0.63 ms against 0.81-0.85 with gradients).
-      const int64_t extra = kDirectMinCout - Cout;
-      Shape ws = w->shape;
-      ws[0] = extra;
-      Tensor wp = cat({w, zeros(ws, w->dtype, w->device())}, 0);
-      Tensor bp = b ? cat({b, zeros({extra}, b->dtype, b->device())}, 0) : b;
-      return contiguous(narrow(conv_kernels(x, wp, bp, g, G, nsp, true), 1, 0, Cout));
+      // Fewer output channels than a vector of them (an image network's last layer): the direct kernel's
+      // last vector of channels partly used. Through patches and a BLAS product with a Cout-row weight,
+      // fast_neural_style's Conv2d(32, 3, 9) on (4, 32, 72, 72) took 32.7-33.7 ms forward, 81-82 ms with its
+      // gradients (PyTorch 4.7 and 15.6; direct 5.5 and 25). Where half the vector or more is used (Cout 10
+      // on (16, 64, 16, 16): 0.68-0.75 -> 0.37 ms) or one image's patches exceed 8 MiB; smaller patches with
+      // fewer channels measured faster through them with the weight padded to 16 channels (Cout 3 of 16 3x3
+      // channels on 32x32 maps: 0.59-0.63 ms against 0.81-0.85 with gradients), and keep that path.
+      return conv_kernels(x, w, b, g, G, nsp, true);
     }
   }
   if (kern::conv_fwd.has(dt) && kern::conv_bwd.has(dt) && x->numel() && w->numel() && L >= kMinPositions)
