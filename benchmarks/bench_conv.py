@@ -7,6 +7,9 @@ Cases:
 * ``conv2d`` and ``batch_norm2d``: one layer of the train-step network (Conv2d 32 -> 64, 3x3, padding 1
   on (32, 32, 16, 16); BatchNorm2d(32) in training mode on (32, 32, 32, 32)), forward + backward with a
   fixed output gradient;
+* ``conv2d 32->3``: an image network's last layers, few output channels (fast_neural_style's 9x9 one on
+  (4, 32, 72, 72) and a 3x3 one with padding 1 on (8, 32, 64, 64)), forward + backward with a fixed output
+  gradient;
 * ``conv_transpose2d``: a DCGAN generator's layer (ConvTranspose2d 128 -> 64, 4x4, stride 2, padding 1
   on (16, 128, 16, 16)) and a stride-1 one (64 -> 32, 3x3, padding 1 on (8, 64, 16, 16)), forward +
   backward with a fixed output gradient;
@@ -133,6 +136,10 @@ def run(quick: bool = False) -> list:
 
     for name, make, shape in (("conv2d 32->64 3x3 fwd+bwd (32, 32, 16, 16)", lambda m: m.Conv2d(32, 64, 3, padding=1),
                                (32, 32, 16, 16)),
+                              ("conv2d 32->3 9x9 fwd+bwd (4, 32, 72, 72)", lambda m: m.Conv2d(32, 3, 9),
+                               (4, 32, 72, 72)),
+                              ("conv2d 32->3 3x3 fwd+bwd (8, 32, 64, 64)", lambda m: m.Conv2d(32, 3, 3, padding=1),
+                               (8, 32, 64, 64)),
                               ("batch_norm2d train fwd+bwd (32, 32, 32, 32)", lambda m: m.BatchNorm2d(32),
                                (32, 32, 32, 32)),
                               ("conv_transpose2d 128->64 4x4/2 fwd+bwd (16, 128, 16, 16)",

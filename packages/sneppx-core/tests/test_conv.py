@@ -150,11 +150,13 @@ def test_conv2d_batch_gradients_against_numpy(n, hw, xs, ws, stride, padding, di
 
 
 @pytest.mark.parametrize("cout,c,k,stride,pad,hw",
-                         [(3, 32, 9, 1, 0, 40), (10, 16, 3, 1, 1, 18), (8, 8, 3, 2, 1, 18)])
+                         [(3, 32, 9, 1, 0, 40), (10, 16, 3, 1, 1, 18), (8, 8, 3, 2, 1, 18), (3, 32, 3, 1, 1, 20),
+                          (1, 64, 3, 1, 1, 30)])
 def test_conv2d_few_output_channels_on_the_direct_kernel(cout, c, k, stride, pad, hw):
-    """Fewer than 16 output channels in float32 (8 or more, or patches of 2^21 floats an image) run on the
-    direct kernel, its last vector of channels partly used: output, input, weight and bias gradients against
-    the float64 definition."""
+    """Fewer than 16 output channels in float32: the forward on the direct kernel, its last vector of channels
+    partly used, with 8 or more or patches of 2^19 floats an image (the 9x9 and last cases), else patches
+    and BLAS; the input gradient of the stride-1 ones on the direct kernel with as few input channels. Output,
+    input, weight and bias gradients against the float64 definition."""
     x = RNG.standard_normal((2, c, hw, hw + 2))  # 64 output positions or more (the direct kernel's images)
     w, b = RNG.standard_normal((cout, c, k, k)) * 0.1, RNG.standard_normal(cout)
     xt, wt, bt = (sx.tensor(a.astype(np.float32), requires_grad=True) for a in (x, w, b))
@@ -168,6 +170,49 @@ def test_conv2d_few_output_channels_on_the_direct_kernel(cout, c, k, stride, pad
     np.testing.assert_allclose(xt.grad.numpy(), gx_ref, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(wt.grad.numpy(), gw_ref, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(bt.grad.numpy(), gy.sum((0, 2, 3)), rtol=1e-4, atol=1e-4)
+
+
+FEW_WGRAD_CASES = [  # C_out, C, window, stride, padding, dilation, (H, W): rows of 16 outputs or more
+    (3, 5, (3, 3), (1, 1), (1, 1), (1, 1), (20, 37)),   # rows of 37: a partial last vector
+    (11, 4, (5, 5), (1, 1), (2, 2), (1, 1), (17, 16)),  # channels in blocks of 4, 4 and 3
+    (1, 3, (3, 13), (1, 1), (1, 6), (1, 1), (9, 30)),   # 13 taps a row: two blocks of them
+    (6, 2, (3, 3), (2, 1), (0, 1), (2, 2), (21, 40)),   # row stride 2, dilation 2
+    (2, 7, (2, 4), (1, 1), (0, 0), (1, 3), (8, 50)),    # a 2x4 window, dilation 3 along rows of the input
+]
+
+
+@pytest.mark.parametrize("cout,c,k,stride,pad,dil,hw", FEW_WGRAD_CASES)
+def test_conv2d_weight_gradient_few_output_channels(cout, c, k, stride, pad, dil, hw):
+    """The float32 weight gradient of a layer with fewer than 12 output channels and column stride 1, summed
+    from the input's rows without a patch matrix: against the float64 definition, the same bits at 1 and 2
+    threads. An infinite input in the last column reaches only the taps whose windows read it: the lanes
+    past a row's end, which read it for the other taps, are masked off."""
+    x = RNG.standard_normal((3, c) + hw)
+    w, gy = RNG.standard_normal((cout, c) + k), None
+    gx_ref, gw_ref = None, None
+    for inf in (False, True):
+        if inf:
+            x[:, :, :, -1] = np.inf
+        grads = []
+        for threads in (1, 2):
+            with at_threads(threads):
+                xt, wt = sx.tensor(x.astype(np.float32)), sx.tensor(w.astype(np.float32), requires_grad=True)
+                y = F.conv2d(xt, wt, None, stride, pad, dil)
+                if gy is None:
+                    gy = RNG.standard_normal(y.shape)
+                    gw_ref = np_conv2d_grads(x, w, gy, stride, pad, dil, 1)[1]
+                y.backward(sx.tensor(gy.astype(np.float32)))
+                grads.append(wt.grad.numpy())
+        np.testing.assert_array_equal(grads[0], grads[1])
+        if not inf:
+            np.testing.assert_allclose(grads[0], gw_ref, rtol=2e-5, atol=2e-5 * np.sqrt(gy[:, 0].size))
+        else:  # the taps of window columns that never reach the last input column stay finite and exact
+            reach = (hw[1] - 1 + pad[1] - np.arange(k[1]) * dil[1]) // stride[1] < y.shape[3]
+            reach &= (hw[1] - 1 + pad[1] - np.arange(k[1]) * dil[1]) >= 0
+            assert not reach.all() and reach.any()
+            np.testing.assert_allclose(grads[0][..., ~reach], gw_ref[..., ~reach], rtol=2e-5,
+                                       atol=2e-5 * np.sqrt(gy[:, 0].size))
+            assert not np.isfinite(grads[0][..., reach]).all()
 
 
 WGRAD_CASES = [  # (C, C_out, kh, kw, groups) on maps of 9 x 8 (72 positions): how the weight gradient splits
@@ -324,6 +369,7 @@ TRANSPOSE_CASES = [  # grids that take the convolution kernels: 256 positions or
     # (N, C, h, w), (C_out / groups, kh, kw), stride, padding, output_padding, dilation, groups
     ((2, 16, 8, 9), (24, 3, 3), (1, 1), (1, 1), (0, 0), (1, 1), 1),    # stride 1: direct in float32 (only)
     ((2, 16, 16, 17), (24, 3, 3), (1, 1), (1, 1), (0, 0), (1, 1), 1),  # stride 1, image by image in float64
+    ((2, 3, 16, 16), (16, 3, 3), (1, 1), (1, 1), (0, 0), (1, 1), 1),   # stride 1, 3 input channels: direct too
     ((3, 24, 16, 16), (16, 4, 4), (2, 2), (1, 1), (0, 0), (1, 1), 1),  # a DCGAN layer: image by image
     ((2, 8, 16, 16), (5, 3, 3), (2, 3), (1, 0), (1, 2), (1, 1), 1),    # output padding, few channels
     ((2, 8, 16, 16), (6, 3, 2), (2, 1), (0, 1), (0, 0), (2, 1), 2),    # groups and dilation

@@ -11,6 +11,7 @@
 // element is a float32 sum over (channel, tap) in that order, one FMA per term (but none for the skipped
 // border rows), whatever the thread count.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <tuple>
@@ -406,7 +407,137 @@ void conv_direct_fwd(const Tensor& x, const Tensor& w, const Tensor& b, const Te
   if (!run_tiles(true)) run_tiles(false);
 }
 
+// The weight gradient of a convolution with few output channels and column stride 1 (conv_wgrad_few):
+// gw[co, c, ky, kx] = sum over n, oy, ox of gy[n, co, oy, ox] xp[n, c, oy sh + ky dh, ox + kx dw], xp the
+// input with its zero border. The accumulators are vectors over V output columns, for CB output channels
+// by NK taps of a window row: each input vector loaded serves CB channels, each gy vector the NK taps.
+#if defined(__AVX512F__)
+constexpr int kWgradAcc = 24;
+#else
+constexpr int kWgradAcc = 10;
+#endif
+constexpr int kMaxTaps = 12;  // taps of a window row in one pass
+typedef int32_t vi __attribute__((vector_size(V * sizeof(int32_t))));
+
+// The multiply-adds of output columns [ox, ox + V) of one row (gy's in gr, channels Lp apart; the window
+// row's input in x). gy's rows are whole vectors, zeros past ow; in the last vector of a row (Tail) the
+// input's lanes past ow are masked off too: they are the next row's or the plane's slack, and a value
+// there that is not finite would make its zero product NaN.
+template <int CB, int NK, bool Tail>
+inline __attribute__((always_inline)) void wgrad_step(vf (&acc)[CB][NK], const float* gr, int64_t Lp,
+                                                      const float* x, int64_t dw, int64_t ox, vi keep) {
+  vf gv[CB];
+  for (int c = 0; c < CB; ++c) {
+    vf v = load(gr + c * Lp + ox);
+    __asm__("" : "+v"(v));  // in a register, loaded once (see xv)
+    gv[c] = v;
+  }
+#pragma GCC unroll 12
+  for (int k = 0; k < NK; ++k) {
+    vf xv = load(x + ox + k * dw);
+    __asm__("" : "+v"(xv));  // in a register: folded into each multiply-add, it was loaded CB times
+    if constexpr (Tail) xv = keep ? xv : vf{};
+#pragma GCC unroll 4
+    for (int c = 0; c < CB; ++c) acc[c][k] += gv[c] * xv;
+  }
+}
+
+// One image's sums for output channels [co0, co0 + CB) (gy: channel co0's plane, rows of owp floats) and
+// NK taps of one window row from kx0 (xr: the padded plane's row of that window row at output row 0), a
+// vector of V partial sums each, added to out[(co - co0) * ostride + kx - kx0] (64-byte aligned, as the
+// allocator's blocks are).
+template <int CB, int NK>
+void wgrad_taps(const float* gy, int64_t owp, const float* xr, int64_t Wp, const ConvGeom& g, int64_t kx0,
+                vf* out, int64_t ostride) {
+  vf acc[CB][NK];
+  for (int c = 0; c < CB; ++c)
+    for (int k = 0; k < NK; ++k) acc[c][k] = vf{};
+  const int64_t Lp = g.oh * owp, full = g.ow / V * V;
+  vi keep;
+  for (int i = 0; i < V; ++i) keep[i] = full + i < g.ow ? -1 : 0;
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    const float* x = xr + oy * g.sh * Wp + kx0 * g.dw;
+    const float* gr = gy + oy * owp;
+    for (int64_t ox = 0; ox < full; ox += V) wgrad_step<CB, NK, false>(acc, gr, Lp, x, g.dw, ox, keep);
+    if (full < g.ow) wgrad_step<CB, NK, true>(acc, gr, Lp, x, g.dw, full, keep);
+  }
+  for (int c = 0; c < CB; ++c)
+    for (int k = 0; k < NK; ++k) out[c * ostride + k] += acc[c][k];
+}
+
+// wgrad_taps for CB channels by 1 to taps_of(CB) taps, indexed by the tap count less one.
+constexpr int taps_of(int cb) { return std::min(kMaxTaps, kWgradAcc / cb); }
+using TapsFn = void (*)(const float*, int64_t, const float*, int64_t, const ConvGeom&, int64_t, vf*, int64_t);
+template <int CB, int... I> constexpr std::array<TapsFn, sizeof...(I)> taps_fns(std::integer_sequence<int, I...>) {
+  return {&wgrad_taps<CB, I + 1>...};
+}
+template <int CB> constexpr auto kTapsFns = taps_fns<CB>(std::make_integer_sequence<int, taps_of(CB)>());
+
+// The taps of every window row for output channels [co0, co0 + CB), in near-equal blocks.
+template <int CB>
+void wgrad_channels(const float* gy, int64_t owp, const float* xp, int64_t Wp, const ConvGeom& g, vf* out,
+                    int64_t ostride) {
+  const int64_t blocks = (g.kw + taps_of(CB) - 1) / taps_of(CB);
+  for (int64_t ky = 0; ky < g.kh; ++ky)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t k0 = g.kw * b / blocks, k1 = g.kw * (b + 1) / blocks;
+      kTapsFns<CB>[size_t(k1 - k0 - 1)](gy, owp, xp + ky * g.dh * Wp, Wp, g, k0, out + ky * g.kw + k0, ostride);
+    }
+}
+
 }  // namespace
+
+void conv_wgrad_few(const float* gy, const float* x, float* gw, const ConvGeom& g, int64_t Cout) {
+  const int64_t K = g.kh * g.kw, owp = (g.ow + V - 1) / V * V, Lp = g.oh * owp;
+  const int64_t Hp = std::max(g.H + g.ph, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1);
+  const int64_t Wp = std::max(g.W + g.pw, g.ow + (g.kw - 1) * g.dw), plane = Hp * Wp + V;  // V: slack for the tail
+  const int64_t tasks = std::min<int64_t>(g.C, 16), cblocks = (Cout + 3) / 4;
+  // Scratch before the pool runs: gy with its rows padded to whole vectors (unless they are), each task's
+  // padded input plane and its channel's vectors of partial sums.
+  Tensor gyp = owp == g.ow ? Tensor() : empty({g.N * Cout * Lp}, DType::Float32);
+  Tensor planes = empty({tasks * plane}, DType::Float32), sums = empty({tasks * Cout * K * V}, DType::Float32);
+  if (gyp) {
+    float* dst = gyp->data<float>();
+    parallel_for(g.N * Cout * g.oh, std::max<int64_t>(1, 16384 / owp), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        std::memcpy(dst + r * owp, gy + r * g.ow, size_t(g.ow) * sizeof(float));
+        std::fill(dst + r * owp + g.ow, dst + (r + 1) * owp, 0.0f);
+      }
+    });
+  }
+  const float* gys = gyp ? gyp->data<float>() : gy;
+  parallel_for(tasks, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      float* xp = planes->data<float>() + t * plane;
+      vf* acc = reinterpret_cast<vf*>(sums->data<float>()) + t * Cout * K;
+      std::memset(xp, 0, size_t(plane) * sizeof(float));  // the border stays zero: only the inside is copied
+      for (int64_t c = g.C * t / tasks; c < g.C * (t + 1) / tasks; ++c) {
+        std::fill(acc, acc + Cout * K, vf{});
+        for (int64_t n = 0; n < g.N; ++n) {
+          const float* src = x + (n * g.C + c) * g.H * g.W;
+          for (int64_t i = 0; i < g.H; ++i)
+            copy_run(reinterpret_cast<char*>(xp + (g.ph + i) * Wp + g.pw),
+                     reinterpret_cast<const char*>(src + i * g.W), size_t(g.W) * sizeof(float));
+          for (int64_t b = 0; b < cblocks; ++b) {  // output channels in near-equal blocks of up to 4
+            const int64_t co0 = Cout * b / cblocks, nc = Cout * (b + 1) / cblocks - co0;
+            const float* gyb = gys + (n * Cout + co0) * Lp;
+            vf* out = acc + co0 * K;
+            if (nc == 4) wgrad_channels<4>(gyb, owp, xp, Wp, g, out, K);
+            else if (nc == 3) wgrad_channels<3>(gyb, owp, xp, Wp, g, out, K);
+            else if (nc == 2) wgrad_channels<2>(gyb, owp, xp, Wp, g, out, K);
+            else wgrad_channels<1>(gyb, owp, xp, Wp, g, out, K);
+          }
+        }
+        for (int64_t co = 0; co < Cout; ++co)
+          for (int64_t k = 0; k < K; ++k) {  // the lanes summed in double
+            double s = 0;
+            for (int i = 0; i < V; ++i) s += double(acc[co * K + k][i]);
+            gw[(co * g.C + c) * K + k] = float(s);
+          }
+      }
+    }
+  });
+}
 
 SX_REGISTER_KERNEL(kern::conv_direct_fwd, CPU, &conv_direct_fwd);
 

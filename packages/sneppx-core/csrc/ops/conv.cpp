@@ -145,11 +145,15 @@ bool direct_small(int64_t C, int64_t Cout, const ConvGeom& g) {
   return direct_window(C, Cout, g) && g.oh * g.ow < kMinPositions && (g.ph || g.pw);
 }
 
-// Whether the input gradient of a convolution with weight w (as a float32 one with groups 1) can run
-// through input_grad_direct: stride 1, padding within the window, channel counts the direct kernel takes.
-bool input_grad_direct_fits(const Tensor& w, const ConvGeom& g) {
-  return g.sh == 1 && g.sw == 1 && g.ph <= g.dh * (g.kh - 1) && g.pw <= g.dw * (g.kw - 1) &&
-         direct_window(w->shape[0], g.C, g);
+// Whether the input gradient of a convolution (as a float32 one with groups 1) can run through
+// input_grad_direct: stride 1, padding within the window, a window larger than 1x1 and at least a vector of
+// input channels (its output channels). Unlike the forward it needs no multiply-adds per element: the other
+// way, conv_bwd, writes a patch matrix of w^T gy per image and sums it back into gx, a product whose depth
+// is the convolution's output channels. With 1, 3 or 4 output channels (3x3 windows, 64 x 32 x 32 maps and
+// smaller) it took 1.6-2.3x the direct kernel's time.
+bool input_grad_direct_fits(const ConvGeom& g) {
+  return g.sh == 1 && g.sw == 1 && g.ph <= g.dh * (g.kh - 1) && g.pw <= g.dw * (g.kw - 1) && g.kh * g.kw > 1 &&
+         g.C >= kDirectMinCout;
 }
 
 // The input gradient of a stride-1 convolution (groups 1) through conv_direct_fwd: gy padded by
@@ -164,10 +168,11 @@ Tensor input_grad_direct(const Tensor& gy, const Tensor& w, const ConvGeom& g) {
 }
 
 // Convolution through the device's kernels: conv_direct_fwd (`direct`) or conv_fwd forward, conv_bwd
-// backward (where the device has it); create_graph gradients, and with `public_grads` all but a stride-1
-// input gradient, use public ops (the whole batch's patches and GEMMs).
+// backward (where the device has it) but for a stride-1 input gradient through input_grad_direct where it
+// fits (`direct_gx`); create_graph gradients, and with `public_grads` all but that input gradient, use public
+// ops (the whole batch's patches and GEMMs).
 Tensor conv_kernels(const Tensor& x, const Tensor& w, const Tensor& b, const ConvGeom& g, int64_t G, size_t nsp,
-                    bool direct, bool public_grads = false) {
+                    bool direct, bool direct_gx, bool public_grads = false) {
   Device dev = x->device();
   int64_t Cout = w->shape[0];
   Tensor xc = contig(as4d(x, nsp)), wc = contig(w), bc = b ? contig(b) : b;
@@ -179,7 +184,7 @@ Tensor conv_kernels(const Tensor& x, const Tensor& w, const Tensor& b, const Con
   bool nx = x->requires_grad, nw = w->requires_grad, nb = b && b->requires_grad;
   Shape xshape = x->shape;
   return record("ConvolutionBackward", {x, w, b}, y,
-                [sx_, sw, g, G, nx, nw, nb, xshape, direct, public_grads](const Tensor& gy) {
+                [sx_, sw, g, G, nx, nw, nb, xshape, direct_gx, public_grads](const Tensor& gy) {
     const Tensor& xs = sx_.get();
     const Tensor& ws = sw.get();
     if (grad_mode::enabled()) return conv_grads_public(gy, xs, ws, g, G, nx, nw, nb, xshape);
@@ -188,7 +193,7 @@ Tensor conv_kernels(const Tensor& x, const Tensor& w, const Tensor& b, const Con
     // With stride 1 the input gradient is itself a direct convolution (see input_grad_direct), on small
     // maps too, where its class tiles skip the zero border's terms that a GEMM over patches multiplies
     // (the forward's rule on the same positions, its channel counts swapped).
-    const bool gx_direct = nx && direct && input_grad_direct_fits(ws, g);
+    const bool gx_direct = nx && direct_gx && input_grad_direct_fits(g);
     Tensor gx = gx_direct ? reshape(input_grad_direct(gyc, ws, g), xshape) : Tensor();
     const bool nx_rest = nx && !gx_direct;
     if (!nx_rest && !nw && !nb) return TensorList{gx, Tensor(), Tensor()};
@@ -209,7 +214,7 @@ Tensor conv_kernels(const Tensor& x, const Tensor& w, const Tensor& b, const Con
 // on a device with the direct kernel, where that input gradient fits it.
 bool transpose_direct(const Tensor& x, const Tensor& w, const ConvGeom& g, int64_t G) {
   return G == 1 && x->dtype == DType::Float32 && kern::conv_direct_fwd.has(x->device().type) &&
-         input_grad_direct_fits(w, g);
+         input_grad_direct_fits(g);
 }
 
 // A transposed convolution through the convolution kernels: its output is the input gradient of the
@@ -275,22 +280,22 @@ Tensor conv(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& st
   int64_t L = g.oh * g.ow, CgK = C / G * g.kh * g.kw;
   DeviceType dt = x->device().type;
   if (x->numel() && w->numel() && G == 1 && x->dtype == DType::Float32 && kern::conv_direct_fwd.has(dt)) {
-    if (direct_pays(C, Cout, g)) return conv_kernels(x, w, b, g, G, nsp, true);
-    if (direct_small(C, Cout, g)) return conv_kernels(x, w, b, g, G, nsp, true, true);
-    if (Cout < kDirectMinCout && direct_pays(C, kDirectMinCout, g) &&
-        (2 * Cout >= kDirectMinCout || CgK * L >= (int64_t(1) << 21))) {
+    if (direct_pays(C, Cout, g)) return conv_kernels(x, w, b, g, G, nsp, true, true);
+    if (direct_small(C, Cout, g)) return conv_kernels(x, w, b, g, G, nsp, true, true, true);
+    if (Cout < kDirectMinCout && direct_pays(C, kDirectMinCout, g)) {
       // Fewer output channels than a vector of them (an image network's last layer): the direct kernel's
-      // last vector of channels partly used. Through patches and a BLAS product with a Cout-row weight,
-      // fast_neural_style's Conv2d(32, 3, 9) on (4, 32, 72, 72) took 32.7-33.7 ms forward, 81-82 ms with its
-      // gradients (PyTorch 4.7 and 15.6; direct 5.5 and 25). Where half the vector or more is used (Cout 10
-      // on (16, 64, 16, 16): 0.68-0.75 -> 0.37 ms) or one image's patches exceed 8 MiB; smaller patches with
-      // fewer channels measured faster through them with the weight padded to 16 channels (Cout 3 of 16 3x3
-      // channels on 32x32 maps: 0.59-0.63 ms against 0.81-0.85 with gradients), and keep that path.
-      return conv_kernels(x, w, b, g, G, nsp, true);
+      // last vector of channels partly used. The forward takes it where half the vector or more is used or
+      // one image's patches exceed 2 MiB (an L2), else patches and a BLAS product with a Cout-row weight:
+      // fast_neural_style's Conv2d(32, 3, 9) on (4, 32, 72, 72) took 32.7-33.7 ms forward through them
+      // (PyTorch 4.7, direct 5.5), 3 of 32 3x3 channels on (4, 32, 64, 64) 1.85-1.96 ms (direct 0.75-0.78),
+      // where 1 of 32 on (16, 32, 28, 28), patches of 0.9 MiB, took 0.40-0.47 (direct 0.62-0.64). The
+      // input gradient takes the direct kernel in both (input_grad_direct_fits).
+      const bool fwd = 2 * Cout >= kDirectMinCout || CgK * L >= (int64_t(1) << 19) || !kern::conv_fwd.has(dt);
+      return conv_kernels(x, w, b, g, G, nsp, fwd, true);
     }
   }
   if (kern::conv_fwd.has(dt) && kern::conv_bwd.has(dt) && x->numel() && w->numel() && L >= kMinPositions)
-    return conv_kernels(x, w, b, g, G, nsp, false);
+    return conv_kernels(x, w, b, g, G, nsp, false, false);
   Tensor cols = reshape(im2col_op(as4d(x, nsp), g), {G, CgK, N * L});
   Tensor y = matmul(reshape(w, {G, Cout / G, CgK}), cols);           // (G, Cout / G, N * L)
   y = permute(reshape(y, {Cout, N, L}), {1, 0, 2});                  // (N, Cout, L), strided
