@@ -17,6 +17,9 @@ CASES = {
     "exponential": ("ExponentialLR", dict(gamma=0.93)),
     "linear": ("LinearLR", dict(start_factor=0.2, end_factor=0.9, total_iters=11)),
     "lambda": ("LambdaLR", dict(lr_lambda=lambda t: 1.0 / (1 + 0.3 * t))),
+    "multiplicative": ("MultiplicativeLR", dict(lr_lambda=lambda t: 0.97 if t % 3 else 0.8)),
+    "constant": ("ConstantLR", dict(factor=0.25, total_iters=7)),
+    "polynomial": ("PolynomialLR", dict(total_iters=25, power=1.7)),
     "cosine": ("CosineAnnealingLR", dict(T_max=9, eta_min=0.002)),
     "onecycle": ("OneCycleLR", dict(max_lr=[0.5, 0.2], total_steps=40, pct_start=0.3)),
     "onecycle3": ("OneCycleLR", dict(max_lr=0.4, total_steps=40, three_phase=True, anneal_strategy="linear")),
@@ -61,6 +64,39 @@ def test_scheduler_matches_torch(case, optimizer):
         want = _trace(t_opt, t_sched, 39)
     s_sched = getattr(so, name)(s_opt, **kwargs)
     got = _trace(s_opt, s_sched, 39)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
+SEQUENCES = {  # schedulers (name, kwargs) and milestones
+    "warmup_cosine": ([("LinearLR", dict(start_factor=0.1, total_iters=5)), ("CosineAnnealingLR", dict(T_max=20))],
+                      [5]),
+    "three": ([("ConstantLR", dict(factor=0.5, total_iters=3)), ("ExponentialLR", dict(gamma=0.9)),
+               ("StepLR", dict(step_size=4, gamma=0.5))], [6, 15]),
+    "lambda_poly": ([("LambdaLR", dict(lr_lambda=lambda t: 1.0 / (1 + t))),
+                     ("PolynomialLR", dict(total_iters=10, power=2.0))], [7]),
+    "multistep_linear": ([("MultiStepLR", dict(milestones=[2, 4], gamma=0.5)),
+                          ("LinearLR", dict(start_factor=0.5, end_factor=1.0, total_iters=8)),
+                          ("MultiplicativeLR", dict(lr_lambda=lambda t: 0.9))], [9, 9]),
+}
+
+
+def _sequence(lib, opt, case):
+    specs, milestones = SEQUENCES[case]
+    sched = lib.optim.lr_scheduler if hasattr(lib, "optim") else lib.lr_scheduler
+    return sched.SequentialLR(opt, [getattr(sched, n)(opt, **kw) for n, kw in specs], milestones)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+@pytest.mark.parametrize("case", sorted(SEQUENCES))
+def test_sequential_matches_torch(case, optimizer):
+    """SequentialLR (each scheduler restarted at its milestone, two at one step in the last case) through
+    the lr_scheduler module's names, as torch code reaches them."""
+    torch = pytest.importorskip("torch")
+    t_opt, s_opt = _pair(torch, optimizer)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = _trace(t_opt, _sequence(torch, t_opt, case), 39)
+    got = _trace(s_opt, _sequence(so, s_opt, case), 39)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
 
 

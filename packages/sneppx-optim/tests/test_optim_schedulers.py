@@ -87,10 +87,58 @@ def test_step_multistep_exponential_linear_lambda():
         (lambda o: so.LinearLR(o, start_factor=0.25, end_factor=0.75, total_iters=6),
          lambda t: 0.1 * (0.25 + 0.5 * min(t, 6) / 6)),
         (lambda o: so.LambdaLR(o, lambda t: 1.0 / (t + 1)), lambda t: 0.1 / (t + 1)),
+        (lambda o: so.MultiplicativeLR(o, lambda t: 0.8), lambda t: 0.1 * 0.8 ** t),
+        (lambda o: so.ConstantLR(o, factor=0.3, total_iters=4), lambda t: 0.1 * (0.3 if t < 4 else 1.0)),
+        (lambda o: so.ConstantLR(o, factor=0.0, total_iters=4), lambda t: 0.1 * (0.0 if t < 4 else 1.0)),
+        (lambda o: so.PolynomialLR(o, total_iters=9, power=1.5), lambda t: 0.1 * (1 - min(t, 9) / 9) ** 1.5),
     ]
     for make, formula in cases:
         got = _run(make(_opt()), 15)[:, 0]
         np.testing.assert_allclose(got, [formula(t) for t in range(16)], rtol=1e-12)
+
+
+def test_sequential_warmup_then_cosine_formula():
+    """A linear warmup for 4 steps, then cosine annealing over 10 restarted at its step 0 at the milestone."""
+    opt = _opt(lrs=(0.1, 0.02))
+    sched = so.SequentialLR(opt, [so.LinearLR(opt, start_factor=0.25, total_iters=4),
+                                  so.CosineAnnealingLR(opt, T_max=10, eta_min=0.001)], milestones=[4])
+    got = _run(sched, 14)
+
+    def formula(t, base):
+        if t < 4:
+            return base * (0.25 + 0.75 * t / 4)
+        return 0.001 + (base - 0.001) * (1 + math.cos(math.pi * (t - 4) / 10)) / 2
+    want = [[formula(t, b) for b in (0.1, 0.02)] for t in range(15)]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert [g["lr"] for g in opt.param_groups] == list(got[-1])
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(schedulers=[], milestones=[]), "at least one scheduler"),
+    (dict(milestones=[3, 5]), "one milestone fewer"),
+])
+def test_sequential_bad_arguments(kwargs, match):
+    opt = _opt()
+    args = dict(schedulers=[so.StepLR(opt, 2), so.ExponentialLR(opt, 0.9)], milestones=[3]) | kwargs
+    with pytest.raises(ValueError, match=match):
+        so.SequentialLR(opt, **args)
+
+
+def test_sequential_rejects_foreign_and_plateau_schedulers():
+    opt, other = _opt(), _opt()
+    with pytest.raises(ValueError, match="another optimizer"):
+        so.SequentialLR(opt, [so.StepLR(opt, 2), so.StepLR(other, 2)], [3])
+    with pytest.raises(TypeError, match="ReduceLROnPlateau"):
+        so.SequentialLR(opt, [so.StepLR(opt, 2), so.ReduceLROnPlateau(opt)], [3])
+
+
+def test_new_schedulers_bad_arguments():
+    with pytest.raises(ValueError, match="ConstantLR: factor"):
+        so.ConstantLR(_opt(), factor=1.5)
+    with pytest.raises(ValueError, match="PolynomialLR: total_iters"):
+        so.PolynomialLR(_opt(), total_iters=0)
+    with pytest.raises(TypeError, match="MultiplicativeLR: lr_lambda"):
+        so.MultiplicativeLR(_opt(), 0.9)
 
 
 def test_onecycle_matches_phase_formula():
@@ -172,6 +220,10 @@ def _resume_matches(make, steps=12, cut=5):
     lambda o: so.CosineAnnealingLR(o, min_lr=0.0, max_lr=0.1, total_steps=9, warmup_steps=3),
     lambda o: so.OneCycleLR(o, max_lr=[0.5, 0.1], total_steps=13),
     lambda o: so.LambdaLR(o, lambda t: 0.9 ** t),
+    lambda o: so.MultiplicativeLR(o, lambda t: 0.9),
+    lambda o: so.ConstantLR(o, 0.5, total_iters=7),
+    lambda o: so.PolynomialLR(o, total_iters=8, power=2.0),
+    lambda o: so.SequentialLR(o, [so.ConstantLR(o, 0.5, 2), so.ExponentialLR(o, 0.7), so.StepLR(o, 2, 0.5)], [3, 7]),
 ])
 def test_state_dict_round_trip_through_json(make):
     _resume_matches(make)

@@ -26,7 +26,8 @@ from .clip_grad import clip_grad_norm_, clip_grad_value_  # noqa: E402
 from .lbfgs import LBFGS  # noqa: E402
 from .lion import LAMB, Lion  # noqa: E402
 from .lr_scheduler import (  # noqa: E402
-    CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR, LRScheduler, MultiStepLR, StepLR,
+    ConstantLR, CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR, LRScheduler, MultiplicativeLR, MultiStepLR,
+    PolynomialLR, SequentialLR, StepLR,
 )
 from .onecycle import OneCycleLR  # noqa: E402
 from .optimizer import Optimizer  # noqa: E402
@@ -38,8 +39,8 @@ from .trainer import Trainer  # noqa: E402
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "Lion", "LAMB", "Adagrad", "Adadelta", "RMSprop", "Adamax", "NAdam", "RAdam",
     "LBFGS",
-    "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "LinearLR", "CosineAnnealingLR",
-    "OneCycleLR", "ReduceLROnPlateau",
+    "LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "ExponentialLR", "LinearLR",
+    "PolynomialLR", "CosineAnnealingLR", "SequentialLR", "OneCycleLR", "ReduceLROnPlateau",
     "clip_grad_norm_", "clip_grad_value_",
     "Trainer", "Callback", "History", "save_checkpoint", "load_checkpoint", "read_checkpoint", "latest_checkpoint",
     "SummaryWriter", "__version__",

@@ -7,6 +7,7 @@ PyTorch's, so the learning rates match ``torch.optim.lr_scheduler`` step for ste
 
 from __future__ import annotations
 
+import bisect
 import math
 
 from .optimizer import Optimizer
@@ -52,12 +53,25 @@ class LRScheduler:
                                    f"last_epoch={last_epoch} needs the optimizer state loaded first")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        self._initial_step()
+
+    def _initial_step(self) -> None:
+        # The construction's step: the learning rates of step last_epoch + 1 (0 for a new schedule).
         self._step_count = 0
         self._is_initial = True
         try:
             self.step()
         finally:
             self._is_initial = False
+
+    def _jump(self, epoch: int) -> None:
+        # The learning rates of step `epoch` set directly, in the closed form where the schedule has one
+        # (SequentialLR restarts a scheduler at 0 this way, as PyTorch does).
+        self.last_epoch = epoch
+        closed = getattr(self, "_closed_form_lr", None)
+        for group, lr in zip(self.optimizer.param_groups, closed() if closed else self.get_lr()):
+            group["lr"] = lr
+        self._last_lr = self._lrs()
 
     def get_lr(self) -> list:
         """The learning rates for step ``last_epoch`` (subclasses implement)."""
@@ -130,6 +144,9 @@ class StepLR(LRScheduler):
             return self._lrs()
         return [lr * self.gamma for lr in self._lrs()]
 
+    def _closed_form_lr(self) -> list:
+        return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
+
 
 class MultiStepLR(LRScheduler):
     """Multiplies the learning rate by ``gamma`` at each milestone: ``initial_lr * gamma**(#milestones <= t)``.
@@ -152,6 +169,9 @@ class MultiStepLR(LRScheduler):
             return self._lrs()
         return [lr * self.gamma ** hits for lr in self._lrs()]
 
+    def _closed_form_lr(self) -> list:
+        return [base * self.gamma ** bisect.bisect_right(self.milestones, self.last_epoch) for base in self.base_lrs]
+
 
 class ExponentialLR(LRScheduler):
     """Multiplies the learning rate by ``gamma`` every step: ``initial_lr * gamma**t``.
@@ -170,6 +190,9 @@ class ExponentialLR(LRScheduler):
         if self._is_initial:
             return self._lrs()
         return [lr * self.gamma for lr in self._lrs()]
+
+    def _closed_form_lr(self) -> list:
+        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
 
 
 class LinearLR(LRScheduler):
@@ -202,6 +225,11 @@ class LinearLR(LRScheduler):
         delta = self.end_factor - self.start_factor
         ratio = 1.0 + delta / (self.total_iters * self.start_factor + (self.last_epoch - 1) * delta)
         return [lr * ratio for lr in self._lrs()]
+
+    def _closed_form_lr(self) -> list:
+        t = min(self.total_iters, self.last_epoch)
+        return [base * (self.start_factor + (self.end_factor - self.start_factor) * t / self.total_iters)
+                for base in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -268,6 +296,12 @@ class CosineAnnealingLR(LRScheduler):
         ratio = (1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T))
         return [ratio * (lr - eta) + eta for lr in self._lrs()]
 
+    def _closed_form_lr(self) -> list:
+        if self.total_steps is not None:
+            return self.get_lr()
+        t, T, eta = self.last_epoch, self.T_max, self.eta_min
+        return [eta + (base - eta) * (1 + math.cos(math.pi * t / T)) / 2 for base in self.base_lrs]
+
     def _warmup_lr(self, lo: float, hi: float) -> float:
         t, w, total = self.last_epoch, self.warmup_steps, self.total_steps
         if t < w:
@@ -275,3 +309,166 @@ class CosineAnnealingLR(LRScheduler):
         if t >= total:
             return lo
         return lo + (hi - lo) * (1 + math.cos(math.pi * (t - w) / (total - w))) / 2
+
+
+class MultiplicativeLR(LRScheduler):
+    """Multiplies the learning rate by ``lr_lambda(t)`` at every step ``t >= 1``.
+
+    Args:
+        optimizer: the optimizer.
+        lr_lambda: a function of the step ``t``, or a list of them, one per param group.
+        last_epoch: see :class:`LRScheduler`.
+    """
+
+    _exclude = ("optimizer", "lr_lambdas")
+
+    def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1) -> None:
+        self.lr_lambdas = per_group("MultiplicativeLR", optimizer, lr_lambda, "lr_lambda")
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"MultiplicativeLR: lr_lambda must be callable, got {type(fn).__name__}")
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        if self._is_initial:
+            return self._lrs()
+        return [lr * fn(self.last_epoch) for fn, lr in zip(self.lr_lambdas, self._lrs())]
+
+
+class ConstantLR(LRScheduler):
+    """Scales the learning rate by ``factor`` for the first ``total_iters`` steps, then restores it.
+
+    ``lr = initial_lr * factor`` for ``t < total_iters``, ``initial_lr`` from then on.
+
+    Args:
+        optimizer: the optimizer.
+        factor: the scale, in [0, 1].
+        total_iters: number of scaled steps.
+        last_epoch: see :class:`LRScheduler`.
+    """
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
+        if not 0 <= factor <= 1:
+            raise ValueError(f"ConstantLR: factor must be in [0, 1], got {factor}")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in self._lrs()]
+        if self.last_epoch != self.total_iters:
+            return self._lrs()
+        if self.factor == 0:  # a zero factor cannot be divided out (PyTorch raises ZeroDivisionError)
+            return list(self.base_lrs)
+        return [lr * (1.0 / self.factor) for lr in self._lrs()]
+
+    def _closed_form_lr(self) -> list:
+        scale = 1.0 if self.last_epoch >= self.total_iters else self.factor
+        return [base * scale for base in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """Decays the learning rate polynomially to zero over ``total_iters`` steps.
+
+    ``lr = initial_lr * (1 - min(t, total_iters) / total_iters) ** power``.
+
+    Args:
+        optimizer: the optimizer.
+        total_iters: number of steps of the decay.
+        power: the polynomial's power.
+        last_epoch: see :class:`LRScheduler`.
+    """
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1) -> None:
+        if not isinstance(total_iters, int) or total_iters < 1:
+            raise ValueError(f"PolynomialLR: total_iters must be an int >= 1, got {total_iters!r}")
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        t, T = self.last_epoch, self.total_iters
+        if self._is_initial or t > T:
+            return self._lrs()
+        decay = ((1.0 - t / T) / (1.0 - (t - 1) / T)) ** self.power
+        return [lr * decay for lr in self._lrs()]
+
+    def _closed_form_lr(self) -> list:
+        return [base * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+                for base in self.base_lrs]
+
+
+class SequentialLR(LRScheduler):
+    """Runs ``schedulers`` one after another, switching at the steps in ``milestones``.
+
+    Scheduler ``i`` runs from step ``milestones[i - 1]`` (0 for the first), restarted there at its own
+    step 0; a warmup then a decay is ``SequentialLR(opt, [LinearLR(opt, 0.1, total_iters=w),
+    CosineAnnealingLR(opt, T_max=n - w)], milestones=[w])``. The schedulers must belong to ``optimizer``.
+
+    Args:
+        optimizer: the optimizer.
+        schedulers: the schedulers, in order (built on ``optimizer``; ReduceLROnPlateau cannot be one).
+        milestones: the steps where the next scheduler takes over, one fewer than the schedulers.
+        last_epoch: see :class:`LRScheduler`.
+    """
+
+    def __init__(self, optimizer: Optimizer, schedulers, milestones, last_epoch: int = -1) -> None:
+        schedulers, milestones = list(schedulers), [int(m) for m in milestones]
+        if not schedulers:
+            raise ValueError("SequentialLR: expects at least one scheduler, got none")
+        for i, s in enumerate(schedulers):
+            if not isinstance(s, LRScheduler):
+                raise TypeError(f"SequentialLR: schedulers[{i}] is a {type(s).__name__}, not an LRScheduler "
+                                "(ReduceLROnPlateau steps on a metric and cannot be sequenced)")
+            if s.optimizer is not optimizer:
+                raise ValueError(f"SequentialLR: schedulers[{i}] ({type(s).__name__}) belongs to another optimizer")
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(f"SequentialLR: expects one milestone fewer than schedulers, got {len(milestones)} "
+                             f"milestones for {len(schedulers)} schedulers")
+        self.optimizer = optimizer
+        self._schedulers, self._milestones = schedulers, milestones
+        self.last_epoch = last_epoch + 1
+        # Each scheduler took its step 0 when it was built: undo those, and start the first one again.
+        for group in optimizer.param_groups:
+            group["lr"] = group["initial_lr"]
+        _undo_step(self)
+        first = schedulers[bisect.bisect_right(milestones, 0)]
+        first._initial_step()
+        self._last_lr = first.get_last_lr()
+
+    def step(self) -> None:
+        """Advances the running scheduler, or restarts the next one at a milestone."""
+        self.last_epoch += 1
+        i = bisect.bisect_right(self._milestones, self.last_epoch)
+        s = self._schedulers[i]
+        if i > 0 and self._milestones[i - 1] == self.last_epoch:
+            s._jump(0)
+        else:
+            s.step()
+        self._last_lr = s.get_last_lr()
+
+    def state_dict(self) -> dict:
+        """Its own attributes and each scheduler's state dict (under ``_schedulers``)."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restores :meth:`state_dict`'s attributes and each scheduler's state."""
+        self.__dict__.update({k: v for k, v in state_dict.items() if k not in ("optimizer", "_schedulers")})
+        for s, sub in zip(self._schedulers, state_dict["_schedulers"]):
+            s.load_state_dict(sub)
+
+
+def _undo_step(sched) -> None:
+    # One step back for every scheduler inside `sched` (nested SequentialLRs included).
+    if isinstance(sched, SequentialLR):
+        for s in sched._schedulers:
+            _undo_step(s)
+    else:
+        sched.last_epoch -= 1
+
+
+# torch.optim.lr_scheduler's names defined in their own modules (which import this one's base class).
+from .onecycle import OneCycleLR  # noqa: E402, F401
+from .plateau import ReduceLROnPlateau  # noqa: E402, F401
