@@ -228,3 +228,50 @@ def test_module_list_and_dict():
     assert [n for n, _ in md.named_parameters()] == ["a.weight", "a.bias"]
     with pytest.raises(KeyError):
         md["zz"]
+
+
+def test_parameter_list_and_dict():
+    """Parameters in ParameterList and ParameterDict register under their index or key (tensors become
+    Parameters), reach parameters(), state_dict and an optimizer's gradients, and support the list and
+    dict operations."""
+    pl = nn.ParameterList([nn.Parameter(sx.ones(2)), sx.zeros(3)])
+    assert len(pl) == 2 and all(isinstance(p, nn.Parameter) for p in pl) and pl[1].requires_grad
+    pl.append(sx.full((2, 2), 2.0))
+    pl += [sx.ones(1)]
+    pl[0] = sx.full((2,), 3.0)
+    assert [tuple(p.shape) for p in pl] == [(2,), (3,), (2, 2), (1,)]
+    assert isinstance(pl[1:3], nn.ParameterList) and pl[1:3][0] is pl[1] and pl[-1] is pl[3]
+    assert [n for n, _ in pl.named_parameters()] == ["0", "1", "2", "3"]
+    with pytest.raises(IndexError, match="ParameterList"):
+        pl[4]
+    with pytest.raises(TypeError, match=r"\[ParameterList\] holds Parameters or tensors, got str"):
+        pl.append("w")
+    pd = nn.ParameterDict({"a": sx.ones(2), "b": nn.Parameter(sx.zeros(1))})
+    pd["c"] = sx.ones(3)
+    assert list(pd) == ["a", "b", "c"] and "b" in pd and len(pd) == 3 and pd.get("zz") is None
+    assert pd.setdefault("d", sx.zeros(2)) is pd["d"] and isinstance(pd["d"], nn.Parameter)
+    assert pd.pop("b").shape == (1,) and list(pd.keys()) == ["a", "c", "d"]
+    del pd["a"]
+    assert list(pd.copy()) == ["c", "d"] and pd.copy()["c"] is pd["c"]
+    with pytest.raises(KeyError, match="ParameterDict"):
+        pd["zz"]
+    with pytest.raises(TypeError, match="ParameterDict"):
+        pd["e"] = 1.0
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scales = nn.ParameterList([sx.ones(3) for _ in range(2)])
+            self.bias = nn.ParameterDict({"x": sx.zeros(3)})
+
+        def forward(self, x):
+            for s in self.scales:
+                x = x * s
+            return x + self.bias["x"]
+    net = Net()
+    assert list(net.state_dict()) == ["scales.0", "scales.1", "bias.x"]
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    net(sx.tensor(x)).sum().backward()
+    np.testing.assert_allclose(net.scales[0].grad.numpy(), x)
+    np.testing.assert_allclose(net.bias["x"].grad.numpy(), np.ones(3))
+    assert len(list(net.parameters())) == 3

@@ -273,3 +273,31 @@ def test_pytorch_loads_sneppx_transformer_checkpoint(tmp_path):
     with torch.no_grad():
         expected = theirs.eval()(torch.from_numpy(ids)).numpy()
     np.testing.assert_allclose(to_np(ours.eval()(sx.Tensor(ids))), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_parameter_containers_match_torch():
+    """A module holding ParameterList and ParameterDict: the same state_dict keys and gradients as torch's
+    after loading the same values, and ParameterList's repr."""
+    class Net:
+        def __init__(self, m, lib):
+            class N(m.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.ws = m.ParameterList([m.Parameter(lib.ones(2, 3)), m.Parameter(lib.ones(3, 3))])
+                    self.bs = m.ParameterDict({"first": m.Parameter(lib.zeros(3)), "second": m.Parameter(lib.zeros(3))})
+
+                def forward(self, x):
+                    return (x @ self.ws[0] + self.bs["first"]).tanh() @ self.ws[1] + self.bs["second"]
+            self.net = N()
+    ours, theirs = Net(nn, sx).net, Net(tnn, torch).net
+    rng = np.random.default_rng(3)
+    state = {k: rng.standard_normal(tuple(v.shape)) for k, v in theirs.state_dict().items()}
+    assert list(ours.state_dict()) == list(state)
+    ours.load_state_dict({k: sx.tensor(v.astype(np.float32)) for k, v in state.items()})
+    theirs.load_state_dict({k: torch.from_numpy(v.astype(np.float32)) for k, v in state.items()})
+    x = rng.standard_normal((4, 2)).astype(np.float32)
+    ours(sx.tensor(x)).sum().backward()
+    theirs(torch.from_numpy(x)).sum().backward()
+    for (k, a), (_, b) in zip(ours.named_parameters(), theirs.named_parameters()):
+        np.testing.assert_allclose(to_np(a.grad), b.grad.numpy(), rtol=1e-5, atol=1e-6, err_msg=k)
+    assert repr(ours.ws).replace("float32", "torch.float32") == repr(theirs.ws)

@@ -48,6 +48,7 @@ from .loss_extra import (  # noqa: E402
 from .module import Module, RemovableHandle  # noqa: E402
 from .normalization import GroupNorm, LayerNorm, RMSNorm  # noqa: E402
 from .parameter import Parameter  # noqa: E402
+from .parameter_containers import ParameterDict, ParameterList  # noqa: E402
 from .pooling import (  # noqa: E402
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
     MaxPool2d,
@@ -68,7 +69,7 @@ from .transformer_layers import (  # noqa: E402
 __all__ = [
     "__version__", "Module", "Parameter", "RemovableHandle", "IncompatibleKeys", "init",
     "Linear", "Bilinear", "Identity", "Flatten", "Unflatten", "Embedding", "LayerNorm", "RMSNorm", "Dropout",
-    "Sequential", "ModuleList", "ModuleDict",
+    "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "GELU", "ReLU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU",
     "MultiheadAttention", "TransformerBlock", "Transformer", "KVCache",
     "MSELoss", "L1Loss", "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",

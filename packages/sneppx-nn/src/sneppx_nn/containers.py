@@ -1,4 +1,4 @@
-"""Containers: Sequential, ModuleList and ModuleDict."""
+"""Containers: Sequential, ModuleList and ModuleDict (ParameterList and ParameterDict: parameter_containers)."""
 
 from __future__ import annotations
 
@@ -179,3 +179,4 @@ class ModuleDict(Module):
         pairs = modules.items() if hasattr(modules, "items") else modules
         for key, m in pairs:
             self[key] = m
+
