@@ -206,6 +206,10 @@ ACTS = [  # (name, functional, NumPy reference)
     ("logsigmoid", F.logsigmoid, lambda a: -np.log1p(np.exp(-a))),
     ("softsign", F.softsign, lambda a: a / (1 + np.abs(a))),
     ("tanhshrink", F.tanhshrink, lambda a: a - np.tanh(a)),
+    ("hardshrink", lambda x: F.hardshrink(x, 3.0), lambda a: np.where(np.abs(a) > 3, a, 0)),
+    ("softshrink", lambda x: F.softshrink(x, 3.0), lambda a: np.sign(a) * np.maximum(np.abs(a) - 3, 0)),
+    ("threshold", lambda x: F.threshold(x, 3.0, -2.0), lambda a: np.where(a > 3, a, -2.0)),
+    ("softmin", lambda x: F.softmin(x, 0), lambda a: np.exp(-a) / np.exp(-a).sum()),
 ]
 
 
@@ -215,6 +219,24 @@ def test_activations(name, fn, ref):
     a = a[np.abs(np.abs(a) - 3) > 1e-3]  # keep away from the kinks of the hard functions
     np.testing.assert_allclose(fn(t64(a, False)).numpy(), ref(a), rtol=1e-10, atol=1e-12)
     gradcheck(fn, [t64(a)])
+
+
+def test_shrinks_keep_nan_and_inplace_forms():
+    """NaN passes through the shrinks and threshold (as in PyTorch); the in-place forms write into their
+    input and return it; softshrink rejects a negative lambd."""
+    x = sx.tensor([np.nan, 0.2, -4.0])
+    for f in (F.hardshrink, F.softshrink, lambda t: F.threshold(t, 0.0, 1.0)):
+        assert np.isnan(f(x).numpy()[0])
+    with pytest.raises(ValueError, match="softshrink"):
+        F.softshrink(x, -0.5)
+    a = RNG.uniform(-2, 2, 9)
+    for name, args, ref in [("relu_", (), np.maximum(a, 0)), ("leaky_relu_", (0.3,), np.where(a > 0, a, 0.3 * a)),
+                            ("hardtanh_", (-0.5, 0.5), np.clip(a, -0.5, 0.5)), ("threshold_", (0.1, 7.0),
+                                                                                  np.where(a > 0.1, a, 7.0)),
+                            ("elu_", (), np.where(a > 0, a, np.expm1(a)))]:
+        t = t64(a, False)
+        assert getattr(F, name)(t, *args) is t, name
+        np.testing.assert_allclose(t.numpy(), ref, rtol=1e-12, err_msg=name)
 
 
 def test_prelu_distances_and_shuffles():

@@ -160,7 +160,8 @@ def test_group_and_instance_norm(torch):
 @pytest.mark.parametrize("name,args", [
     ("hardtanh", (-0.5, 0.7)), ("relu6", ()), ("hardsigmoid", ()), ("hardswish", ()), ("mish", ()),
     ("celu", (0.6,)), ("selu", ()), ("logsigmoid", ()), ("softsign", ()), ("tanhshrink", ()), ("elu", (0.8,)),
-    ("softplus", (2.0, 3.0))])
+    ("softplus", (2.0, 3.0)), ("hardshrink", (3.0,)), ("softshrink", (3.0,)), ("threshold", (3.0, -2.0)),
+    ("softmin", (0,))])
 def test_activations(torch, name, args):
     x = RNG.uniform(-6, 6, (5, 7))
     x = x[np.abs(np.abs(x) - 3) > 1e-3]

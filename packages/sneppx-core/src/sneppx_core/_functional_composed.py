@@ -1,5 +1,6 @@
-"""Compositions for ``sneppx_core.functional``: tanhshrink and prelu, distances, normalisation helpers,
-channel dropout and pixel (un)shuffle, all differentiable through the core ops they are built from.
+"""Compositions for ``sneppx_core.functional``: tanhshrink, hardshrink, softshrink, threshold, softmin and
+prelu, the in-place activations ``relu_`` and the like, distances, normalisation helpers, channel dropout
+and pixel (un)shuffle, all differentiable through the core ops they are built from.
 (The pointwise activations are fused kernels of the unary formula sheet; see ``functional``.)"""
 
 from __future__ import annotations
@@ -15,6 +16,47 @@ def _act(input, out, inplace):
 def tanhshrink(input):
     """tanhshrink(x) = x - tanh(x)."""
     return input - _C.tanh(input)
+
+
+def hardshrink(input, lambd=0.5):
+    """hardshrink(x) = x where |x| > lambd, else 0 (NaN stays NaN)."""
+    return _C.where(_C.abs(input) <= lambd, 0.0, input)
+
+
+def softshrink(input, lambd=0.5):
+    """softshrink(x) = x - lambd where x > lambd, x + lambd where x < -lambd, else 0 (lambd >= 0)."""
+    if not lambd >= 0:
+        raise ValueError(f"[softshrink] lambd must be >= 0, got {lambd}")
+    return input - _C.clamp(input, -lambd, lambd)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """threshold(x) = x where x > threshold, else value (NaN stays NaN)."""
+    out = _C.where(input <= threshold, value, input)
+    return _act(input, out, inplace)
+
+
+def threshold_(input, threshold, value):
+    """In-place :func:`threshold`."""
+    return input.copy_(_C.where(input <= threshold, value, input))
+
+
+def softmin(input, dim, dtype=None):
+    """softmin(x) = softmax(-x) along ``dim``; ``dtype`` casts the input first."""
+    x = input if dtype is None else input.to(dtype)
+    return _C._nn.softmax(-x, dim, False)
+
+
+def _inplace_form(name):
+    def f(input, *args, **kwargs):
+        return getattr(input, name + "_")(*args, **kwargs)
+    f.__name__ = f.__qualname__ = name + "_"
+    f.__doc__ = f"In-place {name}: ``input.{name}_(...)``, as ``torch.nn.functional.{name}_``."
+    return f
+
+
+relu_, elu_, leaky_relu_, hardtanh_, selu_, celu_ = (
+    _inplace_form(n) for n in ("relu", "elu", "leaky_relu", "hardtanh", "selu", "celu"))
 
 
 def prelu(input, weight):
@@ -103,6 +145,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
 
 __all__ = [
-    "tanhshrink", "prelu", "normalize", "cosine_similarity", "pairwise_distance", "one_hot", "pixel_shuffle",
-    "pixel_unshuffle", "dropout1d", "dropout2d",
+    "tanhshrink", "hardshrink", "softshrink", "threshold", "threshold_", "softmin", "relu_", "elu_", "leaky_relu_",
+    "hardtanh_", "selu_", "celu_", "prelu", "normalize", "cosine_similarity", "pairwise_distance", "one_hot",
+    "pixel_shuffle", "pixel_unshuffle", "dropout1d", "dropout2d",
 ]

@@ -26,9 +26,10 @@ __version__ = "0.1.0"
 
 from . import functional, init  # noqa: E402
 from ._state import IncompatibleKeys  # noqa: E402
-from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh  # noqa: E402
+from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softmin, Tanh  # noqa: E402
 from .activation_extra import (  # noqa: E402
-    CELU, ELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LogSigmoid, Mish, PReLU, ReLU6, Softplus, Softsign, Tanhshrink,
+    CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LogSigmoid, Mish, PReLU, ReLU6, Softplus,
+    Softshrink, Softsign, Tanhshrink, Threshold,
 )
 from .batchnorm import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d  # noqa: E402
 from .attention import MultiheadAttention  # noqa: E402
@@ -82,7 +83,8 @@ __all__ = [
     "PixelUnshuffle", "ZeroPad1d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
     "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d", "Unfold", "Fold",
     "CosineSimilarity", "PairwiseDistance", "Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish", "Mish", "ELU", "CELU",
-    "SELU", "Softplus", "LogSigmoid", "Softsign", "Tanhshrink", "PReLU",
+    "SELU", "Softplus", "LogSigmoid", "Softsign", "Tanhshrink", "PReLU", "Hardshrink", "Softshrink", "Threshold", "GLU",
+    "Softmin",
     "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "utils",
 ]

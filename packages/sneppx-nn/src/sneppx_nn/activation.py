@@ -115,6 +115,22 @@ class Softmax(Module, record_config=True):
         return f"dim={self.dim}"
 
 
+class Softmin(Module, record_config=True):
+    """softmin(x) = softmax(-x) along ``dim`` (PyTorch's legacy choice, with a warning, when ``dim`` is None)."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        """softmin(input, dim)."""
+        dim = self.dim if self.dim is not None else _legacy_dim("softmin", input.ndim)
+        return F.softmin(input, dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
 class LogSoftmax(Module, record_config=True):
     """log_softmax(x)_i = x_i - log sum_j exp(x_j) along ``dim``."""
 

@@ -1,5 +1,5 @@
 """More activation layers: Hardtanh, ReLU6, Hardsigmoid, Hardswish, Mish, ELU, CELU, SELU, Softplus,
-LogSigmoid, Softsign, Tanhshrink and PReLU (learned negative slope)."""
+LogSigmoid, Softsign, Tanhshrink, Hardshrink, Softshrink, Threshold, GLU and PReLU (learned negative slope)."""
 
 from __future__ import annotations
 
@@ -86,6 +86,59 @@ class Tanhshrink(_Pointwise, record_config=True):
     """tanhshrink(x) = x - tanh(x)."""
 
     _fn = staticmethod(F.tanhshrink)
+
+
+class Hardshrink(Module, record_config=True):
+    """hardshrink(x) = x where |x| > lambd, else 0."""
+
+    def __init__(self, lambd: float = 0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        """hardshrink(input, lambd)."""
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink, record_config=True):
+    """softshrink(x) = x - lambd where x > lambd, x + lambd where x < -lambd, else 0."""
+
+    def forward(self, input):
+        """softshrink(input, lambd)."""
+        return F.softshrink(input, self.lambd)
+
+
+class Threshold(Module, record_config=True):
+    """threshold(x) = x where x > threshold, else value."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input):
+        """threshold(input, threshold, value)."""
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
+
+
+class GLU(Module, record_config=True):
+    """glu(x) = a * sigmoid(b), with (a, b) the two halves of x along ``dim``."""
+
+    def __init__(self, dim: int = -1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        """glu(input, dim)."""
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
 
 
 class ELU(Module, record_config=True):
