@@ -239,6 +239,23 @@ def test_shrinks_keep_nan_and_inplace_forms():
         np.testing.assert_allclose(t.numpy(), ref, rtol=1e-12, err_msg=name)
 
 
+def test_local_response_norm_channel_shuffle_and_bilinear():
+    """local_response_norm against its definition in NumPy (zero channels past the ends), channel_shuffle as a
+    permutation of the channels, bilinear against einsum; gradients by finite differences."""
+    x = RNG.standard_normal((2, 7, 3, 2))
+    size, alpha, beta, k = 4, 0.2, 0.7, 1.3
+    sq = np.pad(x ** 2, ((0, 0), (size // 2, (size - 1) // 2), (0, 0), (0, 0)))
+    ref = x / (k + alpha / size * np.stack([sq[:, c:c + size].sum(1) for c in range(7)], 1)) ** beta
+    np.testing.assert_allclose(F.local_response_norm(t64(x, False), size, alpha, beta, k).numpy(), ref, rtol=1e-12)
+    gradcheck(lambda x: F.local_response_norm(x, 3, 0.5, 0.75, 1.0), [t64(x[:, :5])])
+    y = RNG.standard_normal((2, 6, 3))
+    np.testing.assert_array_equal(F.channel_shuffle(t64(y, False), 2).numpy(), y[:, [0, 3, 1, 4, 2, 5]])
+    a, b, w, bias = (RNG.standard_normal(s) for s in ((3, 4), (3, 5), (2, 4, 5), (2,)))
+    np.testing.assert_allclose(F.bilinear(t64(a, False), t64(b, False), t64(w, False), t64(bias, False)).numpy(),
+                               np.einsum("ni,kij,nj->nk", a, w, b) + bias, rtol=1e-12)
+    gradcheck(F.bilinear, [t64(a), t64(b), t64(w), t64(bias)])
+
+
 def test_prelu_distances_and_shuffles():
     x, w = RNG.standard_normal((2, 3, 4)), RNG.random(3)
     np.testing.assert_allclose(F.prelu(t64(x, False), t64(w, False)).numpy(),

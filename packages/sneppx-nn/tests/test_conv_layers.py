@@ -146,6 +146,12 @@ PARITY_LAYERS = [
     ("Threshold", (0.2, -1.5), dict(), (3, 5)),
     ("GLU", (), dict(dim=1), (3, 6)),
     ("Softmin", (), dict(dim=0), (3, 5)),
+    ("Softmax2d", (), dict(), (2, 3, 4, 5)),
+    ("LocalResponseNorm", (3,), dict(alpha=0.3, beta=0.6, k=1.5), (2, 6, 4, 3)),
+    ("LocalResponseNorm", (4,), dict(), (2, 5, 7)),
+    ("ChannelShuffle", (3,), dict(), (2, 6, 4, 3)),
+    ("UpsamplingNearest2d", (), dict(scale_factor=2), (1, 2, 3, 4)),
+    ("UpsamplingBilinear2d", (), dict(size=(5, 7)), (1, 2, 3, 4)),
     ("Upsample", (), dict(scale_factor=2, mode="bilinear", align_corners=True), (1, 2, 3, 4)),
     ("PixelShuffle", (2,), dict(), (1, 8, 2, 3)),
     ("ReflectionPad2d", ((1, 2, 0, 3),), dict(), (2, 3, 5, 6)),
@@ -219,3 +225,33 @@ def test_small_cnn_training_matches_torch():
     tsd = theirs.state_dict()
     for k, v in ours.state_dict().items():
         np.testing.assert_allclose(to_np(v), tsd[k].numpy(), atol=1e-9, err_msg=k)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("nsp,shape,k,out", [(1, (2, 3, 9), 3, None), (2, (2, 3, 6, 8), 2, None),
+                                             (2, (2, 3, 5, 7), 2, (5, 7)), (2, (3, 6, 7), (2, 3), (6, 7))])
+def test_max_unpool_parity(nsp, shape, k, out):
+    """MaxUnpool1d/2d of MaxPool's indices (odd sizes through output_size, an unbatched input): values and
+    the input's gradient as torch's."""
+    torch = _torch()
+    x = RNG.standard_normal(shape)
+    xs, xt = sx.tensor(x, dtype=sx.float64, requires_grad=True), torch.tensor(x, requires_grad=True)
+    pool, unpool = f"MaxPool{nsp}d", f"MaxUnpool{nsp}d"
+    ys, is_ = getattr(nn, pool)(k, return_indices=True)(xs)
+    yt, it = getattr(torch.nn, pool)(k, return_indices=True)(xt)
+    us, ut = getattr(nn, unpool)(k)(ys, is_, out), getattr(torch.nn, unpool)(k)(yt, it, out)
+    np.testing.assert_array_equal(to_np(us), ut.detach().numpy())
+    seed = RNG.standard_normal(tuple(ut.shape))
+    (us * sx.tensor(seed, dtype=sx.float64)).sum().backward()
+    (ut * torch.tensor(seed)).sum().backward()
+    np.testing.assert_allclose(to_np(xs.grad), xt.grad.numpy(), atol=1e-12)
+
+
+def test_max_unpool_errors():
+    y, i = nn.MaxPool2d(2, return_indices=True)(sx.tensor(RNG.standard_normal((1, 2, 5, 7))))
+    with pytest.raises(ValueError, match=r"max_unpool2d\] indices must lie in \[0, 24\)"):
+        nn.MaxUnpool2d(2)(y, i)  # the default output (4, 6) cannot hold indices of a (5, 7) input
+    with pytest.raises(ValueError, match="within a stride"):
+        nn.MaxUnpool2d(2)(y, i, (9, 7))
+    with pytest.raises(ValueError, match="shape of input"):
+        nn.MaxUnpool2d(2)(y, i[:, :1])

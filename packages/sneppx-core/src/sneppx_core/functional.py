@@ -27,6 +27,8 @@ from ._functional_conv import *  # noqa: F401,F403  (convolution, pooling, batch
 from ._functional_conv import __all__ as _conv_all
 from ._functional_losses_composed import *  # noqa: F401,F403
 from ._functional_losses_composed import __all__ as _composed_all
+from ._functional_more import *  # noqa: F401,F403  (old resampling names, unpooling, channel shuffle, LRN)
+from ._functional_more import __all__ as _more_all
 from ._functional_optim import adam_step, lamb_step, lion_step, scale_, sgd_step, total_norm
 
 _nn = _C._nn
@@ -269,4 +271,4 @@ __all__ = ACTIVATIONS + [
     "scale_", "pad", "interpolate",
     *_composed_all,
 ]
-__all__ += _conv_all
+__all__ += _conv_all + _more_all

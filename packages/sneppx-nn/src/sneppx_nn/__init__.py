@@ -26,7 +26,9 @@ __version__ = "0.1.0"
 
 from . import functional, init  # noqa: E402
 from ._state import IncompatibleKeys  # noqa: E402
-from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softmin, Tanh  # noqa: E402
+from .activation import (  # noqa: E402
+    GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softmax2d, Softmin, Tanh,
+)
 from .activation_extra import (  # noqa: E402
     CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LogSigmoid, Mish, PReLU, ReLU6, Softplus,
     Softshrink, Softsign, Tanhshrink, Threshold,
@@ -47,17 +49,17 @@ from .loss_extra import (  # noqa: E402
     CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HuberLoss, MarginRankingLoss, PoissonNLLLoss, TripletMarginLoss,
 )
 from .module import Module, RemovableHandle  # noqa: E402
-from .normalization import GroupNorm, LayerNorm, RMSNorm  # noqa: E402
+from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm  # noqa: E402
 from .parameter import Parameter  # noqa: E402
 from .parameter_containers import ParameterDict, ParameterList  # noqa: E402
 from .pooling import (  # noqa: E402
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
-    MaxPool2d,
+    MaxPool2d, MaxUnpool1d, MaxUnpool2d,
 )
 from .resample import (  # noqa: E402
-    CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, CosineSimilarity, Fold, PairwiseDistance,
-    PixelShuffle, PixelUnshuffle, ReflectionPad1d, ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, Unfold,
-    Upsample, ZeroPad1d, ZeroPad2d,
+    ChannelShuffle, CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, CosineSimilarity, Fold,
+    PairwiseDistance, PixelShuffle, PixelUnshuffle, ReflectionPad1d, ReflectionPad2d, ReplicationPad1d,
+    ReplicationPad2d, Unfold, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d, ZeroPad1d, ZeroPad2d,
 )
 from .rnn import GRU, LSTM, RNN, RNNBase  # noqa: E402
 from .rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: E402
@@ -84,7 +86,8 @@ __all__ = [
     "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d", "Unfold", "Fold",
     "CosineSimilarity", "PairwiseDistance", "Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish", "Mish", "ELU", "CELU",
     "SELU", "Softplus", "LogSigmoid", "Softsign", "Tanhshrink", "PReLU", "Hardshrink", "Softshrink", "Threshold", "GLU",
-    "Softmin",
+    "Softmin", "Softmax2d", "MaxUnpool1d", "MaxUnpool2d", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+    "ChannelShuffle", "LocalResponseNorm",
     "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "utils",
 ]

@@ -131,6 +131,16 @@ class Softmin(Module, record_config=True):
         return f"dim={self.dim}"
 
 
+class Softmax2d(Module, record_config=True):
+    """softmax over the channels of (N, C, H, W) or (C, H, W) input (dim -3)."""
+
+    def forward(self, input):
+        """softmax(input, -3)."""
+        if input.ndim not in (3, 4):
+            raise ValueError(f"[Softmax2d] expected 3-D or 4-D input, got shape {tuple(input.shape)}")
+        return F.softmax(input, -3)
+
+
 class LogSoftmax(Module, record_config=True):
     """log_softmax(x)_i = x_i - log sum_j exp(x_j) along ``dim``."""
 

@@ -121,3 +121,19 @@ class GroupNorm(Module, record_config=True):
 
     def extra_repr(self) -> str:
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class LocalResponseNorm(Module, record_config=True):
+    """Normalises each channel of (N, C, *) input by the squares of its ``size`` neighbouring channels:
+    local_response_norm(input, size, alpha, beta, k) (AlexNet)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        """local_response_norm(input, size, alpha, beta, k)."""
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -38,6 +38,34 @@ class MaxPool2d(_MaxPoolNd, record_config=True):
                             self.return_indices)
 
 
+class _MaxUnpoolNd(Module):
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding = padding
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd, record_config=True):
+    """The partial inverse of MaxPool1d: ``forward(input, indices, output_size=None)`` puts each value at
+    its index (from ``return_indices=True``) in a zero output."""
+
+    def forward(self, input, indices, output_size=None):
+        """max_unpool1d(input, indices, ...)."""
+        return F.max_unpool1d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool2d(_MaxUnpoolNd, record_config=True):
+    """The partial inverse of MaxPool2d: ``forward(input, indices, output_size=None)`` puts each value at
+    its index within the output plane (from ``return_indices=True``) in a zero output."""
+
+    def forward(self, input, indices, output_size=None):
+        """max_unpool2d(input, indices, ...)."""
+        return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
 class AvgPool1d(Module, record_config=True):
     """Mean over sliding windows of (N, C, L) input (``count_include_pad``: padding zeros count)."""
 

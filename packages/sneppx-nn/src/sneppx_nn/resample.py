@@ -25,6 +25,35 @@ class Upsample(Module, record_config=True):
         return f"{what}, mode={self.mode!r}"
 
 
+class UpsamplingNearest2d(Upsample, record_config=True):
+    """Upsample with mode "nearest" (PyTorch's old layer)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, "nearest")
+
+
+class UpsamplingBilinear2d(Upsample, record_config=True):
+    """Upsample with mode "bilinear" and ``align_corners=True`` (PyTorch's old layer)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, "bilinear", True)
+
+
+class ChannelShuffle(Module, record_config=True):
+    """Shuffles the channels of (N, C, *) input in ``groups`` (ShuffleNet): channel_shuffle(input, groups)."""
+
+    def __init__(self, groups: int):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        """channel_shuffle(input, groups)."""
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
+
+
 class PixelShuffle(Module, record_config=True):
     """(*, C r^2, H, W) -> (*, C, H r, W r) with r = ``upscale_factor``."""
 
