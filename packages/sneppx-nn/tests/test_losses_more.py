@@ -66,6 +66,28 @@ def test_values_against_numpy():
     assert got == pytest.approx(want, rel=1e-12)
 
 
+def test_margin_losses_against_numpy():
+    """The hinge-type losses against their definitions written with NumPy loops."""
+    x, y = RNG.standard_normal((4, 5)), _pm1(20).reshape(4, 5)
+    got = nn.HingeEmbeddingLoss(margin=0.8)(sx.tensor(x), sx.tensor(y)).item()
+    assert got == pytest.approx(np.where(y == 1, x, np.maximum(0, 0.8 - x)).mean(), rel=1e-12)
+    got = nn.SoftMarginLoss(reduction="sum")(sx.tensor(x), sx.tensor(y)).item()
+    assert got == pytest.approx(np.log1p(np.exp(-y * x)).sum(), rel=1e-12)
+    cls, w = np.array([4, 0, 2, 2]), RNG.random(5)
+    want = [sum(w[c] * max(0, 0.5 - x[n, c] + x[n, i]) ** 2 for i in range(5) if i != c) / 5 for n, c in enumerate(cls)]
+    got = nn.MultiMarginLoss(p=2, margin=0.5, weight=sx.tensor(w), reduction="none")(sx.tensor(x), sx.tensor(cls))
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    targets = np.array([[3, 1, -1, 4, 4], [0, 1, 2, 3, 4], [-1, 2, 2, 2, 2], [2, 2, -1, 0, 0]])
+    want = []
+    for n in range(4):
+        listed = list(targets[n, :list(targets[n]).index(-1)] if -1 in targets[n] else targets[n])
+        want.append(sum(max(0, 1 - (x[n, j] - x[n, i])) for j in listed for i in range(5) if i not in listed) / 5)
+    got = nn.MultiLabelMarginLoss(reduction="none")(sx.tensor(x), sx.tensor(targets))
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"\[multi_margin_loss\] targets must lie in \[0, 5\)"):
+        nn.MultiMarginLoss()(sx.tensor(x), sx.tensor(np.array([5, 0, 0, 0])))
+
+
 def test_bad_inputs():
     with pytest.raises(ValueError, match=r"\[margin_ranking_loss\] shapes must match"):
         nn.MarginRankingLoss()(sx.zeros(3), sx.zeros(4), sx.ones(3))

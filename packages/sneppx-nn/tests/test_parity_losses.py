@@ -25,6 +25,9 @@ def _loss_inputs(rng):
         "bce": (rng.uniform(0.05, 0.95, (6, 4)), rng.integers(0, 2, (6, 4)).astype(np.float64)),
         "logits": (x * 2, rng.integers(0, 2, (6, 4)).astype(np.float64)),
         "kl": (np.log(rng.dirichlet(np.ones(4), 6)), rng.dirichlet(np.ones(4), 6)),
+        "sign": (x, np.sign(rng.standard_normal((6, 4)))),
+        "multilabel": (x, np.array([[1, 3, -1, 0], [0, -1, 2, 2], [3, 3, 1, -1], [0, 1, 2, 3], [-1, 0, 1, 2],
+                                    [2, -1, -1, -1]])),
     }
 
 
@@ -45,6 +48,15 @@ LOSSES = [
     ("bce_logits", lambda m: m.BCEWithLogitsLoss(pos_weight=_w(m)), "logits"),
     ("kl_batchmean", lambda m: m.KLDivLoss(reduction="batchmean"), "kl"),
     ("kl_mean", lambda m: m.KLDivLoss(), "kl"),
+    ("hinge", lambda m: m.HingeEmbeddingLoss(margin=0.6), "sign"),
+    ("hinge_none", lambda m: m.HingeEmbeddingLoss(reduction="none"), "sign"),
+    ("soft_margin", lambda m: m.SoftMarginLoss(), "sign"),
+    ("multilabel_soft", lambda m: m.MultiLabelSoftMarginLoss(weight=_w(m)), "bce"),
+    ("multilabel_soft_none", lambda m: m.MultiLabelSoftMarginLoss(reduction="none"), "logits"),
+    ("multi_margin", lambda m: m.MultiMarginLoss(), "cls"),
+    ("multi_margin_p2", lambda m: m.MultiMarginLoss(p=2, margin=0.7, weight=_w(m), reduction="sum"), "cls"),
+    ("multilabel_margin", lambda m: m.MultiLabelMarginLoss(), "multilabel"),
+    ("multilabel_margin_none", lambda m: m.MultiLabelMarginLoss(reduction="none"), "multilabel"),
 ]
 
 
@@ -63,3 +75,24 @@ def test_loss_parity(name, make, inputs):
     (ls * sx.Tensor(r)).sum().backward()
     (lt * torch.from_numpy(r)).sum().backward()
     np.testing.assert_allclose(to_np(xs.grad), xt.grad.numpy(), rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_triplet_margin_with_distance_parity(swap):
+    """TripletMarginWithDistanceLoss with the default distance and with a cosine distance, as torch's."""
+    rng = np.random.default_rng(4)
+    a, p, n = (rng.standard_normal((5, 3)) for _ in range(3))
+    for dist in (None, "cos"):
+        ours = nn.TripletMarginWithDistanceLoss(
+            distance_function=None if dist is None else (lambda u, v: 1 - nn.functional.cosine_similarity(u, v)),
+            margin=0.4, swap=swap)
+        theirs = tnn.TripletMarginWithDistanceLoss(
+            distance_function=None if dist is None else (lambda u, v: 1 - tnn.functional.cosine_similarity(u, v)),
+            margin=0.4, swap=swap)
+        xs = [sx.Tensor(v, requires_grad=True) for v in (a, p, n)]
+        xt = [torch.tensor(v, requires_grad=True) for v in (a, p, n)]
+        ls, lt = ours(*xs), theirs(*xt)
+        ls.backward(), lt.backward()
+        np.testing.assert_allclose(to_np(ls), lt.detach().numpy(), rtol=1e-10)
+        for s_, t_ in zip(xs, xt):
+            np.testing.assert_allclose(to_np(s_.grad), t_.grad.numpy(), rtol=1e-9, atol=1e-12)

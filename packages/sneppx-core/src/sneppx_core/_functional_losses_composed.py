@@ -1,6 +1,7 @@
 """Losses of ``sneppx_core.functional`` composed from differentiable core ops (PyTorch signatures):
-margin_ranking_loss, cosine_embedding_loss, triplet_margin_loss, pairwise_distance,
-cosine_similarity, poisson_nll_loss and gaussian_nll_loss."""
+margin_ranking_loss, cosine_embedding_loss, triplet_margin_loss (and with a distance function),
+hinge_embedding_loss, soft_margin_loss, multilabel_soft_margin_loss, multi_margin_loss,
+multilabel_margin_loss, pairwise_distance, cosine_similarity, poisson_nll_loss, gaussian_nll_loss and ctc_loss."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from ._backend import _C
 from ._C_face import Tensor
-from ._factories import full_like
+from ._factories import arange, full_like
 from ._functional_losses import _reduction
 
 
@@ -81,6 +82,94 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
         d_neg = _C.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
     loss = _C.clamp(margin + d_pos - d_neg, 0.0, None)
     return _reduce(loss, _reduction(size_average, reduce, reduction), "triplet_margin_loss")
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    """:func:`triplet_margin_loss` with ``d = distance_function`` (default :func:`pairwise_distance`)."""
+    d = distance_function if distance_function is not None else pairwise_distance
+    d_pos, d_neg = d(anchor, positive), d(anchor, negative)
+    if swap:
+        d_neg = _C.minimum(d_neg, d(positive, negative))
+    loss = _C.clamp(margin + d_pos - d_neg, 0.0, None)
+    return _reduce(loss, reduction, "triplet_margin_with_distance_loss")
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """``x`` where ``y == 1`` and ``max(0, margin - x)`` where ``y == -1`` (both where y is neither)."""
+    _same_shape("hinge_embedding_loss", input=input, target=target)
+    loss = _C.where(target != 1, _C.clamp(margin - input, 0.0, None), 0.0) + _C.where(target != -1, input, 0.0)
+    return _reduce(loss, _reduction(size_average, reduce, reduction), "hinge_embedding_loss")
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``log(1 + exp(-y x))`` for targets ``y`` of 1 or -1."""
+    _same_shape("soft_margin_loss", input=input, target=target)
+    loss = _C.softplus(-target * input, 1.0, 20.0)
+    return _reduce(loss, _reduction(size_average, reduce, reduction), "soft_margin_loss")
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """``-(y log sigmoid(x) + (1 - y) log sigmoid(-x))`` (times ``weight``) averaged over the classes (last dim)
+    of (N, C) or (C,) input, for 0/1 targets."""
+    _same_shape("multilabel_soft_margin_loss", input=input, target=target)
+    loss = -(target * _C.logsigmoid(input) + (1 - target) * _C.logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(-1) / input.shape[-1]
+    return _reduce(loss, _reduction(size_average, reduce, reduction), "multilabel_soft_margin_loss")
+
+
+def _class_rows(op, input, target):
+    # (N, C) input with a batch dim, (N,) or (N, C) target, and whether the batch dim was added.
+    if input.ndim not in (1, 2):
+        raise ValueError(f"[{op}] expected (N, C) or (C,) input, got shape {tuple(input.shape)}")
+    if input.ndim == 1:
+        return input.unsqueeze(0), target.reshape((1, -1)), True
+    return input, target, False
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """``sum over i != y of max(0, margin - x[y] + x[i]) ** p / C`` (times ``weight[y]``) per sample of (N, C)
+    or (C,) input with class targets ``y``; p is 1 or 2."""
+    if p not in (1, 2):
+        raise ValueError(f"[multi_margin_loss] p must be 1 or 2, got {p}")
+    x, y, added = _class_rows("multi_margin_loss", input, target)
+    n, c = x.shape
+    y = y.reshape((n, 1))
+    if y.numel() and (int(y.min()) < 0 or int(y.max()) >= c):
+        raise ValueError(f"[multi_margin_loss] targets must lie in [0, {c}), got [{int(y.min())}, {int(y.max())}]")
+    m = _C.clamp(margin - x.gather(1, y) + x, 0.0, None)
+    m = m * m if p == 2 else m
+    if weight is not None:
+        m = m * weight.gather(0, y.reshape((-1,))).reshape((n, 1))
+    loss = _C.where(arange(c, device=x.device) == y, 0.0, m).sum(1) / c
+    return _reduce(loss.squeeze(0) if added else loss, _reduction(size_average, reduce, reduction), "multi_margin_loss")
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``sum over targets j and non-targets i of max(0, 1 - (x[j] - x[i])) / C`` per sample of (N, C) or (C,)
+    input; each row of ``target`` lists class indices up to its first -1."""
+    x, y, added = _class_rows("multilabel_margin_loss", input, target)
+    n, c = x.shape
+    if tuple(y.shape) != (n, c):
+        raise ValueError(f"[multilabel_margin_loss] target {tuple(target.shape)} must have the shape of input "
+                         f"{tuple(input.shape)}")
+    ids = y.cpu().numpy()
+    count = np.zeros((n, c))  # how often each class is listed before the row's first -1
+    for r in range(n):
+        for j in ids[r]:
+            if j < 0:
+                break
+            if j >= c:
+                raise ValueError(f"[multilabel_margin_loss] target {j} is not a class of {c}")
+            count[r, j] += 1
+    is_target = Tensor(count > 0).to(x.device)
+    count_t = Tensor(count).to(x.device, x.dtype)
+    hinge = _C.clamp(1 - x.unsqueeze(2) + x.unsqueeze(1), 0.0, None)  # [r, j, i]: 1 - (x[j] - x[i])
+    loss = (hinge * count_t.unsqueeze(2)).masked_fill(is_target.unsqueeze(1), 0.0).sum((1, 2)) / c
+    return _reduce(loss.squeeze(0) if added else loss, _reduction(size_average, reduce, reduction),
+                   "multilabel_margin_loss")
 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
@@ -179,4 +268,6 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 
 
 __all__ = ["ctc_loss", "margin_ranking_loss", "cosine_embedding_loss", "pairwise_distance", "cosine_similarity",
-           "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss"]
+           "triplet_margin_loss", "triplet_margin_with_distance_loss", "hinge_embedding_loss", "soft_margin_loss",
+           "multilabel_soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss", "poisson_nll_loss",
+           "gaussian_nll_loss"]

@@ -46,7 +46,9 @@ from .loss import (  # noqa: E402
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
 )
 from .loss_extra import (  # noqa: E402
-    CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HuberLoss, MarginRankingLoss, PoissonNLLLoss, TripletMarginLoss,
+    CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, MarginRankingLoss,
+    MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 from .module import Module, RemovableHandle  # noqa: E402
 from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm  # noqa: E402
@@ -77,7 +79,8 @@ __all__ = [
     "MultiheadAttention", "TransformerBlock", "Transformer", "KVCache",
     "MSELoss", "L1Loss", "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
     "HuberLoss", "MarginRankingLoss", "CosineEmbeddingLoss", "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
-    "CTCLoss",
+    "CTCLoss", "TripletMarginWithDistanceLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss", "MultiLabelMarginLoss",
     "save", "load", "read_metadata",
     "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "BatchNorm1d", "BatchNorm2d",

@@ -1,11 +1,12 @@
-"""More ``torch.nn`` losses: HuberLoss, MarginRankingLoss, CosineEmbeddingLoss,
-TripletMarginLoss, PoissonNLLLoss and GaussianNLLLoss (maths in ``sneppx_core.functional``)."""
+"""More ``torch.nn`` losses: HuberLoss, MarginRankingLoss, CosineEmbeddingLoss, TripletMarginLoss (and with a
+distance function), HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+MultiLabelMarginLoss, PoissonNLLLoss, GaussianNLLLoss and CTCLoss (maths in ``sneppx_core.functional``)."""
 
 from __future__ import annotations
 
 import sneppx_core.functional as F
 
-from .loss import _Loss
+from .loss import _Loss, _weight_buffer
 
 
 class HuberLoss(_Loss):
@@ -57,6 +58,82 @@ class TripletMarginLoss(_Loss):
         """The loss of the triplets (rows of ``anchor``, ``positive``, ``negative``)."""
         return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
                                      swap=self.swap, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """TripletMarginLoss with ``distance_function(x, y)`` (default the pairwise 2-norm distance)."""
+
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False, reduction: str = "mean"):
+        super().__init__(reduction)
+        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+
+    def forward(self, anchor, positive, negative):
+        """The loss of the triplets (rows of ``anchor``, ``positive``, ``negative``)."""
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
+                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """``x`` where ``y == 1`` and ``max(0, margin - x)`` where ``y == -1``."""
+
+    def __init__(self, margin: float = 1.0, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(reduction)
+        self.margin = margin
+
+    def forward(self, input, target):
+        """The loss of ``input`` (distances) for targets of 1 or -1."""
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """``log(1 + exp(-y x))`` for targets ``y`` of 1 or -1."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(reduction)
+
+    def forward(self, input, target):
+        """The loss of ``input`` for targets of 1 or -1."""
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_Loss):
+    """Binary cross-entropy of sigmoid(x) per class (times ``weight``), averaged over the classes."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(reduction)
+        _weight_buffer(self, "weight", weight)
+
+    def forward(self, input, target):
+        """The loss of (N, C) logits for 0/1 targets."""
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class MultiMarginLoss(_Loss):
+    """Multi-class hinge loss: ``sum over i != y of max(0, margin - x[y] + x[i]) ** p / C`` (times ``weight[y]``)."""
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight=None, size_average=None, reduce=None,
+                 reduction: str = "mean"):
+        super().__init__(reduction)
+        if p not in (1, 2):
+            raise ValueError(f"[MultiMarginLoss] p must be 1 or 2, got {p}")
+        self.p, self.margin = p, margin
+        _weight_buffer(self, "weight", weight)
+
+    def forward(self, input, target):
+        """The loss of (N, C) scores for class targets."""
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                   reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge loss between each listed target class and each other class, averaged over the classes."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(reduction)
+
+    def forward(self, input, target):
+        """The loss of (N, C) scores for target rows of class indices ending at their first -1."""
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
 class PoissonNLLLoss(_Loss):
