@@ -115,8 +115,7 @@ class Categorical(Distribution):
 
     def entropy(self):
         """``-sum p log p`` over the categories (0 log 0 = 0)."""
-        logits = _C.clamp(self.logits, float(np.finfo(np.float64).min), None)
-        return -(self.probs * _C.where(self.probs == 0, 0.0, logits)).sum(-1)
+        return -(self.probs * _C.where(self.probs == 0, 0.0, self.logits)).sum(-1)
 
 
 class Bernoulli(Distribution):
