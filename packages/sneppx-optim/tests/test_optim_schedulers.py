@@ -132,6 +132,24 @@ def test_sequential_rejects_foreign_and_plateau_schedulers():
         so.SequentialLR(opt, [so.StepLR(opt, 2), so.ReduceLROnPlateau(opt)], [3])
 
 
+def test_cyclic_triangle_formula():
+    """CyclicLR's triangle (up 4 steps, down 2), its height halved every cycle in triangular2, the momentum
+    mirrored; building it sets the learning rate to base_lr."""
+    opt = _opt(lrs=(0.5,))
+    sched = so.CyclicLR(opt, base_lr=0.1, max_lr=0.4, step_size_up=4, step_size_down=2, mode="triangular2",
+                        base_momentum=0.8, max_momentum=0.9)
+    got, moms = [], []
+    for t in range(14):
+        got.append(opt.param_groups[0]["lr"])
+        moms.append(opt.param_groups[0]["momentum"])
+        opt.step()
+        sched.step()
+    frac = [min(t % 6 / 4, (6 - t % 6) / 2) for t in range(14)]
+    height = [0.5 ** (t // 6) for t in range(14)]
+    np.testing.assert_allclose(got, [0.1 + 0.3 * f * h for f, h in zip(frac, height)], rtol=1e-12)
+    np.testing.assert_allclose(moms, [0.9 - 0.1 * f * h for f, h in zip(frac, height)], rtol=1e-12)
+
+
 def test_new_schedulers_bad_arguments():
     with pytest.raises(ValueError, match="ConstantLR: factor"):
         so.ConstantLR(_opt(), factor=1.5)
@@ -139,6 +157,10 @@ def test_new_schedulers_bad_arguments():
         so.PolynomialLR(_opt(), total_iters=0)
     with pytest.raises(TypeError, match="MultiplicativeLR: lr_lambda"):
         so.MultiplicativeLR(_opt(), 0.9)
+    with pytest.raises(ValueError, match="CyclicLR: mode"):
+        so.CyclicLR(_opt(), 0.1, 1.0, mode="sawtooth")
+    with pytest.raises(ValueError, match="CyclicLR: cycle_momentum"):
+        so.CyclicLR(so.Adagrad([sx.zeros(2, requires_grad=True)]), 0.1, 1.0)
 
 
 def test_onecycle_matches_phase_formula():
@@ -224,6 +246,7 @@ def _resume_matches(make, steps=12, cut=5):
     lambda o: so.ConstantLR(o, 0.5, total_iters=7),
     lambda o: so.PolynomialLR(o, total_iters=8, power=2.0),
     lambda o: so.SequentialLR(o, [so.ConstantLR(o, 0.5, 2), so.ExponentialLR(o, 0.7), so.StepLR(o, 2, 0.5)], [3, 7]),
+    lambda o: so.CyclicLR(o, 0.01, [0.1, 0.2], step_size_up=3, mode="exp_range", gamma=0.9),
 ])
 def test_state_dict_round_trip_through_json(make):
     _resume_matches(make)

@@ -29,7 +29,7 @@ from .lr_scheduler import (  # noqa: E402
     ConstantLR, CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR, LRScheduler, MultiplicativeLR, MultiStepLR,
     PolynomialLR, SequentialLR, StepLR,
 )
-from .onecycle import OneCycleLR  # noqa: E402
+from .onecycle import CyclicLR, OneCycleLR  # noqa: E402
 from .optimizer import Optimizer  # noqa: E402
 from .plateau import ReduceLROnPlateau  # noqa: E402
 from .sgd import SGD  # noqa: E402
@@ -40,7 +40,7 @@ __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "Lion", "LAMB", "Adagrad", "Adadelta", "RMSprop", "Adamax", "NAdam", "RAdam",
     "LBFGS",
     "LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "ExponentialLR", "LinearLR",
-    "PolynomialLR", "CosineAnnealingLR", "SequentialLR", "OneCycleLR", "ReduceLROnPlateau",
+    "PolynomialLR", "CosineAnnealingLR", "SequentialLR", "OneCycleLR", "CyclicLR", "ReduceLROnPlateau",
     "clip_grad_norm_", "clip_grad_value_",
     "Trainer", "Callback", "History", "save_checkpoint", "load_checkpoint", "read_checkpoint", "latest_checkpoint",
     "SummaryWriter", "__version__",

@@ -470,5 +470,5 @@ def _undo_step(sched) -> None:
 
 
 # torch.optim.lr_scheduler's names defined in their own modules (which import this one's base class).
-from .onecycle import OneCycleLR  # noqa: E402, F401
+from .onecycle import CyclicLR, OneCycleLR  # noqa: E402, F401
 from .plateau import ReduceLROnPlateau  # noqa: E402, F401

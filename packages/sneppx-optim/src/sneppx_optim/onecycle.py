@@ -1,4 +1,5 @@
-"""The 1cycle learning-rate policy (Smith & Topin 2019), as ``torch.optim.lr_scheduler.OneCycleLR``."""
+"""Cyclical learning-rate policies: ``CyclicLR`` (Smith 2017) and the 1cycle policy (Smith & Topin 2019), as
+``torch.optim.lr_scheduler.CyclicLR`` and ``OneCycleLR``."""
 
 from __future__ import annotations
 
@@ -113,4 +114,76 @@ class OneCycleLR(LRScheduler):
                         self._set_momentum(group, self._anneal(group[m0], group[m1], pct))
                     break
                 start = end
+        return lrs
+
+
+class CyclicLR(LRScheduler):
+    """The learning rate goes from ``base_lr`` up to ``max_lr`` over ``step_size_up`` steps and back down over
+    ``step_size_down`` (default the same), cycle after cycle; the momentum (or Adam's beta1) goes the other way
+    between ``max_momentum`` and ``base_momentum`` with ``cycle_momentum``.
+
+    The height of each cycle is scaled by ``mode``: "triangular" (constant), "triangular2" (halved every
+    cycle) or "exp_range" (``gamma ** step``), or by ``scale_fn(x)`` with x the cycle number
+    (``scale_mode="cycle"``) or the step (``"iterations"``). Building it sets the learning rates to
+    ``base_lr``; the schedule then matches ``torch.optim.lr_scheduler.CyclicLR`` step for step.
+    """
+
+    _exclude = ("optimizer", "scale_fn_custom")
+
+    def __init__(self, optimizer: Optimizer, base_lr, max_lr, step_size_up: int = 2000, step_size_down=None,
+                 mode: str = "triangular", gamma: float = 1.0, scale_fn=None, scale_mode: str = "cycle",
+                 cycle_momentum: bool = True, base_momentum=0.8, max_momentum=0.9, last_epoch: int = -1) -> None:
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError(f"CyclicLR: mode must be 'triangular', 'triangular2' or 'exp_range' (or pass scale_fn), "
+                             f"got {mode!r}")
+        if scale_mode not in ("cycle", "iterations"):
+            raise ValueError(f"CyclicLR: scale_mode must be 'cycle' or 'iterations', got {scale_mode!r}")
+        base_lrs = [float(v) for v in per_group("CyclicLR", optimizer, base_lr, "base_lr")]
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = [float(v) for v in per_group("CyclicLR", optimizer, max_lr, "max_lr")]
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        if not (up > 0 and down >= 0):
+            raise ValueError(f"CyclicLR: step_size_up must be > 0 and step_size_down >= 0, got {up} and {down}")
+        self.total_size, self.step_ratio = up + down, up / (up + down)
+        self.mode, self.gamma, self.scale_fn_custom = mode, gamma, scale_fn
+        self.scale_mode = scale_mode if scale_fn is not None else ("iterations" if mode == "exp_range" else "cycle")
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(f"CyclicLR: cycle_momentum needs an optimizer with momentum or betas, "
+                                 f"{type(optimizer).__name__} has neither (pass cycle_momentum=False)")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = per_group("CyclicLR", optimizer, base_momentum, "base_momentum")
+            self.max_momentums = per_group("CyclicLR", optimizer, max_momentum, "max_momentum")
+            if last_epoch == -1:
+                for hi, lo, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups):
+                    self._set_momentum(group, hi)
+                    group["max_momentum"], group["base_momentum"] = hi, lo
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    _set_momentum = OneCycleLR._set_momentum
+
+    def scale_fn(self, x: float) -> float:
+        """The height scale of cycle (or step) ``x``."""
+        if self.scale_fn_custom is not None:
+            return self.scale_fn_custom(x)
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        if self.mode == "exp_range":
+            return self.gamma ** x
+        return 1.0
+
+    def get_lr(self) -> list:
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        factor = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [lo + (hi - lo) * factor * scale for lo, hi in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for lo, hi, group in zip(self.base_momentums, self.max_momentums, self.optimizer.param_groups):
+                self._set_momentum(group, hi - (hi - lo) * factor * scale)
         return lrs
