@@ -124,59 +124,70 @@ class ModuleList(_ListBase):
         return ModuleList(list(self) + list(other))
 
 
-class ModuleDict(Module):
+class _DictBase(Module):
+    """Shared dict behaviour over one of the module's registries (``_store``), holding ``_kind``s."""
+
+    _store, _kind = "_modules", "module"
+
+    def __init__(self, values=None):
+        super().__init__()
+        if values is not None:
+            self.update(values)
+
+    def _entries(self) -> dict:
+        return self.__dict__[self._store]
+
+    def __getitem__(self, key: str):
+        if key not in self._entries():
+            raise KeyError(f"[{type(self).__name__}] no {self._kind} named {key!r}")
+        return self._entries()[key]
+
+    def __delitem__(self, key: str) -> None:
+        self.pop(key)
+
+    def __len__(self) -> int:
+        return len(self._entries())
+
+    def __iter__(self):
+        return iter(self._entries())
+
+    def __contains__(self, key) -> bool:
+        return key in self._entries()
+
+    def keys(self):
+        """The names."""
+        return self._entries().keys()
+
+    def items(self):
+        """The ``(name, value)`` pairs."""
+        return self._entries().items()
+
+    def values(self):
+        """The values."""
+        return self._entries().values()
+
+    def pop(self, key: str):
+        """Removes and returns the value named ``key``."""
+        value = self[key]
+        del self._entries()[key]
+        return value
+
+    def clear(self) -> None:
+        """Removes every entry."""
+        self._entries().clear()
+
+    def update(self, values) -> None:
+        """Adds entries from a mapping or an iterable of ``(name, value)`` pairs."""
+        pairs = values.items() if hasattr(values, "items") else values
+        for key, value in pairs:
+            self[key] = value
+
+
+class ModuleDict(_DictBase):
     """An ordered dict of modules whose parameters the owner registers."""
 
     def __init__(self, modules=None):
-        super().__init__()
-        if modules is not None:
-            self.update(modules)
-
-    def __getitem__(self, key: str):
-        if key not in self._modules:
-            raise KeyError(f"[ModuleDict] no module named {key!r}")
-        return self._modules[key]
+        super().__init__(modules)
 
     def __setitem__(self, key: str, module) -> None:
         self.add_module(key, module)
-
-    def __delitem__(self, key: str) -> None:
-        if key not in self._modules:
-            raise KeyError(f"[ModuleDict] no module named {key!r}")
-        del self._modules[key]
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key) -> bool:
-        return key in self._modules
-
-    def keys(self):
-        """The module names."""
-        return self._modules.keys()
-
-    def items(self):
-        """The ``(name, module)`` pairs."""
-        return self._modules.items()
-
-    def values(self):
-        """The modules."""
-        return self._modules.values()
-
-    def pop(self, key: str):
-        """Removes and returns the module named ``key``."""
-        return self._modules.pop(key)
-
-    def clear(self) -> None:
-        """Removes every module."""
-        self._modules.clear()
-
-    def update(self, modules) -> None:
-        """Adds modules from a mapping or an iterable of ``(name, module)`` pairs."""
-        pairs = modules.items() if hasattr(modules, "items") else modules
-        for key, m in pairs:
-            self[key] = m
-

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sneppx_core import Tensor
 
-from .containers import _index
+from .containers import _DictBase, _index
 from .module import Module
 from .parameter import Parameter
 
@@ -71,76 +71,30 @@ class ParameterList(Module):
         return "\n".join(f"  ({k}): {_describe(p)}" for k, p in self._parameters.items())  # indented as in torch
 
 
-class ParameterDict(Module):
+class ParameterDict(_DictBase):
     """An ordered dict of parameters registered under their keys (tensors become Parameters).
 
     Has the dict methods ``keys``, ``values``, ``items``, ``get``, ``pop``, ``setdefault``, ``update``,
     ``clear`` and ``copy`` (a new ParameterDict of the same parameters); holds only Parameters and tensors.
     """
 
-    def __init__(self, parameters=None):
-        super().__init__()
-        if parameters is not None:
-            self.update(parameters)
+    _store, _kind = "_parameters", "parameter"
 
-    def __getitem__(self, key: str):
-        if key not in self._parameters:
-            raise KeyError(f"[ParameterDict] no parameter named {key!r}")
-        return self._parameters[key]
+    def __init__(self, parameters=None):
+        super().__init__(parameters)
 
     def __setitem__(self, key: str, value) -> None:
         self.register_parameter(key, _as_parameter("ParameterDict", value))
 
-    def __delitem__(self, key: str) -> None:
-        self[key]  # noqa: B018  (the KeyError of a missing key)
-        del self._parameters[key]
-
-    def __len__(self) -> int:
-        return len(self._parameters)
-
-    def __iter__(self):
-        return iter(self._parameters)
-
-    def __contains__(self, key) -> bool:
-        return key in self._parameters
-
-    def keys(self):
-        """The parameter names."""
-        return self._parameters.keys()
-
-    def items(self):
-        """The ``(name, parameter)`` pairs."""
-        return self._parameters.items()
-
-    def values(self):
-        """The parameters."""
-        return self._parameters.values()
-
     def get(self, key: str, default=None):
         """The parameter named ``key``, or ``default``."""
         return self._parameters.get(key, default)
-
-    def pop(self, key: str):
-        """Removes and returns the parameter named ``key``."""
-        value = self[key]
-        del self._parameters[key]
-        return value
 
     def setdefault(self, key: str, default=None):
         """The parameter named ``key``, first set to ``default`` where there is none."""
         if key not in self._parameters:
             self[key] = default
         return self._parameters[key]
-
-    def update(self, parameters) -> None:
-        """Adds parameters from a mapping or an iterable of ``(name, value)`` pairs."""
-        pairs = parameters.items() if hasattr(parameters, "items") else parameters
-        for key, value in pairs:
-            self[key] = value
-
-    def clear(self) -> None:
-        """Removes every parameter."""
-        self._parameters.clear()
 
     def copy(self) -> "ParameterDict":
         """A new ParameterDict holding the same parameters."""

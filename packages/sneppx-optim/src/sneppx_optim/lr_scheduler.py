@@ -113,10 +113,11 @@ class LambdaLR(LRScheduler):
     _exclude = ("optimizer", "lr_lambdas")
 
     def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1) -> None:
-        self.lr_lambdas = per_group("LambdaLR", optimizer, lr_lambda, "lr_lambda")
+        name = type(self).__name__
+        self.lr_lambdas = per_group(name, optimizer, lr_lambda, "lr_lambda")
         for fn in self.lr_lambdas:
             if not callable(fn):
-                raise TypeError(f"LambdaLR: lr_lambda must be callable, got {type(fn).__name__}")
+                raise TypeError(f"{name}: lr_lambda must be callable, got {type(fn).__name__}")
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
@@ -311,7 +312,7 @@ class CosineAnnealingLR(LRScheduler):
         return lo + (hi - lo) * (1 + math.cos(math.pi * (t - w) / (total - w))) / 2
 
 
-class MultiplicativeLR(LRScheduler):
+class MultiplicativeLR(LambdaLR):
     """Multiplies the learning rate by ``lr_lambda(t)`` at every step ``t >= 1``.
 
     Args:
@@ -319,15 +320,6 @@ class MultiplicativeLR(LRScheduler):
         lr_lambda: a function of the step ``t``, or a list of them, one per param group.
         last_epoch: see :class:`LRScheduler`.
     """
-
-    _exclude = ("optimizer", "lr_lambdas")
-
-    def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1) -> None:
-        self.lr_lambdas = per_group("MultiplicativeLR", optimizer, lr_lambda, "lr_lambda")
-        for fn in self.lr_lambdas:
-            if not callable(fn):
-                raise TypeError(f"MultiplicativeLR: lr_lambda must be callable, got {type(fn).__name__}")
-        super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
         if self._is_initial:
