@@ -30,7 +30,7 @@ from ._ops import *  # noqa: F401,F403
 from ._ops import __all__ as _ops_all
 from ._einsum import einsum
 from . import _names, _tensor_methods
-from . import autograd, cuda, functional, testing  # noqa: F401
+from . import autograd, cuda, distributions, functional, testing  # noqa: F401
 from ._names import *  # noqa: F401,F403
 from ._names import __all__ as _names_all
 
@@ -60,5 +60,3 @@ __all__ = [
     "_BACKEND", "einsum",
     *_ops_all, *_names_all,
 ]
-
-from . import distributions  # noqa: E402  (last: it reads the package's names at call time)

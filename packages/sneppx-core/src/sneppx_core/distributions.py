@@ -19,10 +19,11 @@ import math
 
 import numpy as np
 
-import sneppx_core as _sx  # read at call time: this module is imported at the end of the package's __init__
-
+from . import _ops
+from . import functional as _F
 from ._backend import _C
-from ._C_face import Tensor
+from ._C_face import Tensor, float32
+from ._factories import randn
 from ._factories import tensor as _tensor
 from ._grad_mode import no_grad
 
@@ -81,10 +82,10 @@ class Categorical(Distribution):
             raise ValueError(f"[Categorical] {'probs' if probs is not None else 'logits'} must have at least one dim")
         if probs is not None:
             self.probs = p / p.sum(-1, keepdim=True)
-            eps = float(np.finfo(np.float32 if p.dtype == _sx.float32 else np.float64).eps)
+            eps = float(np.finfo(np.float32 if p.dtype == float32 else np.float64).eps)
             self.logits = _C.log(_C.clamp(self.probs, eps, 1 - eps))
         else:
-            self.logits = p - _sx.logsumexp(p, -1, keepdim=True)
+            self.logits = p - _ops.logsumexp(p, -1, keepdim=True)
             self.probs = _C.exp(self.logits)
         self._num_events = p.shape[-1]
         super().__init__(tuple(p.shape[:-1]))
@@ -103,7 +104,7 @@ class Categorical(Distribution):
         n = math.prod(shape)
         with no_grad():
             flat = self.probs.reshape((-1, self._num_events))
-            draws = _sx.multinomial(flat, max(n, 1), replacement=True)[:, :n]  # (batch, n)
+            draws = _ops.multinomial(flat, max(n, 1), replacement=True)[:, :n]  # (batch, n)
             return draws.transpose(0, 1).reshape(shape + self.batch_shape)
 
     def log_prob(self, value):
@@ -125,7 +126,7 @@ class Bernoulli(Distribution):
         _one_of("Bernoulli", probs, logits)
         if probs is not None:
             self.probs = _as_tensor(probs)
-            eps = float(np.finfo(np.float32 if self.probs.dtype == _sx.float32 else np.float64).eps)
+            eps = float(np.finfo(np.float32 if self.probs.dtype == float32 else np.float64).eps)
             p = _C.clamp(self.probs, eps, 1 - eps)
             self.logits = _C.log(p) - _C.log1p(-p)
         else:
@@ -144,16 +145,16 @@ class Bernoulli(Distribution):
     def sample(self, sample_shape=()):
         """Zeros and ones (the parameters' dtype) of shape ``sample_shape + batch_shape``."""
         with no_grad():
-            return _sx.bernoulli(self.probs.expand(_shape(sample_shape) + self.batch_shape))
+            return _ops.bernoulli(self.probs.expand(_shape(sample_shape) + self.batch_shape))
 
     def log_prob(self, value):
         """``value log p + (1 - value) log(1 - p)``, from the logits (stable)."""
         value = _as_tensor(value, self.logits)
-        return -_sx.functional.binary_cross_entropy_with_logits(*_broadcast(self.logits, value), reduction="none")
+        return -_F.binary_cross_entropy_with_logits(*_broadcast(self.logits, value), reduction="none")
 
     def entropy(self):
         """``-(p log p + (1 - p) log(1 - p))``."""
-        return _sx.functional.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+        return _F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
 
 class Normal(Distribution):
@@ -186,7 +187,7 @@ class Normal(Distribution):
     def rsample(self, sample_shape=()):
         """``loc + scale * eps`` with standard normal ``eps`` of shape ``sample_shape + batch_shape``:
         differentiable in ``loc`` and ``scale``."""
-        eps = _sx.randn(*(_shape(sample_shape) + self.batch_shape), dtype=self.loc.dtype, device=self.loc.device)
+        eps = randn(*(_shape(sample_shape) + self.batch_shape), dtype=self.loc.dtype, device=self.loc.device)
         return self.loc + self.scale * eps
 
     def log_prob(self, value):
