@@ -151,12 +151,12 @@ def test_conv2d_batch_gradients_against_numpy(n, hw, xs, ws, stride, padding, di
 
 @pytest.mark.parametrize("cout,c,k,stride,pad,hw",
                          [(3, 32, 9, 1, 0, 40), (10, 16, 3, 1, 1, 18), (8, 8, 3, 2, 1, 18), (3, 32, 3, 1, 1, 20),
-                          (1, 64, 3, 1, 1, 30)])
+                          (1, 64, 3, 1, 1, 30), (5, 16, 5, 1, 2, 24)])
 def test_conv2d_few_output_channels_on_the_direct_kernel(cout, c, k, stride, pad, hw):
     """Fewer than 16 output channels in float32: the forward on the direct kernel, its last vector of channels
-    partly used, with 8 or more or patches of 2^19 floats an image (the 9x9 and last cases), else patches
-    and BLAS; the input gradient of the stride-1 ones on the direct kernel with as few input channels. Output,
-    input, weight and bias gradients against the float64 definition."""
+    partly used, with 8 or more, patches of 2^19 floats an image, or 2^17 with a window past 3x3 (the 9x9,
+    1-channel and 5x5 cases), else patches and BLAS; the input gradient of the stride-1 ones on the direct
+    kernel with as few input channels. Output, input, weight and bias gradients against the float64 definition."""
     x = RNG.standard_normal((2, c, hw, hw + 2))  # 64 output positions or more (the direct kernel's images)
     w, b = RNG.standard_normal((cout, c, k, k)) * 0.1, RNG.standard_normal(cout)
     xt, wt, bt = (sx.tensor(a.astype(np.float32), requires_grad=True) for a in (x, w, b))

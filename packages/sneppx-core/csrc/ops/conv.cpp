@@ -284,13 +284,17 @@ Tensor conv(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& st
     if (direct_small(C, Cout, g)) return conv_kernels(x, w, b, g, G, nsp, true, true, true);
     if (Cout < kDirectMinCout && direct_pays(C, kDirectMinCout, g)) {
       // Fewer output channels than a vector of them (an image network's last layer): the direct kernel's
-      // last vector of channels partly used. The forward takes it where half the vector or more is used or
-      // one image's patches exceed 2 MiB (an L2), else patches and a BLAS product with a Cout-row weight:
-      // fast_neural_style's Conv2d(32, 3, 9) on (4, 32, 72, 72) took 32.7-33.7 ms forward through them
-      // (PyTorch 4.7, direct 5.5), 3 of 32 3x3 channels on (4, 32, 64, 64) 1.85-1.96 ms (direct 0.75-0.78),
-      // where 1 of 32 on (16, 32, 28, 28), patches of 0.9 MiB, took 0.40-0.47 (direct 0.62-0.64). The
+      // last vector of channels partly used. The forward takes it where half the vector or more is used, one
+      // image's patches exceed 2 MiB (an L2), or 512 KiB with a window larger than 3x3; else patches and a
+      // BLAS product with a Cout-row weight. Through them fast_neural_style's Conv2d(32, 3, 9) on
+      // (4, 32, 72, 72) took 32.7-33.7 ms forward (PyTorch 4.7, direct 5.5), 3 of 32 3x3 channels on
+      // (4, 32, 64, 64) 1.85-1.96 ms (direct 0.75-0.78), 5 of 16 5x5 channels on (8, 16, 28, 28) 0.68-1.27
+      // (direct 0.39-0.68); 1 of 32 3x3 channels on (16, 32, 28, 28) (0.9 MiB of patches) took 0.39-0.47
+      // (direct 0.45-0.64), 3 of 6 5x5 channels on (8, 6, 28, 28) (0.45 MiB) 0.12 (direct 0.15-0.21). The
       // input gradient takes the direct kernel in both (input_grad_direct_fits).
-      const bool fwd = 2 * Cout >= kDirectMinCout || CgK * L >= (int64_t(1) << 19) || !kern::conv_fwd.has(dt);
+      const int64_t patches = CgK * L;
+      const bool fwd = 2 * Cout >= kDirectMinCout || patches >= (int64_t(1) << 19) ||
+                       (g.kh * g.kw > 9 && patches >= (int64_t(1) << 17)) || !kern::conv_fwd.has(dt);
       return conv_kernels(x, w, b, g, G, nsp, fwd, true);
     }
   }
