@@ -78,7 +78,9 @@ def test_misc_layers():
 
 
 MODE_PADS = [("ReflectionPad1d", "reflect", 1), ("ReflectionPad2d", "reflect", 2), ("ReplicationPad1d", "edge", 1),
-             ("ReplicationPad2d", "edge", 2), ("CircularPad1d", "wrap", 1), ("CircularPad2d", "wrap", 2)]
+             ("ReplicationPad2d", "edge", 2), ("CircularPad1d", "wrap", 1), ("CircularPad2d", "wrap", 2),
+             ("ReflectionPad3d", "reflect", 3), ("ReplicationPad3d", "edge", 3), ("CircularPad3d", "wrap", 3),
+             ("ConstantPad3d", "constant", 3)]
 
 
 @pytest.mark.parametrize("name,np_mode,n", MODE_PADS, ids=[p[0] for p in MODE_PADS])
@@ -86,20 +88,25 @@ def test_mode_pads_against_numpy(name, np_mode, n):
     """Reflection, replication and circular padding layers of unbatched and batched inputs, int or per-side
     padding, against np.pad; the gradient of each input element is the sum of its copies' seeds."""
     cls = getattr(nn, name)
-    for padding, batch in ((2, ()), ((1, 3, 0, 2)[:2 * n], (2,)), ((0, 4, 3, 1)[:2 * n], (1,))):
-        layer = cls(padding)
+    for padding, batch in ((2, ()), ((1, 3, 0, 2, 2, 1)[:2 * n], (2,)), ((0, 4, 3, 1, 1, 2)[:2 * n], (1,))):
+        layer = cls(padding, 0.0) if np_mode == "constant" else cls(padding)
         per = layer.padding
         widths = [(0, 0)] * (len(batch) + 1) + [(per[2 * k], per[2 * k + 1]) for k in reversed(range(n))]
-        x = RNG.standard_normal(batch + (3,) + (5, 6)[2 - n:])
+        x = RNG.standard_normal(batch + (3,) + (4, 5, 6)[3 - n:])
         xs = sx.tensor(x, dtype=sx.float64, requires_grad=True)
         out = layer(xs)
         np.testing.assert_array_equal(to_np(out), np.pad(x, widths, mode=np_mode))
         seed = RNG.standard_normal(tuple(out.shape))
         (out * sx.tensor(seed, dtype=sx.float64)).sum().backward()
         want = np.zeros_like(x)
-        index = np.pad(np.arange(x.size).reshape(x.shape), widths, mode=np_mode)
-        np.add.at(want.reshape(-1), index.reshape(-1), seed.reshape(-1))
+        index = np.pad(np.arange(x.size).reshape(x.shape), widths, mode=np_mode,
+                       **({"constant_values": -1} if np_mode == "constant" else {})).reshape(-1)
+        np.add.at(want.reshape(-1), index[index >= 0], seed.reshape(-1)[index >= 0])
         np.testing.assert_allclose(to_np(xs.grad), want, atol=1e-12)
+    if np_mode == "constant":  # ConstantPad3d: any rank, repr with its value as PyTorch's; ZeroPad3d the padding
+        assert repr(cls(1, 0.5)) == f"{name}(padding={(1,) * 2 * n}, value=0.5)"
+        assert repr(nn.ZeroPad3d(1)) == f"ZeroPad3d({(1,) * 6})" and repr(nn.ZeroPad2d(2)) == f"ZeroPad2d({(2,) * 4})"
+        return
     assert repr(cls(1)) == f"{name}({(1,) * 2 * n})" and list(cls(1).state_dict()) == []
     with pytest.raises(ValueError, match=rf"\[{name}\] expects a {n + 1}-d or {n + 2}-d input, got shape"):
         cls(1)(sx.randn(*(2,) * (n + 3)))
@@ -160,6 +167,10 @@ PARITY_LAYERS = [
     ("ReplicationPad1d", ((0, 4),), dict(), (2, 3, 5)),
     ("CircularPad2d", ((1, 2, 2, 0),), dict(), (2, 2, 4, 5)),
     ("CircularPad1d", (3,), dict(), (2, 4)),
+    ("ReflectionPad3d", ((1, 2, 0, 1, 2, 1),), dict(), (2, 2, 4, 5, 3)),
+    ("ReplicationPad3d", (2,), dict(), (2, 3, 4, 5)),
+    ("CircularPad3d", ((1, 0, 2, 1, 0, 3),), dict(), (1, 2, 4, 3, 5)),
+    ("ZeroPad3d", ((1, 2, 0, 1, 2, 1),), dict(), (2, 2, 3, 4, 3)),
 ]
 
 

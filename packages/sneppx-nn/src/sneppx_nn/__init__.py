@@ -59,9 +59,10 @@ from .pooling import (  # noqa: E402
     MaxPool2d, MaxUnpool1d, MaxUnpool2d,
 )
 from .resample import (  # noqa: E402
-    ChannelShuffle, CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, CosineSimilarity, Fold,
-    PairwiseDistance, PixelShuffle, PixelUnshuffle, ReflectionPad1d, ReflectionPad2d, ReplicationPad1d,
-    ReplicationPad2d, Unfold, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d, ZeroPad1d, ZeroPad2d,
+    ChannelShuffle, CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
+    CosineSimilarity, Fold, PairwiseDistance, PixelShuffle, PixelUnshuffle, ReflectionPad1d, ReflectionPad2d,
+    ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, Unfold, Upsample, UpsamplingBilinear2d,
+    UpsamplingNearest2d, ZeroPad1d, ZeroPad2d, ZeroPad3d,
 )
 from .rnn import GRU, LSTM, RNN, RNNBase  # noqa: E402
 from .rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: E402
@@ -90,7 +91,8 @@ __all__ = [
     "CosineSimilarity", "PairwiseDistance", "Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish", "Mish", "ELU", "CELU",
     "SELU", "Softplus", "LogSigmoid", "Softsign", "Tanhshrink", "PReLU", "Hardshrink", "Softshrink", "Threshold", "GLU",
     "Softmin", "Softmax2d", "MaxUnpool1d", "MaxUnpool2d", "UpsamplingNearest2d", "UpsamplingBilinear2d",
-    "ChannelShuffle", "LocalResponseNorm",
+    "ChannelShuffle", "LocalResponseNorm", "ZeroPad3d", "ConstantPad3d", "ReflectionPad3d", "ReplicationPad3d",
+    "CircularPad3d",
     "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "utils",
 ]

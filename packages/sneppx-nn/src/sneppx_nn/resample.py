@@ -115,18 +115,32 @@ class ConstantPad2d(_ConstantPad, record_config=True):
     _n = 2
 
 
-class ZeroPad1d(ConstantPad1d, record_config=True):
+class ConstantPad3d(_ConstantPad, record_config=True):
+    """Pads the last three dims with ``value``: padding = int or (left, right, top, bottom, front, back)."""
+
+    _n = 3
+
+
+class _ZeroPad:
+    """Zero padding: a ConstantPad with value 0, shown as PyTorch shows it (the padding alone)."""
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return str(self.padding)
+
+
+class ZeroPad1d(_ZeroPad, ConstantPad1d, record_config=True):
     """Pads the last dim with zeros: padding = int or (left, right)."""
 
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
 
-
-class ZeroPad2d(ConstantPad2d, record_config=True):
+class ZeroPad2d(_ZeroPad, ConstantPad2d, record_config=True):
     """Pads the last two dims with zeros: padding = int or (left, right, top, bottom)."""
 
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
+
+class ZeroPad3d(_ZeroPad, ConstantPad3d, record_config=True):
+    """Pads the last three dims with zeros: padding = int or (left, right, top, bottom, front, back)."""
 
 
 class _ModePad(Module):
@@ -186,6 +200,28 @@ class CircularPad2d(_ModePad, record_config=True):
     """Pads the last two dims of (C, H, W) or (N, C, H, W) with values wrapped around from the other end:
     padding = int or (left, right, top, bottom), each at most its dim."""
 
+    _mode = "circular"
+
+
+class ReflectionPad3d(_ModePad, record_config=True):
+    """Pads the last three dims of (C, D, H, W) or (N, C, D, H, W) with their mirror image, the edge not
+    repeated: padding = int or (left, right, top, bottom, front, back), each smaller than its dim."""
+
+    _n = 3
+
+
+class ReplicationPad3d(_ModePad, record_config=True):
+    """Pads the last three dims of (C, D, H, W) or (N, C, D, H, W) by repeating their edge values."""
+
+    _n = 3
+    _mode = "replicate"
+
+
+class CircularPad3d(_ModePad, record_config=True):
+    """Pads the last three dims of (C, D, H, W) or (N, C, D, H, W) with values wrapped around from the other
+    end: each padding at most its dim."""
+
+    _n = 3
     _mode = "circular"
 
 
