@@ -30,15 +30,18 @@ def softshrink(input, lambd=0.5):
     return input - _C.clamp(input, -lambd, lambd)
 
 
+def _threshold_out(input, threshold, value):
+    return _C.where(input <= threshold, value, input)
+
+
 def threshold(input, threshold, value, inplace=False):
     """threshold(x) = x where x > threshold, else value (NaN stays NaN)."""
-    out = _C.where(input <= threshold, value, input)
-    return _act(input, out, inplace)
+    return _act(input, _threshold_out(input, threshold, value), inplace)
 
 
 def threshold_(input, threshold, value):
     """In-place :func:`threshold`."""
-    return input.copy_(_C.where(input <= threshold, value, input))
+    return input.copy_(_threshold_out(input, threshold, value))
 
 
 def softmin(input, dim, dtype=None):

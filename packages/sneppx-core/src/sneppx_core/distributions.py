@@ -35,6 +35,11 @@ def _as_tensor(value, like=None):
     return _tensor(value, dtype=dtype) if dtype is not None else _tensor(float(value))
 
 
+def _eps(t) -> float:
+    # The machine epsilon of t's dtype (float32, else float64): how far probabilities are kept from 0 and 1.
+    return float(np.finfo(np.float32 if t.dtype == float32 else np.float64).eps)
+
+
 def _shape(sample_shape) -> tuple:
     return (int(sample_shape),) if isinstance(sample_shape, int) else tuple(int(s) for s in sample_shape)
 
@@ -82,8 +87,7 @@ class Categorical(Distribution):
             raise ValueError(f"[Categorical] {'probs' if probs is not None else 'logits'} must have at least one dim")
         if probs is not None:
             self.probs = p / p.sum(-1, keepdim=True)
-            eps = float(np.finfo(np.float32 if p.dtype == float32 else np.float64).eps)
-            self.logits = _C.log(_C.clamp(self.probs, eps, 1 - eps))
+            self.logits = _C.log(_C.clamp(self.probs, _eps(p), 1 - _eps(p)))
         else:
             self.logits = p - _ops.logsumexp(p, -1, keepdim=True)
             self.probs = _C.exp(self.logits)
@@ -126,8 +130,7 @@ class Bernoulli(Distribution):
         _one_of("Bernoulli", probs, logits)
         if probs is not None:
             self.probs = _as_tensor(probs)
-            eps = float(np.finfo(np.float32 if self.probs.dtype == float32 else np.float64).eps)
-            p = _C.clamp(self.probs, eps, 1 - eps)
+            p = _C.clamp(self.probs, _eps(self.probs), 1 - _eps(self.probs))
             self.logits = _C.log(p) - _C.log1p(-p)
         else:
             self.logits = _as_tensor(logits)

@@ -101,11 +101,7 @@ class Bilinear(Module, record_config=True):
                 or input2.shape[-1] != self.in2_features:
             raise ValueError(f"[Bilinear] expected inputs (..., {self.in1_features}) and (..., {self.in2_features}) "
                              f"with equal leading dims, got {tuple(input1.shape)} and {tuple(input2.shape)}")
-        o, i, j = self.weight.shape
-        w = self.weight.permute(1, 0, 2).reshape((i, o * j))
-        t = (input1 @ w).unflatten(-1, (o, j))
-        y = (t * input2.unsqueeze(-2)).sum(-1)
-        return y if self.bias is None else y + self.bias
+        return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "

@@ -15,7 +15,33 @@ def _positive_int(name: str, value) -> int:
     return value
 
 
-class OneCycleLR(LRScheduler):
+class _CyclesMomentum:
+    """Momentum (or Adam's beta1) cycled against the learning rate, for OneCycleLR and CyclicLR."""
+
+    def _init_momentum(self, optimizer, base_momentum, max_momentum, last_epoch) -> tuple:
+        # Checks the optimizer, records each group's range and, for a new schedule, starts at the top;
+        # returns the (base, max) momenta, one per group.
+        name = type(self).__name__
+        if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+            raise ValueError(f"{name}: cycle_momentum needs an optimizer with momentum or betas, "
+                             f"{type(optimizer).__name__} has neither (pass cycle_momentum=False)")
+        self.use_beta1 = "betas" in optimizer.defaults
+        highs = per_group(name, optimizer, max_momentum, "max_momentum")
+        lows = per_group(name, optimizer, base_momentum, "base_momentum")
+        if last_epoch == -1:
+            for hi, lo, group in zip(highs, lows, optimizer.param_groups):
+                self._set_momentum(group, hi)
+                group["max_momentum"], group["base_momentum"] = hi, lo
+        return lows, highs
+
+    def _set_momentum(self, group: dict, value: float) -> None:
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+
+class OneCycleLR(_CyclesMomentum, LRScheduler):
     r"""Warm up from ``max_lr / div_factor`` to ``max_lr``, then anneal to ``initial_lr / final_div_factor``.
 
     Phase 1 lasts ``pct_start * total_steps - 1`` steps, phase 2 the rest (``three_phase`` adds a
@@ -76,24 +102,6 @@ class OneCycleLR(LRScheduler):
         return [[float(pct * n) - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"],
                 [n - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"]]
 
-    def _init_momentum(self, optimizer, base_momentum, max_momentum, last_epoch) -> None:
-        if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-            raise ValueError(f"OneCycleLR: cycle_momentum needs an optimizer with momentum or betas, "
-                             f"{type(optimizer).__name__} has neither (pass cycle_momentum=False)")
-        self.use_beta1 = "betas" in optimizer.defaults
-        highs = per_group("OneCycleLR", optimizer, max_momentum, "max_momentum")
-        lows = per_group("OneCycleLR", optimizer, base_momentum, "base_momentum")
-        if last_epoch == -1:
-            for hi, lo, group in zip(highs, lows, optimizer.param_groups):
-                self._set_momentum(group, hi)
-                group["max_momentum"], group["base_momentum"] = hi, lo
-
-    def _set_momentum(self, group: dict, value: float) -> None:
-        if self.use_beta1:
-            group["betas"] = (value, *group["betas"][1:])
-        else:
-            group["momentum"] = value
-
     def _anneal(self, start: float, end: float, pct: float) -> float:
         if self.anneal_strategy == "cos":
             return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
@@ -117,7 +125,7 @@ class OneCycleLR(LRScheduler):
         return lrs
 
 
-class CyclicLR(LRScheduler):
+class CyclicLR(_CyclesMomentum, LRScheduler):
     """The learning rate goes from ``base_lr`` up to ``max_lr`` over ``step_size_up`` steps and back down over
     ``step_size_down`` (default the same), cycle after cycle; the momentum (or Adam's beta1) goes the other way
     between ``max_momentum`` and ``base_momentum`` with ``cycle_momentum``.
@@ -152,20 +160,10 @@ class CyclicLR(LRScheduler):
         self.scale_mode = scale_mode if scale_fn is not None else ("iterations" if mode == "exp_range" else "cycle")
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError(f"CyclicLR: cycle_momentum needs an optimizer with momentum or betas, "
-                                 f"{type(optimizer).__name__} has neither (pass cycle_momentum=False)")
-            self.use_beta1 = "betas" in optimizer.defaults
-            self.base_momentums = per_group("CyclicLR", optimizer, base_momentum, "base_momentum")
-            self.max_momentums = per_group("CyclicLR", optimizer, max_momentum, "max_momentum")
-            if last_epoch == -1:
-                for hi, lo, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups):
-                    self._set_momentum(group, hi)
-                    group["max_momentum"], group["base_momentum"] = hi, lo
+            self.base_momentums, self.max_momentums = self._init_momentum(optimizer, base_momentum, max_momentum,
+                                                                          last_epoch)
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
-
-    _set_momentum = OneCycleLR._set_momentum
 
     def scale_fn(self, x: float) -> float:
         """The height scale of cycle (or step) ``x``."""
