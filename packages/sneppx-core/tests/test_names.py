@@ -281,3 +281,65 @@ def test_tri_indices_against_numpy(row, col):
     assert sx.tril_indices(row, col, dtype=sx.int32, device="cpu").dtype == sx.int32
     with pytest.raises(ValueError, match=r"\[triu_indices\] row and col must lie in"):
         sx.triu_indices(-1, 3)
+
+
+def test_finfo_and_iinfo_against_numpy():
+    for dt, ref in ((sx.float16, np.float16), (sx.float32, np.float32), (sx.float64, np.float64)):
+        info, want = sx.finfo(dt), np.finfo(ref)
+        assert (info.bits, info.eps, info.max, info.min) == (want.bits, want.eps, want.max, want.min)
+        assert info.tiny == info.smallest_normal == want.smallest_normal and info.dtype == dt.name
+        assert info.resolution == 10.0 ** -want.precision
+        assert float(sx.tensor([info.max], dtype=dt).item()) == info.max  # the dtype holds it
+        assert float(sx.tensor([1 + info.eps], dtype=dt).item()) == 1 + info.eps  # the gap above 1
+        assert float(sx.tensor([1 + info.eps / 4], dtype=dt).item()) == 1
+    bf = sx.finfo(sx.bfloat16)
+    assert (bf.bits, bf.eps, bf.tiny) == (16, 2.0 ** -7, 2.0 ** -126)
+    assert float(sx.tensor([bf.max], dtype=sx.bfloat16).float().item()) == bf.max
+    assert float(sx.tensor([1 + bf.eps], dtype=sx.bfloat16).float().item()) == 1 + bf.eps
+    assert sx.finfo().dtype == "float32"
+    for dt, ref in ((sx.uint8, np.uint8), (sx.int32, np.int32), (sx.int64, np.int64)):
+        info, want = sx.iinfo(dt), np.iinfo(ref)
+        assert (info.bits, info.min, info.max, info.dtype) == (want.bits, want.min, want.max, dt.name)
+    with pytest.raises(TypeError, match=r"\[finfo\] expected a floating dtype"):
+        sx.finfo(sx.int64)
+    with pytest.raises(TypeError, match=r"\[iinfo\] expected an integer dtype"):
+        sx.iinfo(sx.float32)
+
+
+@pytest.mark.parity
+def test_finfo_parity():
+    torch = pytest.importorskip("torch")
+    for name in ("float16", "bfloat16", "float32", "float64"):
+        assert repr(sx.finfo(getattr(sx, name))) == repr(torch.finfo(getattr(torch, name)))
+    for name in ("uint8", "int32", "int64"):
+        assert repr(sx.iinfo(getattr(sx, name))) == repr(torch.iinfo(getattr(torch, name)))
+
+
+def test_assigning_data_makes_a_detached_alias():
+    w = sx.zeros((2, 3), requires_grad=True)
+    w.grad = sx.ones((2, 3))
+    new = sx.arange(4, dtype=sx.float64).reshape(4, 1)
+    w.data = new
+    assert w.shape == (4, 1) and w.dtype == sx.float64 and w.requires_grad and w.is_leaf
+    new[0, 0] = 7.0  # shares memory with the assigned tensor, as in PyTorch
+    assert float(w[0, 0].item()) == 7.0
+    with pytest.raises(ValueError, match=r"\(2, 3\) and \(4, 1\)"):  # the old gradient no longer fits
+        (w * 2).sum().backward()
+    w.grad = None
+    (w * 2).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((4, 1), 2.0))
+    view = sx.arange(6.0).reshape(2, 3)[:, 1]
+    view.data = sx.ones(5)
+    assert view.shape == (5,) and view.is_contiguous()
+
+
+def test_assigning_data_after_a_tensor_was_saved_for_backward_raises():
+    w = sx.ones(3, requires_grad=True)
+    y = (w * w).sum()
+    w.data = sx.full((3,), 2.0)  # same shape, a new storage at version 0: only the storage tells
+    with pytest.raises(RuntimeError, match=r"\[backward\].*given new data \(\.data = \.\.\.\) after it was saved"):
+        y.backward()
+    with pytest.raises(TypeError, match=r"\[Tensor.data\] a tensor that requires grad needs floating point data"):
+        w.data = sx.arange(3)
+    with pytest.raises(TypeError, match=r"\[Tensor.data\] expected a Tensor, got list"):
+        w.data = [1.0, 2.0]

@@ -73,6 +73,9 @@ bool grad_mode::enabled() { return g_grad_enabled; }
 void grad_mode::set(bool on) { g_grad_enabled = on; }
 
 const Tensor& Saved::get() const {
+  if (t && t->storage.get() != storage)
+    throw RuntimeError(msg("[backward] one of the tensors needed for gradient computation (", describe(t),
+                           ") was given new data (.data = ...) after it was saved"));
   if (t && t->version() != version)
     throw RuntimeError(msg("[backward] one of the tensors needed for gradient computation (", describe(t),
                            ") was modified by an in-place operation: version ", t->version(),

@@ -47,13 +47,14 @@ struct AccumulateGrad : Node {
   std::string name() const override { return "AccumulateGrad"; }
 };
 
-// A tensor saved for backward together with its version at save time.
+// A tensor saved for backward together with its version and its storage at save time.
 struct Saved {
   Tensor t;
   uint32_t version = 0;
+  const Storage* storage = nullptr;
   Saved() = default;
-  Saved(const Tensor& x) : t(x), version(x ? x->version() : 0) {}
-  const Tensor& get() const;  // throws if it was modified in place since
+  Saved(const Tensor& x) : t(x), version(x ? x->version() : 0), storage(x ? x->storage.get() : nullptr) {}
+  const Tensor& get() const;  // throws if it was modified in place, or given new data (.data = ...), since
 };
 
 namespace grad_mode {

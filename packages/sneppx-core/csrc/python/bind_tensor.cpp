@@ -109,6 +109,14 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
                                " does not match the tensor's shape ", shape_str(t->shape));
                       t->grad = gt;
                     })
+      .def("_set_data", [](const Tensor& t, const Tensor& v) {  // x.data = v: x becomes a detached alias of v
+        SX_CHECK(v, TypeError, "[Tensor.data] expected a tensor, got None");
+        SX_CHECK(!t->requires_grad || is_floating(v->dtype), TypeError, "[Tensor.data] a tensor that requires grad "
+                 "needs floating point data, got ", dtype_name(v->dtype));
+        t->storage = v->storage, t->offset = v->offset, t->shape = v->shape, t->strides = v->strides;
+        t->dtype = v->dtype;
+        t->view_base = nullptr;
+      }, "Replaces this tensor's data with ``v``'s (shared; shape, dtype and device may change).")
       .def("numel", [](const Tensor& t) { return t->numel(); })
       .def("dim", [](const Tensor& t) { return t->dim(); })
       .def("size", [](const Tensor& t, py::object dim) -> py::object {

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from . import _legacy_types, _tensor_fill, _tensor_install, _tensor_math, _tensor_shape, accelerator, amp, backends, cuda
 from ._C_face import Device, Tensor
+from ._dtype_info import finfo, iinfo
 from ._legacy_types import (  # noqa: F401
     BFloat16Tensor, BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
 )
@@ -47,5 +48,6 @@ def install(cls=Tensor):
     _legacy_types._install(cls)
 
 
-__all__ = ["save", "load", "device", "accelerator", "backends", "amp", "autocast", "is_autocast_enabled", "tril_indices", "triu_indices",
-           *_legacy_types.__all__, *backends.__all__[4:], *_FUNCTIONS]
+__all__ = ["save", "load", "device", "finfo", "iinfo", "accelerator", "backends", "amp", "autocast",
+           "is_autocast_enabled", "tril_indices", "triu_indices", *_legacy_types.__all__, *backends.__all__[4:],
+           *_FUNCTIONS]

@@ -235,6 +235,15 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     return Tensor(data, dtype=dtype or self.dtype, device=_like_device(self, device), requires_grad=requires_grad)
 
 
+def _set_data(self, value):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"[Tensor.data] expected a Tensor, got {type(value).__name__}")
+    setter = getattr(self, "_set_data", None)
+    if setter is None:
+        raise NotImplementedError("[Tensor.data] assigning data needs the compiled backend")
+    setter(value)
+
+
 _METHODS = {
     "to": to, "__repr__": __repr__, "__str__": __repr__, "register_hook": register_hook,
     "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook, "__reduce__": __reduce__,
@@ -248,7 +257,9 @@ _METHODS = {
     "max": _ops.max, "min": _ops.min, "sort": _ops.sort, "topk": _ops.topk,
     "softmax": _ops.softmax, "log_softmax": _ops.log_softmax,
     "new_zeros": _new("zeros"), "new_ones": _new("ones"), "new_empty": _new("empty"),
-    "data": property(lambda self: self.detach(), doc="The tensor without autograd history (shares memory)."),
+    "data": property(lambda self: self.detach(), _set_data,
+                     doc="The tensor without autograd history (shares memory); assigning a tensor to it makes this "
+                         "tensor a detached alias of that one (shape, dtype and device may change), as in PyTorch."),
 }
 # Installed only where the backend's class lacks them (the compiled one binds them itself).
 _IF_MISSING = {

@@ -22,7 +22,8 @@ import numpy as np
 from . import _ops
 from . import functional as _F
 from ._backend import _C
-from ._C_face import Tensor, float32
+from ._C_face import Tensor
+from ._dtype_info import finfo
 from ._factories import randn
 from ._factories import tensor as _tensor
 from ._grad_mode import no_grad
@@ -36,8 +37,8 @@ def _as_tensor(value, like=None):
 
 
 def _eps(t) -> float:
-    # The machine epsilon of t's dtype (float32, else float64): how far probabilities are kept from 0 and 1.
-    return float(np.finfo(np.float32 if t.dtype == float32 else np.float64).eps)
+    # The machine epsilon of t's dtype: how far probabilities are kept from 0 and 1.
+    return finfo(t.dtype).eps
 
 
 def _shape(sample_shape) -> tuple:
