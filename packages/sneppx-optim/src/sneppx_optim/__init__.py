@@ -1,8 +1,8 @@
 """sneppx_optim: optimizers, learning-rate schedulers, gradient clipping and a Trainer for SneppX.
 
 SGD, Adam, AdamW, Lion and LAMB update all parameters of a param group through one fused kernel
-of ``sneppx_core.functional``; Adagrad, Adadelta, RMSprop, Adamax, NAdam and RAdam update each
-parameter with a few core ops; LBFGS takes a closure::
+of ``sneppx_core.functional``; Adagrad, Adadelta, RMSprop, Adamax, NAdam, RAdam, Rprop, ASGD and
+Adafactor update each parameter with a few core ops; LBFGS takes a closure::
 
     from sneppx_optim import AdamW, CosineAnnealingLR
     opt = AdamW(model.parameters(), lr=2e-4, weight_decay=0.01)
@@ -29,6 +29,7 @@ from .lr_scheduler import (  # noqa: E402
     ConstantLR, CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR, LRScheduler, MultiplicativeLR, MultiStepLR,
     PolynomialLR, SequentialLR, StepLR,
 )
+from .more_rules import ASGD, Adafactor, Rprop  # noqa: E402
 from .onecycle import CyclicLR, OneCycleLR  # noqa: E402
 from .optimizer import Optimizer  # noqa: E402
 from .plateau import ReduceLROnPlateau  # noqa: E402
@@ -38,7 +39,7 @@ from .trainer import Trainer  # noqa: E402
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "Lion", "LAMB", "Adagrad", "Adadelta", "RMSprop", "Adamax", "NAdam", "RAdam",
-    "LBFGS",
+    "Rprop", "ASGD", "Adafactor", "LBFGS",
     "LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "ExponentialLR", "LinearLR",
     "PolynomialLR", "CosineAnnealingLR", "SequentialLR", "OneCycleLR", "CyclicLR", "ReduceLROnPlateau",
     "clip_grad_norm_", "clip_grad_value_",
