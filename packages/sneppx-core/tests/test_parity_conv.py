@@ -188,6 +188,67 @@ def test_composed_ops(torch):
     np.testing.assert_array_equal(F.one_hot(sx.tensor(ids)).numpy(), tf.one_hot(torch.tensor(ids)).numpy())
 
 
+
+@pytest.mark.parametrize("kw", [
+    dict(), dict(stride=2, padding=1), dict(stride=(1, 2, 1), padding=(2, 0, 1), dilation=(2, 1, 1)),
+    dict(groups=2, padding="same"), dict(groups=4, padding=1, dilation=(1, 1, 2))])
+def test_conv3d_and_transpose(torch, kw):
+    groups = kw.get("groups", 1)
+    x, b = RNG.standard_normal((2, 4, 5, 6, 5)), RNG.standard_normal(8)
+    w = RNG.standard_normal((8, 4 // groups, 3, 2, 2))
+    tf = torch.nn.functional
+    compare(torch, lambda x, w, b: F.conv3d(x, w, b, **kw), lambda x, w, b: tf.conv3d(x, w, b, **kw), [x, w, b])
+    if kw.get("padding") == "same":
+        return
+    kt = dict(kw, output_padding=1) if kw.get("stride") == 2 else kw
+    wt = RNG.standard_normal((4, 8 // groups, 3, 2, 2))
+    compare(torch, lambda x, w, b: F.conv_transpose3d(x, w, b, **kt),
+            lambda x, w, b: tf.conv_transpose3d(x, w, b, **kt), [x, wt, b])
+
+
+@pytest.mark.parametrize("k, s, p, d, ceil", [
+    (2, None, 0, 1, False), ((3, 2, 2), (1, 2, 2), (1, 1, 0), 1, True), ((2, 3, 2), 2, 1, (2, 1, 1), True)])
+def test_pools_3d(torch, k, s, p, d, ceil):
+    x = RNG.permutation(2 * 3 * 6 * 7 * 8).reshape(2, 3, 6, 7, 8) / 7.0  # distinct values: one argmax
+    tf = torch.nn.functional
+    compare(torch, lambda x: F.max_pool3d(x, k, s, p, d, ceil), lambda x: tf.max_pool3d(x, k, s, p, d, ceil), [x])
+    got = F.max_pool3d(sx.tensor(x), k, s, p, d, ceil, return_indices=True)[1]
+    np.testing.assert_array_equal(got.numpy(), tf.max_pool3d(torch.tensor(x), k, s, p, d, ceil, True)[1].numpy())
+    for include, div in ((True, None), (False, None), (True, 3)):
+        compare(torch, lambda x: F.avg_pool3d(x, k, s, p, ceil, include, div),
+                lambda x: tf.avg_pool3d(x, k, s, p, ceil, include, div), [x])
+    compare(torch, lambda x: F.lp_pool3d(x, 2.5, k, s, ceil), lambda x: tf.lp_pool3d(x, 2.5, k, s, ceil), [x])
+    size = (4, 3, 5)
+    compare(torch, lambda x: F.adaptive_avg_pool3d(x, size), lambda x: tf.adaptive_avg_pool3d(x, size), [x])
+    compare(torch, lambda x: F.adaptive_max_pool3d(x, size), lambda x: tf.adaptive_max_pool3d(x, size), [x])
+    out, ind = tf.max_pool3d(torch.tensor(x), 2, return_indices=True)
+    compare(torch, lambda y: F.max_unpool3d(y, sx.tensor(ind.numpy()), 2, output_size=x.shape[2:]),
+            lambda y: tf.max_unpool3d(y, ind, 2, output_size=x.shape[2:]), [out.numpy()])
+    x2 = x[:, :, 0]
+    compare(torch, lambda x: F.lp_pool2d(x, 3.0, 3, 2, True), lambda x: tf.lp_pool2d(x, 3.0, 3, 2, True), [x2])
+    compare(torch, lambda x: F.lp_pool1d(x, 1.5, 2), lambda x: tf.lp_pool1d(x, 1.5, 2), [x2[:, :, 0]])
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [False, True])
+def test_grid_sample(torch, mode, padding_mode, align):
+    tf = torch.nn.functional
+    x, grid = RNG.standard_normal((2, 3, 5, 6)), RNG.uniform(-1.4, 1.4, (2, 4, 7, 2))
+    if mode == "nearest":  # the grid gets no gradient
+        compare(torch, lambda x: F.grid_sample(x, sx.tensor(grid), mode, padding_mode, align),
+                lambda x: tf.grid_sample(x, torch.tensor(grid), mode, padding_mode, align), [x])
+    else:
+        compare(torch, lambda x, g: F.grid_sample(x, g, mode, padding_mode, align),
+                lambda x, g: tf.grid_sample(x, g, mode, padding_mode, align), [x, grid])
+    theta = RNG.standard_normal((2, 3, 4))
+    compare(torch, lambda th: F.affine_grid(th, (2, 1, 3, 4, 5), align),
+            lambda th: tf.affine_grid(th, (2, 1, 3, 4, 5), align), [theta])
+    if mode != "bicubic":
+        x3, g3 = RNG.standard_normal((2, 2, 3, 4, 5)), RNG.uniform(-1.4, 1.4, (2, 2, 3, 4, 3))
+        compare(torch, lambda x, g: F.grid_sample(x, g, mode, padding_mode, align),
+                lambda x, g: tf.grid_sample(x, g, mode, padding_mode, align), [x3, g3], grad=mode == "bilinear")
+
 try:
     from hypothesis import given, strategies as st
 except ImportError:  # property tests need hypothesis

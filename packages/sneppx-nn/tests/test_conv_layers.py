@@ -171,6 +171,18 @@ PARITY_LAYERS = [
     ("ReplicationPad3d", (2,), dict(), (2, 3, 4, 5)),
     ("CircularPad3d", ((1, 0, 2, 1, 0, 3),), dict(), (1, 2, 4, 3, 5)),
     ("ZeroPad3d", ((1, 2, 0, 1, 2, 1),), dict(), (2, 2, 3, 4, 3)),
+    ("Conv3d", (4, 6, (3, 2, 3)), dict(stride=(1, 2, 1), padding=1, groups=2), (2, 4, 5, 6, 5)),
+    ("Conv3d", (2, 3, 3), dict(padding="same", padding_mode="replicate", dilation=(1, 2, 1)), (1, 2, 4, 5, 6)),
+    ("ConvTranspose3d", (4, 2, (2, 3, 3)), dict(stride=2, padding=1, output_padding=1), (2, 4, 3, 3, 2)),
+    ("BatchNorm3d", (3,), dict(momentum=0.3), (4, 3, 3, 2, 2)),
+    ("InstanceNorm3d", (3,), dict(affine=True, track_running_stats=True), (2, 3, 3, 4, 2)),
+    ("MaxPool3d", ((2, 3, 2), (1, 2, 2), 1), dict(ceil_mode=True), (2, 2, 5, 7, 6)),
+    ("AvgPool3d", (3, 2, 1), dict(count_include_pad=False), (2, 2, 5, 7, 6)),
+    ("AdaptiveAvgPool3d", ((2, None, 3),), dict(), (2, 2, 5, 4, 6)),
+    ("AdaptiveMaxPool3d", (3,), dict(), (2, 2, 5, 7, 6)),
+    ("LPPool1d", (2, 3), dict(stride=2), (2, 3, 9)),
+    ("LPPool2d", (1.5, (2, 3)), dict(ceil_mode=True), (2, 3, 5, 7)),
+    ("LPPool3d", (3, 2), dict(), (2, 2, 4, 5, 6)),
 ]
 
 
@@ -240,9 +252,10 @@ def test_small_cnn_training_matches_torch():
 
 @pytest.mark.parity
 @pytest.mark.parametrize("nsp,shape,k,out", [(1, (2, 3, 9), 3, None), (2, (2, 3, 6, 8), 2, None),
-                                             (2, (2, 3, 5, 7), 2, (5, 7)), (2, (3, 6, 7), (2, 3), (6, 7))])
+                                             (2, (2, 3, 5, 7), 2, (5, 7)), (2, (3, 6, 7), (2, 3), (6, 7)),
+                                             (3, (2, 2, 4, 5, 7), 2, (4, 5, 7)), (3, (2, 4, 6, 4), (1, 3, 2), None)])
 def test_max_unpool_parity(nsp, shape, k, out):
-    """MaxUnpool1d/2d of MaxPool's indices (odd sizes through output_size, an unbatched input): values and
+    """MaxUnpool1d/2d/3d of MaxPool's indices (odd sizes through output_size, an unbatched input): values and
     the input's gradient as torch's."""
     torch = _torch()
     x = RNG.standard_normal(shape)
@@ -259,10 +272,64 @@ def test_max_unpool_parity(nsp, shape, k, out):
 
 
 def test_max_unpool_errors():
-    y, i = nn.MaxPool2d(2, return_indices=True)(sx.tensor(RNG.standard_normal((1, 2, 5, 7))))
+    x = sx.arange(70, dtype=sx.float32).reshape(1, 2, 5, 7)  # each window's maximum at its bottom right
+    y, i = nn.MaxPool2d(2, return_indices=True)(x)
     with pytest.raises(ValueError, match=r"max_unpool2d\] indices must lie in \[0, 24\)"):
         nn.MaxUnpool2d(2)(y, i)  # the default output (4, 6) cannot hold indices of a (5, 7) input
     with pytest.raises(ValueError, match="within a stride"):
         nn.MaxUnpool2d(2)(y, i, (9, 7))
     with pytest.raises(ValueError, match="shape of input"):
         nn.MaxUnpool2d(2)(y, i[:, :1])
+
+
+def test_3d_layers_shapes_state_and_errors():
+    conv = nn.Conv3d(4, 8, 3, stride=(1, 2, 2), padding=1, groups=2)
+    assert tuple(conv.weight.shape) == (8, 2, 3, 3, 3) and list(conv.state_dict()) == ["weight", "bias"]
+    bound = 1 / np.sqrt(2 * 27)
+    assert np.abs(to_np(conv.weight)).max() <= bound
+    assert tuple(conv(sx.randn(2, 4, 5, 9, 9)).shape) == (2, 8, 5, 5, 5)
+    assert tuple(conv(sx.randn(4, 5, 9, 9)).shape) == (8, 5, 5, 5)
+    t = nn.ConvTranspose3d(4, 6, 3, stride=2, padding=1, groups=2)
+    assert tuple(t.weight.shape) == (4, 3, 3, 3, 3)
+    assert tuple(t(sx.randn(1, 4, 3, 4, 5), output_size=(6, 8, 10)).shape) == (1, 6, 6, 8, 10)
+    with pytest.raises(ValueError, match=r"\[Conv3d\] expected input \(N, 4, D, H, W\)"):
+        conv(sx.randn(2, 3, 5, 9, 9))
+    bn = nn.BatchNorm3d(3, momentum=0.5)
+    x = RNG.standard_normal((4, 3, 2, 3, 2)) * 2 + 1
+    y = to_np(bn(sx.tensor(x, dtype=sx.float32)))
+    mean, var = x.mean((0, 2, 3, 4)), x.var((0, 2, 3, 4))
+    np.testing.assert_allclose(y, (x - mean[:, None, None, None]) / np.sqrt(var[:, None, None, None] + 1e-5),
+                               atol=1e-4)
+    np.testing.assert_allclose(to_np(bn.running_var), 0.5 + 0.5 * x.var((0, 2, 3, 4), ddof=1), rtol=1e-5)
+    with pytest.raises(ValueError, match=r"\[BatchNorm3d\]"):
+        bn(sx.randn(4, 3, 2, 2))
+    inorm = nn.InstanceNorm3d(3)
+    y = to_np(inorm(sx.tensor(x[0], dtype=sx.float32)))
+    m, v = x[0].mean((1, 2, 3), keepdims=True), x[0].var((1, 2, 3), keepdims=True)
+    np.testing.assert_allclose(y, (x[0] - m) / np.sqrt(v + 1e-5), atol=1e-4)
+
+
+def test_small_3d_cnn_learns():
+    """A video-style classifier (Conv3d, BatchNorm3d, MaxPool3d, AdaptiveAvgPool3d) fits a toy task: is the
+    bright blob in the first or the second half of the clip."""
+    sx.manual_seed(0)
+    model = nn.Sequential(nn.Conv3d(1, 6, 3, padding=1), nn.BatchNorm3d(6), nn.ReLU(), nn.MaxPool3d((1, 2, 2)),
+                          nn.Conv3d(6, 8, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool3d((2, 1, 1)), nn.Flatten(),
+                          nn.Linear(16, 2))
+    x = RNG.standard_normal((32, 1, 6, 8, 8)) * 0.3
+    y = RNG.integers(0, 2, 32)
+    for i, label in enumerate(y):
+        x[i, 0, 3 * label:3 * label + 3, 2:6, 2:6] += 1.5
+    xs, ys = sx.tensor(x, dtype=sx.float32), sx.tensor(y)
+    params = list(model.parameters())
+    loss_fn, losses = nn.CrossEntropyLoss(), []
+    for _ in range(30):
+        loss = loss_fn(model(xs), ys)
+        losses.append(float(loss.item()))
+        for p in params:
+            p.grad = None
+        loss.backward()
+        with sx.no_grad():
+            for p in params:
+                p.copy_(p - p.grad * 0.1)
+    assert losses[-1] < 0.3 * losses[0], losses

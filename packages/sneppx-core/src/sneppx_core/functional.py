@@ -2,10 +2,13 @@
 
 Names and signatures follow ``torch.nn.functional``. The heavy ones are fused C++ kernels with
 hand-written backward passes: softmax and log_softmax, the norms, the activations, linear (one GEMM,
-bias in the epilogue), embedding, dropout, the LSTM and GRU cells and whole-sequence recurrences (``lstm_cell``, ``gru_cell``,
-``lstm_sequence``, ``gru_sequence``, which PyTorch has no public names for), the losses (see ``_functional_losses``), attention, and the
-fused optimizer steps (see ``_functional_optim``); ``pad`` and ``interpolate`` are compositions of
-differentiable core ops. float16/bfloat16 inputs compute in float32 (``linear`` accumulates in float32
+bias in the epilogue), embedding, dropout, the LSTM and GRU cells and whole-sequence recurrences
+(``lstm_cell``, ``gru_cell``, ``lstm_sequence``, ``gru_sequence``, which PyTorch has no public names for),
+the losses (see ``_functional_losses``), attention, the 1-d and 2-d convolutions and poolings, and the
+fused optimizer steps (see ``_functional_optim``). The rest are compositions of differentiable core ops:
+``pad``, ``interpolate``, the 3-d convolutions and poolings (``_functional_3d``), ``grid_sample`` and
+``affine_grid`` (``_functional_grid``), ``embedding_bag`` and the random activations and dropouts
+(``_functional_sample``). float16/bfloat16 inputs compute in float32 (``linear`` accumulates in float32
 straight from the half-precision weight, without a float32 copy of it).
 
 The fused kernels give first-order gradients. Differentiating their backward pass
@@ -29,6 +32,11 @@ from ._functional_losses_composed import *  # noqa: F401,F403
 from ._functional_losses_composed import __all__ as _composed_all
 from ._functional_more import *  # noqa: F401,F403  (old resampling names, unpooling, channel shuffle, LRN)
 from ._functional_more import __all__ as _more_all
+from ._functional_sample import *  # noqa: F401,F403  (embedding_bag, pdist, rrelu, alpha dropouts, gumbel_softmax)
+from ._functional_sample import __all__ as _sample_all
+from ._functional_3d import *  # noqa: F401,F403  (3-d convolutions and poolings, power-average pooling)
+from ._functional_3d import __all__ as _3d_all
+from ._functional_grid import affine_grid, grid_sample
 from ._functional_optim import adam_step, lamb_step, lion_step, scale_, sgd_step, total_norm
 
 _nn = _C._nn
@@ -271,4 +279,5 @@ __all__ = ACTIVATIONS + [
     "scale_", "pad", "interpolate",
     *_composed_all,
 ]
-__all__ += _conv_all + _more_all
+__all__ += _conv_all + _more_all + _3d_all + ["affine_grid", "grid_sample"]
+__all__ += _sample_all

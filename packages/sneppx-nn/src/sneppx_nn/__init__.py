@@ -31,17 +31,23 @@ from .activation import (  # noqa: E402
 )
 from .activation_extra import (  # noqa: E402
     CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LogSigmoid, Mish, PReLU, ReLU6, Softplus,
-    Softshrink, Softsign, Tanhshrink, Threshold,
+    RReLU, Softshrink, Softsign, Tanhshrink, Threshold,
 )
-from .batchnorm import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d  # noqa: E402
+from .batchnorm import (  # noqa: E402
+    BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
+)
 from .attention import MultiheadAttention  # noqa: E402
 from .block import TransformerBlock  # noqa: E402
 from .checkpoint import load, read_metadata, save  # noqa: E402
 from .containers import ModuleDict, ModuleList, Sequential  # noqa: E402
-from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa: E402
-from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: E402
-from .embedding import Embedding  # noqa: E402
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: E402
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout  # noqa: E402
+from .embedding import Embedding, EmbeddingBag  # noqa: E402
 from .linear import Bilinear, Flatten, Identity, Linear, Unflatten  # noqa: E402
+from .lazy import (  # noqa: E402
+    LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,
+    LazyConvTranspose2d, LazyConvTranspose3d, LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear,
+)
 from .loss import (  # noqa: E402
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
 )
@@ -55,8 +61,9 @@ from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm  # n
 from .parameter import Parameter  # noqa: E402
 from .parameter_containers import ParameterDict, ParameterList  # noqa: E402
 from .pooling import (  # noqa: E402
-    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
-    MaxPool2d, MaxUnpool1d, MaxUnpool2d,
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,
+    AvgPool1d, AvgPool2d, AvgPool3d, LPPool1d, LPPool2d, LPPool3d, MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d,
+    MaxUnpool2d, MaxUnpool3d,
 )
 from .resample import (  # noqa: E402
     ChannelShuffle, CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
@@ -92,7 +99,12 @@ __all__ = [
     "SELU", "Softplus", "LogSigmoid", "Softsign", "Tanhshrink", "PReLU", "Hardshrink", "Softshrink", "Threshold", "GLU",
     "Softmin", "Softmax2d", "MaxUnpool1d", "MaxUnpool2d", "UpsamplingNearest2d", "UpsamplingBilinear2d",
     "ChannelShuffle", "LocalResponseNorm", "ZeroPad3d", "ConstantPad3d", "ReflectionPad3d", "ReplicationPad3d",
-    "CircularPad3d",
+    "CircularPad3d", "Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d",
+    "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d", "BatchNorm3d", "InstanceNorm3d",
+    "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+    "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d", "LazyInstanceNorm3d",
     "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "utils",
+    "EmbeddingBag", "RReLU", "AlphaDropout", "FeatureAlphaDropout", "Dropout3d",
 ]

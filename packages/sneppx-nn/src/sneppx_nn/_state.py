@@ -62,6 +62,10 @@ def load_state_dict(module, state, strict: bool) -> IncompatibleKeys:
     """Checks ``state`` against ``module`` and copies it in place (see ``Module.load_state_dict``)."""
     if not isinstance(state, Mapping):
         raise TypeError(f"[load_state_dict] expected a mapping of names to tensors, got {type(state).__name__}")
+    for prefix, sub in list(module.named_modules()):
+        materialize = getattr(sub, "_materialize_from", None)  # lazy layers take their size from the state
+        if materialize is not None:
+            materialize(state, prefix + "." if prefix else "")
     slots = _slots(module)
     missing = [k for k in slots if k not in state]
     unexpected = [k for k in state if k not in slots]

@@ -1,5 +1,6 @@
 """More activation layers: Hardtanh, ReLU6, Hardsigmoid, Hardswish, Mish, ELU, CELU, SELU, Softplus,
-LogSigmoid, Softsign, Tanhshrink, Hardshrink, Softshrink, Threshold, GLU and PReLU (learned negative slope)."""
+LogSigmoid, Softsign, Tanhshrink, Hardshrink, Softshrink, Threshold, GLU, PReLU (learned negative slope) and
+RReLU (random negative slope)."""
 
 from __future__ import annotations
 
@@ -199,3 +200,19 @@ class PReLU(Module, record_config=True):
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module, record_config=True):
+    """Randomized leaky ReLU: x where x > 0, else a x, with a drawn for each element from uniform(lower, upper)
+    in training mode and a = (lower + upper) / 2 in eval mode."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        """rrelu(input, lower, upper, training, inplace)."""
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")

@@ -1,4 +1,4 @@
-"""Batch-statistics normalisation layers: BatchNorm1d/2d and InstanceNorm1d/2d (PyTorch's buffers and
+"""Batch-statistics normalisation layers: BatchNorm1d/2d/3d and InstanceNorm1d/2d/3d (PyTorch's buffers and
 state_dict keys: weight, bias, running_mean, running_var, num_batches_tracked)."""
 
 from __future__ import annotations
@@ -102,6 +102,12 @@ class BatchNorm2d(_BatchNorm, record_config=True):
     _dims = (4,)
 
 
+class BatchNorm3d(_BatchNorm, record_config=True):
+    """Batch normalisation of (N, C, D, H, W) input per channel; see BatchNorm1d."""
+
+    _dims = (5,)
+
+
 class _InstanceNorm(_NormBase):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
                  dtype=None):
@@ -133,3 +139,9 @@ class InstanceNorm2d(_InstanceNorm, record_config=True):
     """Instance normalisation of (N, C, H, W) or (C, H, W) input over each channel's H x W positions."""
 
     _dims = (3, 4)
+
+
+class InstanceNorm3d(_InstanceNorm, record_config=True):
+    """Instance normalisation of (N, C, D, H, W) or (C, D, H, W) input over each channel's D x H x W positions."""
+
+    _dims = (4, 5)

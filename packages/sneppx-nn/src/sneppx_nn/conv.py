@@ -1,4 +1,4 @@
-"""Convolution layers: Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d (PyTorch's signatures and state)."""
+"""Convolution layers: Conv1d/2d/3d and ConvTranspose1d/2d/3d (PyTorch's signatures and state)."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ class _ConvNd(Module):
     def _check_input(self, input) -> None:
         n = self._nsp
         if input.ndim not in (n + 1, n + 2) or input.shape[-n - 1] != self.in_channels:
-            dims = "L" if n == 1 else "H, W"
+            dims = ("L", "H, W", "D, H, W")[n - 1]
             raise ValueError(f"[{type(self).__name__}] expected input (N, {self.in_channels}, {dims}) or "
                              f"({self.in_channels}, {dims}), got shape {tuple(input.shape)}")
 
@@ -104,7 +104,7 @@ class _Conv(_ConvNd):
     def forward(self, input):
         """The convolution of ``input`` with ``weight`` plus ``bias``."""
         self._check_input(input)
-        fn = F.conv1d if self._nsp == 1 else F.conv2d
+        fn = (F.conv1d, F.conv2d, F.conv3d)[self._nsp - 1]
         if self.padding_mode == "zeros":
             return fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
         if self.padding == "same":
@@ -140,6 +140,15 @@ class Conv2d(_Conv, record_config=True):
     _nsp = 2
 
 
+class Conv3d(_Conv, record_config=True):
+    """3-d convolution over (N, C_in, D, H, W) input (or unbatched (C_in, D, H, W)); see Conv1d.
+
+    ``weight``: (out_channels, in_channels / groups, kd, kh, kw).
+    """
+
+    _nsp = 3
+
+
 class _ConvTranspose(_ConvNd):
     _transposed = True
 
@@ -161,7 +170,7 @@ class _ConvTranspose(_ConvNd):
             base = [(input.shape[-self._nsp + i] - 1) * s - 2 * p + d * (k - 1) + 1 for i, (s, p, d, k) in
                     enumerate(zip(self.stride, self.padding, self.dilation, self.kernel_size))]
             op = tuple(w - b for w, b in zip(want, base))
-        fn = F.conv_transpose1d if self._nsp == 1 else F.conv_transpose2d
+        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._nsp - 1]
         return fn(input, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation)
 
 
@@ -180,3 +189,10 @@ class ConvTranspose2d(_ConvTranspose, record_config=True):
     kh, kw); output size as in ConvTranspose1d per spatial dim."""
 
     _nsp = 2
+
+
+class ConvTranspose3d(_ConvTranspose, record_config=True):
+    """Transposed 3-d convolution over (N, C_in, D, H, W) input; ``weight``: (in_channels, out_channels / groups,
+    kd, kh, kw); output size as in ConvTranspose1d per spatial dim."""
+
+    _nsp = 3

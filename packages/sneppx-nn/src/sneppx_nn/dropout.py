@@ -1,4 +1,5 @@
-"""``Dropout``, ``Dropout1d`` and ``Dropout2d``: random zeroing during training."""
+"""``Dropout``, ``Dropout1d``, ``Dropout2d`` and ``Dropout3d``: random zeroing during training; ``AlphaDropout``
+and ``FeatureAlphaDropout``: its form for SELU networks."""
 
 from __future__ import annotations
 
@@ -46,3 +47,30 @@ class Dropout2d(Dropout, record_config=True):
     def forward(self, input):
         """dropout2d(input, p, training)."""
         return F.dropout2d(input, self.p, self.training)
+
+
+class Dropout3d(Dropout, record_config=True):
+    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability ``p`` in training mode
+    and scales the kept ones by 1 / (1 - p)."""
+
+    def forward(self, input):
+        """dropout3d(input, p, training, inplace)."""
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(Dropout, record_config=True):
+    """Dropout for SELU networks: in training mode each element is set with probability ``p`` to SELU's
+    saturation value and all go through an affine map that keeps zero mean and unit variance (see
+    ``sneppx_core.functional.alpha_dropout``); in eval mode it returns the input."""
+
+    def forward(self, input):
+        """alpha_dropout(input, p, training)."""
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(Dropout, record_config=True):
+    """:class:`AlphaDropout` of whole channels of (N, C, *) input: each channel is masked as one."""
+
+    def forward(self, input):
+        """feature_alpha_dropout(input, p, training)."""
+        return F.feature_alpha_dropout(input, self.p, self.training)

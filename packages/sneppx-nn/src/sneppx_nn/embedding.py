@@ -1,4 +1,4 @@
-"""``Embedding``: a lookup table of learned vectors."""
+"""``Embedding``: a lookup table of learned vectors; ``EmbeddingBag``: sums, means or maxes of bags of them."""
 
 from __future__ import annotations
 
@@ -10,12 +10,30 @@ from .module import Module
 from .parameter import Parameter
 
 
-def _padding_idx(padding_idx, num_embeddings: int):
+def _padding_idx(padding_idx, num_embeddings: int, op: str):
     if padding_idx is None:
         return None
     if not -num_embeddings <= padding_idx < num_embeddings:
-        raise ValueError(f"[Embedding] padding_idx {padding_idx} is out of range for num_embeddings={num_embeddings}")
+        raise ValueError(f"[{op}] padding_idx {padding_idx} is out of range for num_embeddings={num_embeddings}")
     return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
+
+
+def _init_table(module, op, num_embeddings, embedding_dim, padding_idx, _weight, freeze, device, dtype):
+    """Checks the sizes and sets the table's attributes and ``weight`` (N(0, 1) unless ``_weight`` is given)."""
+    for name, v in (("num_embeddings", num_embeddings), ("embedding_dim", embedding_dim)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"[{op}] {name} must be a non-negative int, got {v!r}")
+    module.num_embeddings, module.embedding_dim = num_embeddings, embedding_dim
+    module.padding_idx = _padding_idx(padding_idx, num_embeddings, op)
+    if _weight is None:
+        module.weight = Parameter(sx.empty((num_embeddings, embedding_dim), dtype=dtype, device=device),
+                                  requires_grad=not freeze)
+        module.reset_parameters()
+    else:
+        if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+            raise ValueError(f"[{op}] _weight must have shape {(num_embeddings, embedding_dim)}, "
+                             f"got {tuple(_weight.shape)}")
+        module.weight = Parameter(_weight, requires_grad=not freeze)
 
 
 class Embedding(Module, record_config=True):
@@ -35,24 +53,11 @@ class Embedding(Module, record_config=True):
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False,
                  _weight=None, _freeze: bool = False, device=None, dtype=None):
         super().__init__()
-        for name, v in (("num_embeddings", num_embeddings), ("embedding_dim", embedding_dim)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"[Embedding] {name} must be a non-negative int, got {v!r}")
         if sparse:
             raise NotImplementedError("[Embedding] sparse gradients are not supported; use sparse=False")
-        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.padding_idx = _padding_idx(padding_idx, num_embeddings)
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
-        if _weight is None:
-            self.weight = Parameter(sx.empty((num_embeddings, embedding_dim), dtype=dtype, device=device),
-                                    requires_grad=not _freeze)
-            self.reset_parameters()
-        else:
-            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise ValueError(f"[Embedding] _weight must have shape {(num_embeddings, embedding_dim)}, "
-                                 f"got {tuple(_weight.shape)}")
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        _init_table(self, "Embedding", num_embeddings, embedding_dim, padding_idx, _weight, _freeze, device, dtype)
 
     def reset_parameters(self) -> None:
         """Re-draws the table from N(0, 1) and zeroes the padding row."""
@@ -100,3 +105,61 @@ class Embedding(Module, record_config=True):
         if self.scale_grad_by_freq:
             s += ", scale_grad_by_freq=True"
         return s
+
+
+class EmbeddingBag(Module, record_config=True):
+    """Sums, means or maxes (``mode``) of bags of rows of ``weight`` (num_embeddings, embedding_dim):
+    ``forward(input, offsets=None, per_sample_weights=None)`` gives (B, embedding_dim).
+
+    Bags are the rows of 2-D (B, N) ``input``, or for 1-D ``input`` the runs starting at each of the B
+    ``offsets`` (B + 1 offsets with ``include_last_offset``). Empty bags give zeros; ids equal to
+    ``padding_idx`` are left out (the padding row starts at zero and gets no gradient);
+    ``per_sample_weights`` (mode "sum") scales each row. ``max_norm``/``norm_type`` renormalise the
+    looked-up rows in place, ``scale_grad_by_freq`` divides each row's gradient by its id's count;
+    ``sparse=True`` is not supported (NotImplementedError). See ``sneppx_core.functional.embedding_bag``.
+    ``weight`` is initialised from N(0, 1), as in PyTorch.
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm=None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False, _weight=None,
+                 include_last_offset: bool = False, padding_idx=None, device=None, dtype=None):
+        super().__init__()
+        if mode not in ("sum", "mean", "max"):
+            raise ValueError(f"[EmbeddingBag] mode has to be one of sum, mean or max, got {mode!r}")
+        if sparse:
+            raise NotImplementedError("[EmbeddingBag] sparse gradients are not supported; use sparse=False")
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
+        self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
+        _init_table(self, "EmbeddingBag", num_embeddings, embedding_dim, padding_idx, _weight, False, device, dtype)
+
+    reset_parameters = Embedding.reset_parameters
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        """``embedding_bag(input, weight, offsets, ...)``: one row of ``embedding_dim`` values per bag."""
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                               self.mode, self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze: bool = True, max_norm=None, norm_type: float = 2.0,
+                        scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                        include_last_offset: bool = False, padding_idx=None):
+        """An EmbeddingBag holding the 2-D tensor ``embeddings`` as its weight (frozen by default)."""
+        if embeddings.ndim != 2:
+            raise ValueError(f"[EmbeddingBag.from_pretrained] embeddings must be 2-D, got shape "
+                             f"{tuple(embeddings.shape)}")
+        rows, cols = embeddings.shape
+        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings, include_last_offset,
+                  padding_idx)
+        bag.weight.requires_grad_(not freeze)
+        return bag
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm!r}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type!r}"
+        if self.scale_grad_by_freq:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq!r}"
+        s += f", mode={self.mode!r}"
+        return s + ("" if self.padding_idx is None else f", padding_idx={self.padding_idx!r}")
