@@ -143,3 +143,96 @@ def test_language_model_program_runs_and_learns(tmp_path):
     saved = sx.load(tmp_path / "ckpt.pt")
     assert saved["epoch"] == 2 and "rnn.weight_ih_l1" in saved["model"]
     assert saved["optimizer"]["param_groups"][0]["lr"] == pytest.approx(0.5)
+
+
+VIDEO_PROGRAM = """
+torch.manual_seed(0)
+device = torch.device("cpu")
+
+
+class ClipNet(nn.Module):
+    \"\"\"A spatial transformer that aligns the frames of a clip, then a 3-d convolutional classifier.\"\"\"
+
+    def __init__(self, classes):
+        super().__init__()
+        self.localization = nn.Sequential(nn.Conv2d(1, 4, kernel_size=5), nn.MaxPool2d(2, stride=2), nn.ReLU(True))
+        self.fc_loc = nn.Sequential(nn.Linear(4 * 6 * 6, 16), nn.ReLU(True), nn.Linear(16, 3 * 2))
+        self.fc_loc[2].weight.data.zero_()
+        self.fc_loc[2].bias.data = torch.tensor([0.9, 0.1, 0.05, -0.1, 0.9, -0.05])
+        self.features = nn.Sequential(
+            nn.Conv3d(1, 4, 3, padding=1), nn.BatchNorm3d(4), nn.ReLU(),
+            nn.MaxPool3d((1, 2, 2)), nn.Conv3d(4, 8, (2, 3, 3), padding=(0, 1, 1)), nn.ReLU(),
+            nn.AdaptiveAvgPool3d((1, 2, 2)))
+        self.head = nn.LazyLinear(classes)
+
+    def stn(self, clip):
+        n, c, t, h, w = clip.shape
+        theta = self.fc_loc(self.localization(clip.mean(2)).flatten(1)).view(-1, 2, 3)
+        frames = clip.transpose(1, 2).reshape(n * t, c, h, w)
+        theta = theta.unsqueeze(1).expand(n, t, 2, 3).reshape(n * t, 2, 3)
+        grid = F.affine_grid(theta, frames.size(), align_corners=False)
+        frames = F.grid_sample(frames, grid, padding_mode="border", align_corners=False)
+        return frames.reshape(n, t, c, h, w).transpose(1, 2)
+
+    def forward(self, clip):
+        return self.head(self.features(self.stn(clip)).flatten(1))
+
+
+model = ClipNet(3).to(device)
+model.load_state_dict({k: torch.tensor(v) for k, v in INIT.items()})
+optimizer = optim.Adafactor(model.parameters(), lr=0.02)
+scheduler = optim.lr_scheduler.StepLR(optimizer, step_size=4, gamma=0.5)
+clips, labels = torch.tensor(CLIPS), torch.tensor(LABELS)
+model.train()
+for step in range(10):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(clips), labels)
+    loss.backward()
+    optimizer.step()
+    scheduler.step()
+    LOSSES.append(loss.item())
+model.eval()
+with torch.no_grad():
+    PROBS = F.softmax(model(clips[:2]), dim=-1).flatten().tolist()
+"""
+
+VIDEO_SHAPES = {
+    "localization.0.weight": (4, 1, 5, 5), "localization.0.bias": (4,), "fc_loc.0.weight": (16, 144),
+    "fc_loc.0.bias": (16,), "fc_loc.2.weight": (6, 16), "fc_loc.2.bias": (6,), "features.0.weight": (4, 1, 3, 3, 3),
+    "features.0.bias": (4,), "features.1.weight": (4,), "features.1.bias": (4,), "features.1.running_mean": (4,),
+    "features.1.running_var": (4,), "features.4.weight": (8, 4, 2, 3, 3), "features.4.bias": (8,),
+    "head.weight": (3, 32), "head.bias": (3,),
+}
+
+
+def _run_video(imports):
+    rng = np.random.default_rng(2)
+    init = {k: (rng.standard_normal(s) * 0.3).astype(np.float32) for k, s in VIDEO_SHAPES.items()}
+    init["fc_loc.2.weight"] *= 0.1
+    init["fc_loc.2.bias"] = np.array([0.9, 0.1, 0.05, -0.1, 0.9, -0.05], np.float32)  # off the pixel centres
+    init["features.1.running_var"] = np.abs(init["features.1.running_var"]) + 1
+    init["features.1.num_batches_tracked"] = np.array(0)
+    labels = rng.integers(0, 3, 6)
+    clips = (rng.standard_normal((6, 1, 3, 16, 16)) * 0.2).astype(np.float32)
+    for i, label in enumerate(labels):  # the class is where a bright square sits
+        clips[i, 0, :, 2 + 4 * label:6 + 4 * label, 5:9] += 1.0
+    env = {"INIT": init, "CLIPS": clips, "LABELS": labels, "LOSSES": []}
+    exec(imports + VIDEO_PROGRAM, env)  # noqa: S102  (the program under test)
+    return env["LOSSES"], env["PROBS"]
+
+
+@pytest.mark.parity
+def test_video_program_matches_pytorch():
+    """Spatial transformer (affine_grid, grid_sample, a bias set through .data), Conv3d, BatchNorm3d,
+    MaxPool3d, AdaptiveAvgPool3d, a LazyLinear sized by load_state_dict, Adafactor and StepLR."""
+    pytest.importorskip("torch")
+    ours, theirs = _run_video(SNEPPX_IMPORTS), _run_video(TORCH_IMPORTS)
+    assert len(ours[0]) == len(theirs[0]) == 10
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-4)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-4, atol=1e-6)
+
+
+def test_video_program_runs_and_learns():
+    losses, probs = _run_video(SNEPPX_IMPORTS)
+    assert losses[-1] < 0.9 * losses[0] and losses == sorted(losses, reverse=True), losses
+    assert all(0 < p < 1 for p in probs)
