@@ -308,45 +308,6 @@ def test_bad_arguments_raise(cls, kwargs, match):
 
 # ---- parity with torch.optim -----------------------------------------------------------------------------------
 
-PARITY = [
-    ("Rprop", dict()),
-    ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2), maximize=True)),
-    ("ASGD", dict()),
-    ("ASGD", dict(lr=0.05, lambd=1e-2, alpha=0.6, t0=5, weight_decay=0.1)),
-    ("ASGD", dict(lr=0.02, t0=0, maximize=True)),
-    ("Adafactor", dict()),
-    ("Adafactor", dict(lr=0.5, weight_decay=0.1, d=2.0)),
-    ("Adafactor", dict(beta2_decay=-0.5, eps=(1e-3, 1e-2), maximize=True)),
-]
-PARITY_SHAPES = [(6, 4), (5,), (), (3, 4, 5)]
-
-
-@pytest.mark.parity
-@pytest.mark.parametrize("name, kwargs", PARITY, ids=[f"{n}-{i}" for i, (n, _) in enumerate(PARITY)])
-def test_twenty_steps_match_torch(name, kwargs):
-    torch = pytest.importorskip("torch")
-    params, start = make_params(PARITY_SHAPES, seed=3)
-    tparams = [torch.tensor(a, dtype=torch.float32, requires_grad=True) for a in start]
-    ours = getattr(so, name)(params, **kwargs)
-    theirs = getattr(torch.optim, name)(tparams, **kwargs)
-    for grads in grad_sequence(PARITY_SHAPES, 20, seed=4):
-        set_grads(params, grads)
-        for t, g in zip(tparams, grads):
-            t.grad = torch.tensor(g, dtype=torch.float32)
-        ours.step()
-        theirs.step()
-        for p, t in zip(params, tparams):
-            np.testing.assert_allclose(to_np(p), t.detach().double().numpy(), rtol=1e-5, atol=1e-6)
-    ours_sd, theirs_sd = ours.state_dict(), theirs.state_dict()
-    assert [sorted(s) for s in ours_sd["state"].values()] == [sorted(s) for s in theirs_sd["state"].values()]
-    for a, b in zip(ours_sd["state"].values(), theirs_sd["state"].values()):
-        for k in a:
-            assert tuple(a[k].shape) == tuple(b[k].shape), k
-            np.testing.assert_allclose(to_np(a[k]), b[k].double().numpy(), rtol=1e-5, atol=1e-6)
-    assert ({k: v for k, v in ours_sd["param_groups"][0].items() if k != "params"}
-            == {k: v for k, v in theirs_sd["param_groups"][0].items() if k != "params"})
-
-
 @pytest.mark.parity
 @pytest.mark.parametrize("name", ["Rprop", "ASGD", "Adafactor"])
 def test_defaults_match_torch(name):

@@ -1,4 +1,4 @@
-"""Adagrad, Adadelta, RMSprop, Adamax, NAdam, RAdam and LBFGS against torch.optim
+"""Adagrad, Adadelta, RMSprop, Adamax, NAdam, RAdam, Rprop, ASGD, Adafactor and LBFGS against torch.optim
 (``pytest -m parity``), plus state_dict keys and argument checks."""
 
 import numpy as np
@@ -8,7 +8,7 @@ import sneppx_core as sx
 import sneppx_optim as so
 from optim_helpers import grad_sequence, make_params, set_grads, to_np
 
-SHAPES = [(6, 4), (5,), ()]
+SHAPES = [(6, 4), (5,), (), (3, 4, 5)]  # Adafactor factors the last two dims of the 3-d one
 CASES = [
     ("Adagrad", dict(lr=0.1)),
     ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, initial_accumulator_value=0.5, maximize=True)),
@@ -25,6 +25,14 @@ CASES = [
     ("RAdam", dict()),
     ("RAdam", dict(lr=1e-2, weight_decay=0.1)),
     ("RAdam", dict(lr=1e-2, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("Rprop", dict()),
+    ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2), maximize=True)),
+    ("ASGD", dict()),
+    ("ASGD", dict(lr=0.05, lambd=1e-2, alpha=0.6, t0=5, weight_decay=0.1)),
+    ("ASGD", dict(lr=0.02, t0=0, maximize=True)),
+    ("Adafactor", dict()),
+    ("Adafactor", dict(lr=0.5, weight_decay=0.1, d=2.0)),
+    ("Adafactor", dict(beta2_decay=-0.5, eps=(1e-3, 1e-2), maximize=True)),
 ]
 
 
@@ -42,12 +50,13 @@ def test_twenty_steps_match_torch(name, kwargs):
             t.grad = torch.tensor(g, dtype=torch.float32)
         ours.step()
         theirs.step()
-    for p, t in zip(params, tparams):
-        np.testing.assert_allclose(to_np(p), t.detach().double().numpy(), rtol=1e-5, atol=1e-6)
+        for p, t in zip(params, tparams):
+            np.testing.assert_allclose(to_np(p), t.detach().double().numpy(), rtol=1e-5, atol=1e-6)
     ours_sd, theirs_sd = ours.state_dict(), theirs.state_dict()
     assert [sorted(s) for s in ours_sd["state"].values()] == [sorted(s) for s in theirs_sd["state"].values()]
     for a, b in zip(ours_sd["state"].values(), theirs_sd["state"].values()):
         for k in a:
+            assert tuple(np.shape(to_np(a[k]))) == tuple(b[k].shape), k
             np.testing.assert_allclose(np.asarray(to_np(a[k])), b[k].double().numpy(), rtol=1e-5, atol=1e-6)
     assert set(ours_sd["param_groups"][0]) == set(theirs_sd["param_groups"][0])
 

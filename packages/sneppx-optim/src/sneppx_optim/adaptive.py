@@ -15,6 +15,7 @@ class _PerParam(Optimizer):
     """An optimizer whose step visits the parameters one by one."""
 
     _keys: tuple = ()
+    _decay_in_gradient = True  # adds weight_decay * p to g (Adafactor decays the weights apart; Rprop has none)
 
     def _validate(self, group: dict) -> None:
         for key in self._keys:
@@ -27,7 +28,7 @@ class _PerParam(Optimizer):
                 st = self.state[p] = self._init_state(p, group)
             st["step"] += 1
             g = -g if group["maximize"] else g
-            if group["weight_decay"]:
+            if self._decay_in_gradient and group["weight_decay"]:
                 g = g + p * group["weight_decay"]
             self._update(p, g, st, group, float(st["step"].item()))
 

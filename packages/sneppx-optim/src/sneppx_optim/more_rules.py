@@ -35,6 +35,8 @@ class Rprop(_PerParam):
     capturable, foreach, maximize (False), differentiable.
     """
 
+    _decay_in_gradient = False  # torch's Rprop has no weight decay
+
     def __init__(self, params, lr: float = 1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
                  capturable: bool = False, foreach=None, maximize: bool = False,
                  differentiable: bool = False) -> None:
@@ -51,8 +53,6 @@ class Rprop(_PerParam):
         check_range("Rprop", "step_sizes[0] (min)", low)
         check_range("Rprop", "step_sizes[1] (max)", high, low)
 
-    def _step_group(self, group: dict, params: list, grads: list) -> None:
-        super()._step_group({**group, "weight_decay": 0.0}, params, grads)
 
     def _init_state(self, p, group) -> dict:
         return {"step": sx.tensor(0.0), "prev": sx.zeros_like(p), "step_size": sx.full_like(p, group["lr"])}
@@ -129,6 +129,8 @@ class Adafactor(_PerParam):
     weight_decay (0), foreach, maximize (False).
     """
 
+    _decay_in_gradient = False  # the weights decay apart from the gradient (in _update)
+
     def __init__(self, params, lr: float = 1e-2, beta2_decay: float = -0.8, eps=(None, 1e-3), d: float = 1.0,
                  weight_decay: float = 0.0, *, foreach=None, maximize: bool = False) -> None:
         super().__init__(params, dict(lr=lr, beta2_decay=beta2_decay, eps=eps, d=d, weight_decay=weight_decay,
@@ -143,15 +145,6 @@ class Adafactor(_PerParam):
         check_range("Adafactor", "eps[1] (eps2)", group["eps"][1])
         check_range("Adafactor", "d", group["d"], 1.0)
         check_range("Adafactor", "weight_decay", group["weight_decay"])
-
-    def _step_group(self, group: dict, params: list, grads: list) -> None:
-        # the weight decay is decoupled (applied in _update), never added to the gradient
-        for p, g in zip(params, grads):
-            st = self.state.get(p)
-            if st is None:
-                st = self.state[p] = self._init_state(p, group)
-            st["step"] += 1
-            self._update(p, -g if group["maximize"] else g, st, group, float(st["step"].item()))
 
     def _init_state(self, p, group) -> dict:
         if p.dim() < 2:
