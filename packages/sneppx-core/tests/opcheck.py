@@ -106,3 +106,21 @@ def float_outputs(out):
         parts = [o.reshape(-1) for o in out if o.dtype.is_floating_point]
         return sx.cat(parts) if len(parts) > 1 else parts[0]
     return out
+
+
+def matches_torch(torch, fn, arrays, seed_for, *, rtol, atol, grad_rtol, grad_atol, name=""):
+    """``fn(lib, *leaves)`` on float64 leaves made from ``arrays``, in SneppX and in torch: the values agree,
+    then the gradients of sum(out * seed) with seed = ``seed_for(shape)`` (an input torch gives no gradient
+    gets none or zeros)."""
+    ts = [sx.tensor(a, dtype=sx.float64, requires_grad=True) for a in arrays]
+    tts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in arrays]
+    out, tout = fn(sx, *ts), fn(torch, *tts)
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=rtol, atol=atol, err_msg=name)
+    w = seed_for(tuple(tout.shape))
+    (out * sx.tensor(w)).sum().backward()
+    (tout * torch.tensor(w)).sum().backward()
+    for a, b in zip(ts, tts):
+        if b.grad is None:
+            assert a.grad is None or not np.any(a.grad.numpy()), name
+        else:
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=grad_rtol, atol=grad_atol, err_msg=name)

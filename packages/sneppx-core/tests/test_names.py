@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import sneppx_core as sx
+from opcheck import matches_torch
 
 RNG = np.random.default_rng(0)
 
@@ -54,28 +55,12 @@ CASES = {
 }
 
 
-def _run(lib, name, arrays, grad):
-    fn, _ = CASES[name]
-    ts = [lib.tensor(a, dtype=lib.float64, requires_grad=grad) for a in arrays]
-    out = fn(lib, *ts)
-    return ts, out
-
-
 @pytest.mark.parity
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_tensor_api_matches_torch(torch, name):
-    arrays = [_arr(*s) for s in CASES[name][1]]
-    ts, out = _run(sx, name, arrays, True)
-    tts, tout = _run(torch, name, arrays, True)
-    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-10, atol=1e-12)
-    w = _arr(*tout.shape)
-    (out * sx.tensor(w)).sum().backward()
-    (tout * torch.tensor(w)).sum().backward()
-    for a, b in zip(ts, tts):
-        if b.grad is None:
-            assert a.grad is None or not np.any(a.grad.numpy())
-        else:
-            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-8, atol=1e-10, err_msg=name)
+    fn, shapes = CASES[name]
+    matches_torch(torch, fn, [_arr(*s) for s in shapes], lambda shape: _arr(*shape), rtol=1e-10, atol=1e-12,
+                  grad_rtol=1e-8, grad_atol=1e-10, name=name)
 
 
 def _fd_grad(f, x, eps=1e-6):

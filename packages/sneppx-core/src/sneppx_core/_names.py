@@ -4,7 +4,8 @@ everything in ``__all__``; importing this module also attaches the new Tensor me
 
 from __future__ import annotations
 
-from . import _legacy_types, _tensor_fill, _tensor_install, _tensor_math, _tensor_shape, accelerator, amp, backends, cuda
+from . import _legacy_types, _tensor_fill, _tensor_install, _tensor_math, _tensor_more, _tensor_shape, _torch_more
+from . import accelerator, amp, backends, cuda
 from ._C_face import Device, Tensor
 from ._dtype_info import finfo, iinfo
 from ._legacy_types import (  # noqa: F401
@@ -36,18 +37,21 @@ def is_autocast_enabled(device_type=None) -> bool:
     return False
 
 
-_FUNCTIONS = {**FUNCTIONS, **_tensor_math.FUNCTIONS, **_tensor_shape.FUNCTIONS, **_tensor_fill.FUNCTIONS}
+_FUNCTIONS = {**FUNCTIONS, **_tensor_math.FUNCTIONS, **_tensor_shape.FUNCTIONS, **_tensor_fill.FUNCTIONS,
+              **_tensor_more.FUNCTIONS, **_torch_more.METHODS}
 _FUNCTIONS = {k: _checked(v, k) for k, v in _FUNCTIONS.items() if k not in _ops_names}
 globals().update(_FUNCTIONS)
+globals().update(_torch_more.FUNCTIONS)  # module-level only (no Tensor methods)
 
 
 def install(cls=Tensor):
     """Attaches the added functions as Tensor methods (with in-place forms) and the legacy type names."""
-    _tensor_install._install(cls, _FUNCTIONS, {**_tensor_shape.METHODS, **_tensor_fill.METHODS},
-                             _tensor_shape.METHOD_DOCS, _tensor_math.INPLACE + _tensor_fill.INPLACE + ["addmv", "addr"])
+    methods = {**_tensor_shape.METHODS, **_tensor_fill.METHODS, **_tensor_more.METHODS}
+    inplace = _tensor_math.INPLACE + _tensor_fill.INPLACE + _tensor_more.INPLACE + ["addmv", "addr"]
+    _tensor_install._install(cls, _FUNCTIONS, methods, _tensor_shape.METHOD_DOCS, inplace)
     _legacy_types._install(cls)
 
 
 __all__ = ["save", "load", "device", "finfo", "iinfo", "accelerator", "backends", "amp", "autocast",
            "is_autocast_enabled", "tril_indices", "triu_indices", *_legacy_types.__all__, *backends.__all__[4:],
-           *_FUNCTIONS]
+           *_FUNCTIONS, *_torch_more.FUNCTIONS]
