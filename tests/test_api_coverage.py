@@ -28,6 +28,7 @@ def test_page_from_the_installed_libraries(tmp_path):
     pytest.importorskip("torch")
     out = load_tool().main(["--out", str(tmp_path / "cov.md")])
     text = out.read_text()
-    for section in ("## Modules", "## Functional ops", "## Tensor methods", "## Optimizers", "## LR schedulers"):
+    for section in ("## Modules", "## Functional ops", "## Tensor methods", "## Functions", "## Optimizers",
+                    "## LR schedulers"):
         assert section in text
     assert "`Linear`" in text.split("## Modules")[1].split("**Missing")[0]  # Linear is covered

@@ -4,9 +4,11 @@
 
 Needs torch installed beside SneppX (``nox -s coverage`` sets that up). The names are read from
 both libraries at run time: ``torch.nn`` modules against ``sneppx_nn``, ``torch.nn.functional``
-against ``sneppx_core.functional``, ``torch.Tensor`` methods against ``sneppx_core.Tensor``, and
-``torch.optim`` optimizers and LR schedulers against ``sneppx_optim``. A name counts as covered
-when it exists under the same name; whether its behaviour matches is the parity tests' job.
+against ``sneppx_core.functional``, ``torch.Tensor`` methods against ``sneppx_core.Tensor``, the
+functions of ``torch`` (its ``__all__``, less backend kernels, quantization and compiler helpers)
+against ``sneppx_core``, and ``torch.optim`` optimizers and LR schedulers against ``sneppx_optim``.
+A name counts as covered when it exists under the same name; whether its behaviour matches is the
+parity tests' job.
 """
 
 from __future__ import annotations
@@ -19,6 +21,15 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # Helpers that torch.nn.functional happens to expose but that are not part of its documented API.
 NOT_API = {"assert_int_or_pair", "boolean_dispatch", "handle_torch_function", "has_torch_function",
            "has_torch_function_unary", "has_torch_function_variadic", "importlib", "math", "np", "warnings"}
+# torch.__all__ functions left out of the Functions section: kernels of one backend, quantization, the
+# compiler's and symbolic shapes' helpers, and the *_copy forms of views that graph compilers use.
+TORCH_INTERNAL_PREFIXES = ("cudnn_", "miopen_", "mkldnn_", "fbgemm_", "quantize", "quantized_", "q_", "fake_quantize",
+                           "sym_", "autocast_", "batch_norm_", "native_", "choose_qparams", "import_ir_module",
+                           "parse_", "profiler_", "fused_moving_avg")
+TORCH_INTERNAL = {"compile", "cond", "fork", "wait", "vmap", "while_loop", "merge_type_from_type_comment",
+                  "unify_type_list", "compiled_with_cxx11_abi", "prepare_multiprocessing_environment", "dequantize",
+                  "int_repr", "is_vulkan_available", "classproperty", "typename", "get_file_path",
+                  "thread_safe_generator"}
 
 
 def _public(names) -> set:
@@ -42,6 +53,9 @@ def torch_sections() -> list:
                   | {n for n in _public(dir(TF)) if type(getattr(TF, n)).__name__ == "builtin_function_or_method"})
     functional -= NOT_API
     tensor = {n for n in _public(dir(torch.Tensor)) if callable(getattr(torch.Tensor, n, None))}
+    functions = {n for n in _public(torch.__all__) if callable(getattr(torch, n, None))
+                 and not inspect.isclass(getattr(torch, n)) and n not in TORCH_INTERNAL
+                 and not n.startswith(TORCH_INTERNAL_PREFIXES) and not n.endswith("_copy")}
     optimizers = {n for n in torch.optim.__all__ if inspect.isclass(getattr(torch.optim, n, None))
                   and issubclass(getattr(torch.optim, n), torch.optim.Optimizer) and n != "Optimizer"}
     sched_mod = torch.optim.lr_scheduler
@@ -53,6 +67,7 @@ def torch_sections() -> list:
         ("Functional ops", "torch.nn.functional", functional, "sneppx_core.functional",
          _public(dir(SF)) | _public(sx.__all__)),
         ("Tensor methods", "torch.Tensor", tensor, "sneppx_core.Tensor", _public(dir(sx.Tensor))),
+        ("Functions", "torch", functions, "sneppx_core", _public(dir(sx))),
         ("Optimizers", "torch.optim", optimizers, "sneppx_optim", set(sneppx_optim.__all__)),
         ("LR schedulers", "torch.optim.lr_scheduler", schedulers, "sneppx_optim", set(sneppx_optim.__all__)),
     ]
@@ -84,7 +99,9 @@ def render(sections: list, torch_version: str, extras: dict | None = None) -> st
              "generated from both libraries by `tools/api_coverage.py` (`nox -s coverage`); do not edit it by "
              "hand. A covered name exists; whether it behaves the same is checked by the parity tests "
              "(`nox -s parity`). Functional ops count as covered when `sneppx_core.functional` or "
-             "`sneppx_core` has them. One name means something else on purpose: SneppX's `Transformer` is a "
+             "`sneppx_core` has them. Functions are `torch.__all__`'s, less the kernels of one backend (cuDNN, "
+             "MIOpen, oneDNN, FBGEMM), quantization, the compiler's and symbolic shapes' helpers and the `*_copy` "
+             "forms of views. One name means something else on purpose: SneppX's `Transformer` is a "
              "decoder-only language model, not PyTorch's encoder-decoder.", "",
              "| API | PyTorch | SneppX | covered | of | share |", "| --- | --- | --- | ---: | ---: | ---: |"]
     for title, tplace, tnames, splace, snames in sections:
