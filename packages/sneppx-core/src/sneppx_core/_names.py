@@ -5,6 +5,7 @@ everything in ``__all__``; importing this module also attaches the new Tensor me
 from __future__ import annotations
 
 from . import _legacy_types, _tensor_fill, _tensor_install, _tensor_math, _tensor_more, _tensor_shape, _torch_more
+from . import _torch_aliases
 from . import accelerator, amp, backends, cuda
 from ._C_face import Device, Tensor
 from ._dtype_info import finfo, iinfo
@@ -42,6 +43,8 @@ _FUNCTIONS = {**FUNCTIONS, **_tensor_math.FUNCTIONS, **_tensor_shape.FUNCTIONS, 
 _FUNCTIONS = {k: _checked(v, k) for k, v in _FUNCTIONS.items() if k not in _ops_names}
 globals().update(_FUNCTIONS)
 globals().update(_torch_more.FUNCTIONS)  # module-level only (no Tensor methods)
+_ALIASES = {k: v for k, v in _torch_aliases.FUNCTIONS.items() if k not in _ops_names and k not in globals()}
+globals().update(_ALIASES)  # torch.* forms of methods and functional (module-level only)
 
 
 def install(cls=Tensor):
@@ -54,4 +57,4 @@ def install(cls=Tensor):
 
 __all__ = ["save", "load", "device", "finfo", "iinfo", "accelerator", "backends", "amp", "autocast",
            "is_autocast_enabled", "tril_indices", "triu_indices", *_legacy_types.__all__, *backends.__all__[4:],
-           *_FUNCTIONS, *_torch_more.FUNCTIONS]
+           *_FUNCTIONS, *_torch_more.FUNCTIONS, *_ALIASES]
