@@ -42,6 +42,66 @@ _FLOAT_UNARY = [
 for _n, _r, _d in _FLOAT_UNARY:
     op(_n, (lambda n: lambda m, x: getattr(m, n)(x))(_n), _r, unary_cases(_d), dtypes=ALL, out=floating)
 
+
+
+# Special functions: references from Python's math module and series (float64 throughout).
+def _lgamma(a):
+    return np.vectorize(lambda v: math.inf if v <= 0 and v == math.floor(v) else math.lgamma(v),
+                        otypes=[np.float64])(a) if np.size(a) else np.zeros(np.shape(a))
+
+
+def _digamma1(v):  # recurrence up to 20, then the asymptotic series
+    acc = 0.0
+    if v == 0:
+        return -math.inf  # digamma(+0)
+    if v < 0 and v == math.floor(v):
+        return math.nan
+    if v < 0:
+        return _digamma1(1 - v) - math.pi / math.tan(math.pi * v)
+    while v < 20:
+        acc -= 1 / v
+        v += 1
+    z = 1 / (v * v)
+    return acc + math.log(v) - 0.5 / v - z * (1 / 12 - z * (1 / 120 - z * (1 / 252 - z * (1 / 240 - z / 132))))
+
+
+def _i0_series(v):
+    t, k, s = 1.0, 0, 1.0
+    while t > 1e-17 * s:
+        k += 1
+        t *= (v / 2) ** 2 / (k * k)
+        s += t
+    return s
+
+
+def _erfinv1(y):
+    if abs(y) >= 1:
+        return math.copysign(math.inf, y) if abs(y) == 1 else math.nan
+    lo, hi = -6.0, 6.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if math.erf(mid) < y else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def _vec(f):
+    return lambda a: np.vectorize(f, otypes=[np.float64])(a) if np.size(a) else np.zeros(np.shape(a))
+
+
+for _n, _r, _d in [("lgamma", _lgamma, "positive"), ("digamma", _vec(_digamma1), "positive"),
+                   ("i0", _vec(_i0_series), "normal"), ("erfinv", _vec(_erfinv1), "unit")]:
+    op(_n, (lambda n: lambda m, x: getattr(m, n)(x))(_n), _r, unary_cases(_d), dtypes=ALL, out=floating)
+def _polygamma2(v):  # -2 zeta(3, v): 100 terms, then Euler-Maclaurin
+    q = v + 100
+    return -2 * (math.fsum(1 / (v + k) ** 3 for k in range(100)) + 1 / (2 * q * q) + 1 / (2 * q**3) + 1 / (4 * q**4)
+                 - 1 / (12 * q**6))
+
+
+op("polygamma", lambda m, x: m.polygamma(2, x), _vec(_polygamma2),
+   unary_cases("positive"), dtypes=FLOATS, out=floating)
+op("mvlgamma", lambda m, x: m.mvlgamma(x + 1, 2), lambda a: _lgamma(a + 1) + _lgamma(a + 0.5) + 0.5 * math.log(math.pi),
+   unary_cases("positive"), dtypes=FLOATS, out=floating)
+
 op("neg", lambda m, x: -x, lambda a: -a, unary_cases("normal"), dtypes=SIGNED)
 op("neg_fn", lambda m, x: m.neg(x), lambda a: -a, unary_cases("normal"), dtypes=SIGNED)
 op("abs", lambda m, x: m.abs(x), np.abs, unary_cases("nonzero"), dtypes=NUMERIC)

@@ -226,6 +226,26 @@ void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) 
     case BinaryOp::Max: return run2<T, T>(out, a, b, [](C x, C y) { return vmax(x, y); });
     case BinaryOp::Min: return run2<T, T>(out, a, b, [](C x, C y) { return vmin(x, y); });
     case BinaryOp::Atan2: return run2<T, T>(out, a, b, [](C x, C y) { return C(std::atan2(double(x), double(y))); });
+    case BinaryOp::NextAfter:
+      if constexpr (kLowp<T>) {  // a step on the 16-bit value, not on its float widening
+        return run2<T, T, T>(out, a, b, [](T x, T y) {
+          float xf = float(x), yf = float(y);
+          T r;
+          r.x = next_after_bits16(x.x, y.x, xf != xf, yf != yf, xf < yf, xf == yf);
+          return r;
+        });
+      } else if constexpr (std::is_floating_point_v<T>) {
+        return run2<T, T>(out, a, b, [](C x, C y) { return next_after(x, y); });
+      }
+      throw TypeError("[nextafter] has no integer kernel");  // binary() rejects integers first
+    case BinaryOp::Gcd:
+    case BinaryOp::Lcm:
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        if (op == BinaryOp::Gcd) return run2<T, T, T>(out, a, b, [](T x, T y) { return gcd(x, y); });
+        return run2<T, T, T>(out, a, b, [](T x, T y) { return lcm(x, y); });
+      }
+      // binary() rejects these first
+      throw TypeError(msg("[", binary_name(op), "] has no kernel for ", dtype_name(out->dtype)));
     case BinaryOp::BitAnd:
     case BinaryOp::BitOr:
     case BinaryOp::BitXor:

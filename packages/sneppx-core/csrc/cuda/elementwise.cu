@@ -40,6 +40,9 @@ SX_BINARY_FN(PowF, bm::ipow(x, y))
 SX_BINARY_FN(MaxF, bm::vmax(x, y))
 SX_BINARY_FN(MinF, bm::vmin(x, y))
 SX_BINARY_FN(Atan2F, C(::atan2(double(x), double(y))))
+SX_BINARY_FN(NextAfterF, bm::next_after(x, y))
+SX_BINARY_FN(GcdF, bm::gcd(x, y))
+SX_BINARY_FN(LcmF, bm::lcm(x, y))
 SX_BINARY_FN(BitAndF, x & y)
 SX_BINARY_FN(BitOrF, x | y)
 SX_BINARY_FN(BitXorF, x ^ y)
@@ -56,6 +59,18 @@ SX_BINARY_FN(OrF, (x != C(0)) || (y != C(0)))
 SX_BINARY_FN(XorF, (x != C(0)) != (y != C(0)))
 #undef SX_BINARY_FN
 
+// nextafter of float16 / bfloat16: a step on the 16-bit value, not on its float widening.
+template <typename T>
+void nextafter16(const char* op, const Tensor& out, const Tensor& a, const Tensor& b) {
+  for_each<3>(op, out->shape, {out.get(), a.get(), b.get()}, [] __device__(char** p) {
+    T x = *reinterpret_cast<const T*>(p[1]), y = *reinterpret_cast<const T*>(p[2]);
+    float xf = float(x), yf = float(y);
+    T r;
+    r.x = bm::next_after_bits16(x.x, y.x, xf != xf, yf != yf, xf < yf, xf == yf);
+    *reinterpret_cast<T*>(p[0]) = r;
+  });
+}
+
 template <typename T>
 void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
   const char* name = binary_name(op);
@@ -71,6 +86,17 @@ void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) 
     case BinaryOp::Max: return map2<T, T>(name, out, a, b, MaxF{});
     case BinaryOp::Min: return map2<T, T>(name, out, a, b, MinF{});
     case BinaryOp::Atan2: return map2<T, T>(name, out, a, b, Atan2F{});
+    case BinaryOp::NextAfter:
+      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return nextafter16<T>(name, out, a, b);
+      else if constexpr (std::is_floating_point_v<T>) return map2<T, T>(name, out, a, b, NextAfterF{});
+      throw TypeError("[nextafter] has no integer kernel");  // binary() rejects integers first
+    case BinaryOp::Gcd:
+    case BinaryOp::Lcm:
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        if (op == BinaryOp::Gcd) return map2<T, T>(name, out, a, b, GcdF{});
+        return map2<T, T>(name, out, a, b, LcmF{});
+      }
+      throw TypeError(msg("[", name, "] has no kernel for ", dtype_name(out->dtype)));  // binary() rejects first
     case BinaryOp::BitAnd:
     case BinaryOp::BitOr:
     case BinaryOp::BitXor:

@@ -95,5 +95,38 @@ template <typename C> SX_HD C shr(C x, C y) {
   return C(x >> y);
 }
 
+// gcd and lcm as PyTorch's (non-negative; gcd(0, 0) = 0, lcm(x, 0) = 0), in the storage type T, whose
+// arithmetic wraps as PyTorch's does (the magnitude of the most negative value stays negative).
+template <typename T> SX_HD T wabs(T x) {
+  if constexpr (std::is_signed_v<T>) return x < T(0) ? T(std::make_unsigned_t<T>(0) - std::make_unsigned_t<T>(x)) : x;
+  else return x;
+}
+template <typename T> SX_HD T gcd(T a, T b) {
+  a = wabs(a);
+  b = wabs(b);
+  while (a != T(0)) {
+    T c = a;
+    a = T(b % a);
+    b = c;
+  }
+  return b;
+}
+template <typename T> SX_HD T lcm(T a, T b) {
+  T g = gcd(a, b);
+  if (g == T(0)) return T(0);
+  return wabs(T(std::make_unsigned_t<T>(T(a / g)) * std::make_unsigned_t<T>(b)));
+}
+// The next representable value after x toward y, for float and double (<cmath>) and, on their bits, for
+// the 16-bit floats (1 sign, then exponent and mantissa: float16 and bfloat16 alike).
+template <typename C> SX_HD C next_after(C x, C y) { return std::nextafter(x, y); }
+SX_HD inline uint16_t next_after_bits16(uint16_t xb, uint16_t yb, bool x_nan, bool y_nan, bool x_lt_y, bool eq) {
+  if (x_nan) return xb;
+  if (y_nan) return yb;
+  if (eq) return yb;
+  if ((xb & 0x7fff) == 0) return uint16_t(1 | (x_lt_y ? 0 : 0x8000));  // the smallest subnormal toward y
+  bool away = x_lt_y == ((xb & 0x8000) == 0);                           // toward larger magnitude
+  return uint16_t(away ? xb + 1 : xb - 1);
+}
+
 }  // SX_SHEET_NS
 }  // namespace sx::bm

@@ -17,6 +17,11 @@ bool bitwise_rejects(BinaryOp op, DType ct) {
   bool bitwise = op >= BinaryOp::BitAnd && op <= BinaryOp::Shr;
   return bitwise && (is_floating(ct) || (is_shift(op) && ct == DType::Bool));
 }
+// gcd and lcm take integers only, nextafter floats only.
+bool number_theory_rejects(BinaryOp op, DType ct) {
+  return (op == BinaryOp::Gcd || op == BinaryOp::Lcm) && (is_floating(ct) || ct == DType::Bool);
+}
+bool nextafter_rejects(BinaryOp op, DType ct) { return op == BinaryOp::NextAfter && !is_floating(ct); }
 }  // namespace
 
 namespace kern {
@@ -123,6 +128,8 @@ static TensorList binary_vjp(BinaryOp op, const Tensor& g, const Tensor& a, cons
       return {grad_for(g, a), b->requires_grad ? grad_for(neg(mul(g, binary(BinaryOp::FloorDiv, a, b))), b) : nullptr};
     case BinaryOp::Fmod:
       return {grad_for(g, a), b->requires_grad ? grad_for(neg(mul(g, unary(UnaryOp::Trunc, div(a, b)))), b) : nullptr};
+    case BinaryOp::NextAfter:
+      throw RuntimeError("[nextafter] the derivative for 'nextafter' is not implemented");
     default:
       return {nullptr, nullptr};
   }
@@ -145,6 +152,11 @@ Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
   if (bitwise_rejects(op, ct))
     throw TypeError(msg("[", name, "] is only defined for integer", is_shift(op) ? "" : " and bool",
                         " tensors, got ", describe(a), " and ", describe(b)));
+  if (number_theory_rejects(op, ct))
+    throw TypeError(msg("[", name, "] is only defined for integer tensors, got ", describe(a), " and ", describe(b)));
+  if (nextafter_rejects(op, ct))
+    throw TypeError(msg("[nextafter] is only defined for floating-point tensors, got ", describe(a), " and ",
+                        describe(b)));
   Shape shape = broadcast_shapes(a->shape, b->shape, name);
   Tensor ac = cast_nograd(a, ct), bc = cast_nograd(b, ct);
   if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem || op == BinaryOp::Fmod) && !is_floating(ct)) {
@@ -192,7 +204,8 @@ bool binary_into(BinaryOp op, const Tensor& x, const Tensor& b) {
   if (x->device() != b->device() || result_type(x, b) != x->dtype || needs_grad({&x, &b})) return false;
   if ((op == BinaryOp::Div || op == BinaryOp::FloorDiv) && !is_floating(x->dtype)) return false;
   if (op == BinaryOp::Sub && x->dtype == DType::Bool) return false;
-  if (bitwise_rejects(op, x->dtype)) return false;  // binary() raises
+  if (bitwise_rejects(op, x->dtype) || number_theory_rejects(op, x->dtype) || nextafter_rejects(op, x->dtype))
+    return false;  // binary() raises
   bool same_view = b->offset == x->offset && b->shape == x->shape && b->strides == x->strides;
   if (b->storage == x->storage && !same_view) return false;  // b overlaps x in another layout
   if (broadcast_shapes(x->shape, b->shape, binary_name(op)) != x->shape || !elements_distinct(x)) return false;
@@ -393,6 +406,15 @@ Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w) {
   Tensor out = empty(shape, a->dtype, a->device());
   kern::lerp(out->device())(out, expand_view(a, shape), expand_view(b, shape), expand_view(w, shape));
   return out;
+}
+
+// x * 2**e in the operands' promoted dtype (float32 for two integer operands), as PyTorch's; the
+// gradient follows from mul and pow.
+Tensor ldexp(const Tensor& x, const Tensor& e) {
+  DType t = result_type(x, e);
+  if (!is_floating(t)) t = DType::Float32;
+  Tensor two = scalar_tensor(Scalar(2.0), t, e->device());
+  return mul(to_dtype(x, t), pow(two, to_dtype(e, t)));
 }
 
 }  // namespace sx

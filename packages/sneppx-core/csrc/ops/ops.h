@@ -74,12 +74,14 @@ Tensor pin_memory(const Tensor& x);
 // ---- elementwise (elementwise.cpp)
 // Binary ops: (enum entry, name, backward node name). Names come from this list, never from positions;
 // the comparisons and logical ops (results of dtype bool) stay last, from Eq on. The bitwise ops
-// take integer and bool operands (the shifts integers only).
+// take integer and bool operands (the shifts integers only); gcd and lcm integers only, nextafter
+// floating operands only (it has no gradient, as in PyTorch).
 #define SX_BINARY_OPS(X)                                                                                    \
   X(Add, "add", "AddBackward") X(Sub, "sub", "SubBackward") X(Mul, "mul", "MulBackward")                    \
   X(Div, "div", "DivBackward") X(FloorDiv, "floor_divide", "FloorDivBackward")                              \
   X(Rem, "remainder", "RemainderBackward") X(Pow, "pow", "PowBackward") X(Max, "maximum", "MaximumBackward") \
   X(Min, "minimum", "MinimumBackward") X(Atan2, "atan2", "Atan2Backward") X(Fmod, "fmod", "FmodBackward")    \
+  X(NextAfter, "nextafter", "NextafterBackward") X(Gcd, "gcd", "") X(Lcm, "lcm", "")                        \
   X(BitAnd, "bitwise_and", "") X(BitOr, "bitwise_or", "") X(BitXor, "bitwise_xor", "")                      \
   X(Shl, "bitwise_left_shift", "") X(Shr, "bitwise_right_shift", "")                                        \
   X(Eq, "eq", "") X(Ne, "ne", "") X(Lt, "lt", "") X(Le, "le", "") X(Gt, "gt", "") X(Ge, "ge", "")           \
@@ -100,6 +102,14 @@ Tensor unary(UnaryOp op, const Tensor& x);
 // Return false, having done nothing, otherwise.
 bool binary_into(BinaryOp op, const Tensor& x, const Tensor& b);
 bool unary_into(UnaryOp op, const Tensor& x, double p0, double p1);
+// Special functions beyond the formula sheet's one-tensor form (ops/unary.cpp, ops/elementwise.cpp):
+// polygamma(n, x) checks n >= 0; mvlgamma(x, p) = sum_i<p lgamma(x - i/2) + p (p-1)/4 log(pi), with
+// PyTorch's check that x > (p-1)/2; frexp(x) = (mantissa, int32 exponent); ldexp(x, e) = x * 2**e in the promoted
+// floating dtype.
+Tensor polygamma(int64_t n, const Tensor& x);
+Tensor mvlgamma(const Tensor& x, int64_t p);
+std::pair<Tensor, Tensor> frexp(const Tensor& x);
+Tensor ldexp(const Tensor& x, const Tensor& e);
 // The same for x.clamp_(lo, hi), x.lerp_(end, w), x.tril_(k) / x.triu_(k), x.addcmul_(t1, t2, value=v)
 // (x.addcdiv_ when `divide`), x.scatter_(d, i, src) / x.scatter_add_, x.index_add_(d, i, src) and
 // x.index_copy_(d, i, src): the other operands must share no memory with x; scatter_, index_add_ and

@@ -3,6 +3,7 @@
 #include "ops/unary_defs.h"
 
 #include "ops/common.h"
+#include "ops/kernels.h"
 
 namespace sx {
 
@@ -96,5 +97,32 @@ Tensor tanh(const Tensor& x) { return unary(UnaryOp::Tanh, x); }
 Tensor sigmoid(const Tensor& x) { return unary(UnaryOp::Sigmoid, x); }
 Tensor relu(const Tensor& x) { return unary(UnaryOp::Relu, x); }
 Tensor sign(const Tensor& x) { return unary(UnaryOp::Sign, x); }
+
+Tensor polygamma(int64_t n, const Tensor& x) {
+  SX_CHECK(n >= 0, RuntimeError, "[polygamma] polygamma(n, x) does not support negative n, got ", n);
+  return unary(UnaryOp::Polygamma, x, double(n), 0.0);
+}
+
+Tensor mvlgamma(const Tensor& x, int64_t p) {
+  SX_CHECK(p >= 1, RuntimeError, "[mvlgamma] p has to be greater than or equal to 1, got ", p);
+  Tensor xf = is_floating(x->dtype) ? x : to_dtype(x, DType::Float32);
+  // PyTorch's domain check: every element above (p - 1) / 2 (NaN passes, as there)
+  Tensor bad = binary(BinaryOp::Le, xf, scalar_tensor(Scalar(0.5 * double(p - 1)), xf->dtype, xf->device()));
+  if (bad->numel() > 0) {
+    Tensor any_bad = empty({}, DType::Bool, bad->device());
+    kern::reduce(bad->device())(ReduceOp::Max, bad, any_bad, 1, bad->numel(), 1);
+    SX_CHECK(!item_bool(any_bad), RuntimeError, "[mvlgamma] all elements must be greater than (p-1)/2 = ",
+             0.5 * double(p - 1));
+  }
+  Tensor s = unary(UnaryOp::Lgamma, xf);
+  for (int64_t i = 1; i < p; ++i) s = add(s, unary(UnaryOp::Lgamma, add(xf, Scalar(-0.5 * double(i)))));
+  return add(s, Scalar(double(p) * double(p - 1) / 4 * 1.14472988584940017414));  // log(pi)
+}
+
+std::pair<Tensor, Tensor> frexp(const Tensor& x) {
+  SX_CHECK(is_floating(x->dtype), TypeError, "[frexp] only supports floating-point dtypes, got ", describe(x));
+  Tensor e = unary(UnaryOp::FrexpExponent, detach(x));
+  return {unary(UnaryOp::FrexpMantissa, x), to_dtype(e, DType::Int32)};
+}
 
 }  // namespace sx

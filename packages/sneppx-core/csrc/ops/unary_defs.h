@@ -34,6 +34,7 @@
 
 #include "ops/ops.h"
 #include "ops/scalar_math.h"
+#include "ops/special_math.h"
 
 namespace sx {
 
@@ -43,7 +44,8 @@ namespace sx {
   X(Exp) X(Exp2) X(Expm1) X(Log) X(Log2) X(Log10) X(Log1p) X(Sqrt) X(Rsqrt) X(Reciprocal)                 \
   X(Sin) X(Cos) X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Erf)                                     \
   X(Tanh) X(Sigmoid) X(Relu) X(Gelu) X(GeluTanh) X(Silu) X(LeakyRelu) X(Elu) X(Celu) X(Selu)             \
-  X(Softplus) X(Mish) X(Hardtanh) X(Hardsigmoid) X(Hardswish) X(Relu6) X(LogSigmoid) X(Softsign) X(PowScalar)
+  X(Softplus) X(Mish) X(Hardtanh) X(Hardsigmoid) X(Hardswish) X(Relu6) X(LogSigmoid) X(Softsign) X(PowScalar)   \
+  X(Lgamma) X(Digamma) X(Polygamma) X(Erfinv) X(I0) X(I1) X(FrexpMantissa) X(FrexpExponent)
 
 enum class UnaryOp : uint8_t {
 #define SX_ENUM_ENTRY(D) D,
@@ -52,6 +54,7 @@ enum class UnaryOp : uint8_t {
 };
 
 enum class DRule : uint8_t { Same, Signed, Float, Bool };
+Tensor unary(UnaryOp op, const Tensor& x, double p0, double p1);
 enum class Api : uint8_t { Math, Activation, Internal };
 
 namespace unary_def {
@@ -576,6 +579,77 @@ struct PowScalar : Base {
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double c, double) {
     return mul(mul(g, pow(x, Scalar(c - 1))), Scalar(c));
   }
+};
+
+// ---- special functions (ops/special_math.h): computed in double for every floating dtype, integers
+// in float32. Their gradients are vjps of other sheet entries, so they differentiate to any order.
+struct Lgamma : Base {
+  static constexpr const char* name = "lgamma";
+  template <typename C> SX_HD static C f(C x, C, C) { return C(spm::lgamma(double(x))); }
+  static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
+    return mul(g, unary(UnaryOp::Digamma, x));
+  }
+};
+struct Digamma : Base {
+  static constexpr const char* name = "digamma";
+  template <typename C> SX_HD static C f(C x, C, C) { return C(spm::digamma(double(x))); }
+  static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
+    return mul(g, unary(UnaryOp::Polygamma, x, 1.0, 0.0));
+  }
+};
+// polygamma(n, x), n >= 0 an integer held in the parameter (checked by the op); bound by hand for
+// PyTorch's argument order.
+struct Polygamma : Base {
+  static constexpr const char* name = "polygamma";
+  static constexpr Api api = Api::Internal;
+  static constexpr const char* p0 = "n";
+  template <typename C> SX_HD static C f(C x, C n, C) { return C(spm::polygamma(double(x), double(n))); }
+  static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double n, double) {
+    return mul(g, unary(UnaryOp::Polygamma, x, n + 1, 0.0));
+  }
+};
+struct Erfinv : Base {  // d/dy erfinv(y) = sqrt(pi) / 2 exp(erfinv(y)^2)
+  static constexpr const char* name = "erfinv";
+  template <typename C> SX_HD static C f(C x, C, C) { return C(spm::erfinv(double(x))); }
+  static Tensor vjp(const Tensor& g, const Tensor&, const Tensor& y, double, double) {
+    return mul(g, mul(exp(mul(y, y)), Scalar(0.88622692545275801365)));
+  }
+};
+struct I0 : Base {
+  static constexpr const char* name = "i0";
+  template <typename C> SX_HD static C f(C x, C, C) { return C(spm::i0(double(x))); }
+  static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
+    return mul(g, unary(UnaryOp::I1, x));
+  }
+};
+struct I1 : Base {  // i1'(x) = i0(x) - i1(x) / x, 1/2 at 0
+  static constexpr const char* name = "i1";
+  static constexpr Api api = Api::Internal;  // the gradient of i0
+  template <typename C> SX_HD static C f(C x, C, C) { return C(spm::i1(double(x))); }
+  static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor& y, double, double) {
+    Tensor at0 = binary(BinaryOp::Eq, x, zeros_like(x));
+    Tensor xs = where(at0, ones_like(x), x);
+    Tensor d = sub(unary(UnaryOp::I0, x), div(y, xs));
+    return mul(g, where(at0, mul(ones_like(x), Scalar(0.5)), d));
+  }
+};
+// frexp's mantissa and exponent (the exponent as a float value; the op casts it to int32).
+struct FrexpMantissa : Base {
+  static constexpr const char* name = "frexp";
+  static constexpr Api api = Api::Internal;
+  template <typename C> SX_HD static C f(C x, C, C) { return C(spm::frexp_mantissa(double(x))); }
+  // m = x 2^-e, e constant almost everywhere
+  template <typename C> SX_HD static C df(C x, C, C) {
+    return C(::ldexp(1.0, -int(spm::frexp_exponent(double(x)))));
+  }
+  template <typename C> SX_HD static C d2f(C, C, C) { return C(0); }
+};
+struct FrexpExponent : Base {
+  static constexpr const char* name = "frexp";
+  static constexpr Api api = Api::Internal;
+  template <typename C> SX_HD static C f(C x, C, C) { return C(spm::frexp_exponent(double(x))); }
+  template <typename C> SX_HD static C df(C, C, C) { return C(0); }
+  template <typename C> SX_HD static C d2f(C, C, C) { return C(0); }
 };
 
 }  // SX_SHEET_NS

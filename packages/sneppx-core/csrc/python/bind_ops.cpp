@@ -105,6 +105,31 @@ void bind_ops(py::module_& m, Cls& cls) {
              "[gelu] approximate must be 'none' or 'tanh', got '", approximate, "'");
     return unary(approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu, x);
   }, py::arg("input"), py::arg("approximate") = "none");
+  // ---- special functions bound by hand: PyTorch's argument order (polygamma(n, input)), an integer
+  // parameter without a default (mvlgamma's p), two results (frexp), a composite (ldexp)
+  m.def("polygamma", [](int64_t n, const Tensor& x) { return polygamma(n, x); },
+        "polygamma(n, input): the n-th derivative of digamma (defined in the unary formula sheet).", py::arg("n"),
+        py::arg("input"));
+  cls.def("polygamma", [](const Tensor& x, int64_t n) { return polygamma(n, x); }, py::arg("n"));
+  cls.def("polygamma_", [](const Tensor& x, int64_t n) {
+    SX_CHECK(n >= 0, RuntimeError, "[polygamma_] polygamma(n, x) does not support negative n, got ", n);
+    return unary_inplace(UnaryOp::Polygamma, x, double(n), 0.0);
+  }, py::arg("n"), "In-place form of ``polygamma``.");
+  both(m, cls, "mvlgamma", [](const Tensor& x, int64_t p) { return mvlgamma(x, p); }, py::arg("input"), py::arg("p"));
+  cls.def("mvlgamma_", [](const Tensor& x, int64_t p) {
+    return inplace_with("mvlgamma_", x, [&](const Tensor& src) { return mvlgamma(src, p); });
+  }, py::arg("p"), "In-place form of ``mvlgamma``.");
+  m.def("_frexp", [](const Tensor& x) {
+    auto [mant, e] = frexp(x);
+    return py::make_tuple(mant, e);
+  }, py::arg("input"));
+  auto ldexp_fn = [](const Tensor& x, py::handle e) {
+    return ldexp(x, is_tensor(e) ? e.cast<Tensor>() : operand(e, x, "ldexp"));
+  };
+  both(m, cls, "ldexp", ldexp_fn, py::arg("input"), py::arg("other"));
+  cls.def("ldexp_", [ldexp_fn](const Tensor& x, py::handle e) {
+    return inplace_with("ldexp_", x, [&](const Tensor& src) { return ldexp_fn(src, e); });
+  }, py::arg("other"), "In-place form of ``ldexp``.");
   m.def("_nan_to_num", &nan_to_num, "nan_to_num with the values for NaN, +inf and -inf given.", py::arg("input"),
         py::arg("nan"), py::arg("posinf"), py::arg("neginf"));
   // ---- binary (the other operand may be a Python number)
@@ -116,6 +141,7 @@ void bind_ops(py::module_& m, Cls& cls) {
   SX_BINARY("ge", Ge); SX_BINARY("logical_and", And); SX_BINARY("logical_or", Or); SX_BINARY("logical_xor", Xor);
   SX_BINARY("bitwise_and", BitAnd); SX_BINARY("bitwise_or", BitOr); SX_BINARY("bitwise_xor", BitXor);
   SX_BINARY("bitwise_left_shift", Shl); SX_BINARY("bitwise_right_shift", Shr);
+  SX_BINARY("nextafter", NextAfter); SX_BINARY("gcd", Gcd); SX_BINARY("lcm", Lcm);
   both(m, cls, "bitwise_not", [](const Tensor& x) { return bitwise_not(x); }, py::arg("input"));
 #undef SX_BINARY
   both(m, cls, "add", [](const Tensor& x, py::handle y, py::handle alpha) {

@@ -276,6 +276,10 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
       .def("bitwise_xor_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::BitXor, a, b); })
       .def("bitwise_left_shift_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Shl, a, b); })
       .def("bitwise_right_shift_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Shr, a, b); })
+      .def("gcd_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Gcd, a, b); }, py::arg("other"))
+      .def("lcm_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::Lcm, a, b); }, py::arg("other"))
+      .def("nextafter_", [](const Tensor& a, py::handle b) { return inplace(BinaryOp::NextAfter, a, b); },
+           py::arg("other"))
       .def("bitwise_not_", [](const Tensor& a) { return inplace_with("bitwise_not_", a, [](const Tensor& src) { return bitwise_not(src); }); })
       .def("copy_", [](const Tensor& a, const Tensor& b) { copy_(a, b); return a; },
            py::call_guard<py::gil_scoped_release>())

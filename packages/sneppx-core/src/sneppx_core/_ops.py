@@ -29,6 +29,18 @@ _NAMES = UNARY_OPS + [
     "multinomial", "bernoulli", "repeat_interleave",
 ]
 globals().update({n: getattr(_C, n) for n in _NAMES})
+# Special functions beyond the formula sheet's one-tensor form, bound by the compiled engine (the NumPy
+# backend has none of them).
+_SPECIAL = [n for n in ("polygamma", "mvlgamma", "nextafter", "gcd", "lcm", "ldexp") if hasattr(_C, n)]
+globals().update({n: getattr(_C, n) for n in _SPECIAL})
+Frexp = namedtuple("frexp", ["mantissa", "exponent"])
+Frexp.__doc__ = "The (mantissa, exponent) result of frexp, as in PyTorch."
+
+
+def frexp(input):
+    """``input = mantissa * 2 ** exponent`` with ``0.5 <= |mantissa| < 1`` (int32 exponent; zeros, infinities and
+    NaN keep their value as the mantissa, with exponent 0)."""
+    return Frexp(*_C._frexp(input))
 
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 ValuesIndices.__doc__ = "The (values, indices) result of max, min, sort and topk, as in PyTorch."
@@ -110,5 +122,6 @@ def result_type(a, b):
     return (a + b).dtype if isinstance(a, Tensor) else (b + a).dtype
 
 
-__all__ = _NAMES + ["max", "min", "sort", "topk", "softmax", "log_softmax", "numel", "is_tensor", "from_numpy",
-                    "result_type", "ValuesIndices"]
+__all__ = _NAMES + _SPECIAL + (["frexp"] if hasattr(_C, "_frexp") else []) + [
+    "max", "min", "sort", "topk", "softmax", "log_softmax", "numel", "is_tensor", "from_numpy", "result_type",
+    "ValuesIndices"]

@@ -266,6 +266,8 @@ _IF_MISSING = {
     "T": property(lambda self: self.permute(*reversed(range(self.ndim))), doc="All dims reversed."),
     "mT": property(lambda self: self.transpose(-2, -1), doc="The last two dims swapped."),
 }
+if hasattr(_C, "_frexp"):
+    _METHODS["frexp"] = _ops.frexp
 _INPLACE = ["clamp", "masked_fill", "clip", "where", "lerp"]
 _UNARY = [name for name, _kind, predicate, *_ in _C._unary_ops() if not predicate]
 

@@ -58,6 +58,89 @@ def _round(x):
 
 
 # name -> (kind, is_predicate, params, function of (array, *params)); order of the C formula sheet
+# Special functions, scalar ports of the compiled engine's (ops/special_math.h), computed in float64.
+def _digamma1(x):
+    if x == 0:
+        return math.copysign(math.inf, -x)
+    res = 0.0
+    if x < 0:
+        if x == math.floor(x):
+            return math.nan
+        res = -math.pi / math.tan(math.pi * (x - math.trunc(x)))
+        x = 1 - x
+    if math.isnan(x) or math.isinf(x):
+        return x
+    while x < 10:
+        res -= 1 / x
+        x += 1
+    z = 1 / (x * x)
+    return res + math.log(x) - 0.5 / x - z * (1 / 12 - z * (1 / 120 - z * (1 / 252 - z * (1 / 240 - z * (1 / 132)))))
+
+
+def _zeta1(s, q):  # Hurwitz zeta for an integer s >= 2 (Euler-Maclaurin after the terms up to q + 9)
+    if math.isnan(q):
+        return math.nan
+    if q == math.inf:
+        return 0.0
+    if q <= 0 and q == math.floor(q):
+        return math.inf
+    if q < -4194304.0:
+        return math.nan
+    total, a = 0.0, q
+    while a <= 9 + 9:
+        total += a ** -s
+        a += 1
+    tail = a ** (1 - s) / (s - 1) + 0.5 * a ** -s
+    rising = s
+    for k, b in enumerate([1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6], start=1):
+        tail += b / math.factorial(2 * k) * rising * a ** (-s - 2 * k + 1)
+        rising *= (s + 2 * k - 1) * (s + 2 * k)
+    return total + tail
+
+
+def _polygamma1(x, n):
+    n = builtins.int(n)
+    if n == 0:
+        return _digamma1(x)
+    return (1 if n % 2 else -1) * math.factorial(n) * _zeta1(n + 1, x)
+
+
+def _lgamma1(x):
+    if math.isnan(x):
+        return x
+    if math.isinf(x) or (x <= 0 and x == math.floor(x)):
+        return math.inf
+    return math.lgamma(x)
+
+
+def _erfinv1(y):
+    if not abs(y) <= 1:
+        return math.nan
+    if abs(y) == 1:
+        return math.copysign(math.inf, y)
+    if y == 0:
+        return y
+    a, lo, hi = abs(y), 0.0, 30.0
+    for _ in range(1100):  # bisection on erf, on erfc in the tails
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        below = math.erf(mid) < a if a <= 0.5 else 1 - a < math.erfc(mid)
+        lo, hi = (mid, hi) if below else (lo, mid)
+    return math.copysign(lo, y)
+
+
+def _special(f):
+    def run(x, *params):
+        return np.asarray(np.frompyfunc(lambda v: f(builtins.float(v), *params), 1, 1)(x.astype(np.float64)),
+                          dtype=np.float64).astype(x.dtype)
+    return run
+
+
+def _i0(x):
+    return np.where(np.isinf(x), np.inf, np.i0(np.where(np.isinf(x), 0, x).astype(np.float64))).astype(x.dtype)
+
+
 UNARY = {
     "neg": ("math", False, [], np.negative), "abs": ("math", False, [], np.abs),
     "square": ("math", False, [], np.square), "sign": ("math", False, [], _sign),
@@ -76,6 +159,8 @@ UNARY = {
     "sin": ("math", False, [], np.sin), "cos": ("math", False, [], np.cos), "tan": ("math", False, [], np.tan),
     "asin": ("math", False, [], np.arcsin), "acos": ("math", False, [], np.arccos),
     "atan": ("math", False, [], np.arctan), "sinh": ("math", False, [], np.sinh), "cosh": ("math", False, [], np.cosh),
+    "lgamma": ("math", False, [], _special(_lgamma1)), "digamma": ("math", False, [], _special(_digamma1)),
+    "erfinv": ("math", False, [], _special(_erfinv1)), "i0": ("math", False, [], _i0),
     "erf": ("math", False, [], _erf), "tanh": ("math", False, [], np.tanh), "sigmoid": ("math", False, [], _sigmoid),
     "relu": ("activation", False, [], lambda x: np.maximum(x, 0).astype(x.dtype)),
     "silu": ("activation", False, [], lambda x: x * _sigmoid(x)),
@@ -464,3 +549,32 @@ __all__ = ["add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow
            "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "where", "masked_fill", "clamp",
            "clip", "lerp", "gelu", "_nan_to_num", "_unary_ops"]
 UNARY_FUNCS = {name: _make_unary(name) for name in UNARY}
+
+
+def polygamma(n, input):
+    """polygamma(n, input): the n-th derivative of digamma."""
+    need_tensor(input, "polygamma")
+    if n < 0:
+        raise RuntimeError(f"[polygamma] polygamma(n, x) does not support negative n, got {n}")
+    out_dt = float_dtype(input._dt)
+    a = input._a.astype(compute_type(out_dt), copy=False)
+    with np.errstate(all="ignore"):
+        return wrap(_special(_polygamma1)(a, n), out_dt)
+
+
+def mvlgamma(input, p):
+    """Multivariate log-gamma: sum over i < p of lgamma(input - i/2), plus p (p-1)/4 log(pi)."""
+    need_tensor(input, "mvlgamma")
+    if p < 1:
+        raise RuntimeError(f"[mvlgamma] p has to be greater than or equal to 1, got {p}")
+    out_dt = float_dtype(input._dt)
+    a = input._a.astype(compute_type(out_dt), copy=False)
+    if np.any(a <= 0.5 * (p - 1)):
+        raise RuntimeError(f"[mvlgamma] all elements must be greater than (p-1)/2 = {0.5 * (p - 1)}")
+    lg = _special(_lgamma1)
+    with np.errstate(all="ignore"):
+        out = sum(lg(a - a.dtype.type(0.5 * i)) for i in range(p)) + a.dtype.type(p * (p - 1) / 4 * math.log(math.pi))
+    return wrap(out.astype(a.dtype), out_dt)
+
+
+__all__ += ["polygamma", "mvlgamma"]
