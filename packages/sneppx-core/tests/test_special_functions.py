@@ -43,7 +43,7 @@ def _digamma_series(x):
         x += 1
     s = math.log(x) - 0.5 / x
     for k, b in enumerate(_B, start=1):
-        s -= b / (2 * k * x ** (2 * k))
+        s -= b / (2 * k) * (1 / x) ** (2 * k)  # underflows to 0 for large x where x ** (2 k) would overflow
     return s + acc
 
 
@@ -120,13 +120,14 @@ def ref_i0(x):
         return NAN
     if math.isinf(x):
         return INF
-    t, k, terms = 1.0, 0, [1.0]
+    t, k, terms, peak = 1.0, 0, [1.0], 1.0
     q = (x / 2) ** 2
-    while True:
+    while True:  # the terms grow until k is about |x| / 2, then fall
         k += 1
         t *= q / (k * k)
         terms.append(t)
-        if t < 1e-18 * terms[0] + 1e-18 * max(terms) and k > q:
+        peak = max(peak, t)
+        if k * k > q and t < 1e-18 * peak:
             break
     return math.fsum(terms)
 
