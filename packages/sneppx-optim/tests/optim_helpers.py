@@ -29,6 +29,21 @@ def set_grads(params, grads, dtype=np.float32):
         p.grad = sx.Tensor(g.astype(dtype))
 
 
+def step_with(params, opt, grads):
+    """One ``opt.step()`` per entry of ``grads`` (lists of NumPy arrays set as the ``.grad`` of ``params``)."""
+    for g in grads:
+        set_grads(params, g)
+        opt.step()
+
+
+def stepped(cls, kwargs, shapes, grads):
+    """Fresh parameters of ``shapes`` (``make_params``) and ``cls(params, **kwargs)`` stepped through ``grads``."""
+    params, _ = make_params(shapes)
+    opt = cls(params, **kwargs)
+    step_with(params, opt, grads)
+    return params, opt
+
+
 def rel_err(a, b):
     """max |a - b| / max |b|: the error relative to the reference's scale."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)

@@ -6,7 +6,7 @@ import pytest
 import sneppx_core as sx
 
 import sneppx_optim as so
-from optim_helpers import grad_sequence, make_params, rel_err, set_grads, to_np
+from optim_helpers import grad_sequence, make_params, rel_err, set_grads, step_with, stepped, to_np
 
 SHAPES = [(7, 5), (5,), (3, 4, 2), (), (1, 6), (6, 1)]
 STEPS = 40
@@ -228,27 +228,15 @@ RESUME = [(so.Rprop, dict(lr=0.03, etas=(0.4, 1.3))), (so.ASGD, dict(lr=0.05, t0
 def test_state_dict_resume_is_bit_exact(cls, kwargs):
     shapes = [(5, 3), (3,), (2, 3, 4)]
     grads = grad_sequence(shapes, 20)
-    full, _ = make_params(shapes)
-    opt = cls(full, **kwargs)
-    for g in grads:
-        set_grads(full, g)
-        opt.step()
-    half, _ = make_params(shapes)
-    opt = cls(half, **kwargs)
-    for g in grads[:10]:
-        set_grads(half, g)
-        opt.step()
+    full, _ = stepped(cls, kwargs, shapes, grads)
+    half, opt = stepped(cls, kwargs, shapes, grads[:10])
     saved = opt.state_dict()
     resumed = [sx.Tensor(to_np(p).astype(np.float32), requires_grad=True) for p in half]
     opt2 = cls(resumed, lr=0.5)
     opt2.load_state_dict(saved)
-    for g in grads[10:15]:  # the source keeps stepping: the loaded state must be a copy
-        set_grads(half, g)
-        opt.step()
+    step_with(half, opt, grads[10:15])  # the source keeps stepping: the loaded state must be a copy
     assert opt2.param_groups[0] == {**opt.param_groups[0], "params": resumed}
-    for g in grads[10:]:
-        set_grads(resumed, g)
-        opt2.step()
+    step_with(resumed, opt2, grads[10:])
     for a, b in zip(resumed, full):
         np.testing.assert_array_equal(to_np(a), to_np(b))
 

@@ -6,7 +6,7 @@ import sneppx_core as sx
 import sneppx_core.functional as F
 
 import sneppx_optim as so
-from optim_helpers import grad_sequence, make_params, rel_err, set_grads, to_np
+from optim_helpers import grad_sequence, make_params, rel_err, set_grads, step_with, stepped, to_np
 import optim_reference as ref
 
 SHAPES = [(7, 5), (5,), (3, 4, 2), ()]
@@ -104,16 +104,8 @@ def test_param_groups_use_their_own_hyperparameters():
 def test_state_dict_resume_is_bit_exact(cls, kwargs):
     shapes = [(5, 3), (3,)]
     grads = grad_sequence(shapes, 20)
-    full, _ = make_params(shapes)
-    opt = cls(full, **kwargs)
-    for g in grads:
-        set_grads(full, g)
-        opt.step()
-    half, _ = make_params(shapes)
-    opt = cls(half, **kwargs)
-    for g in grads[:10]:
-        set_grads(half, g)
-        opt.step()
+    full, _ = stepped(cls, kwargs, shapes, grads)
+    half, opt = stepped(cls, kwargs, shapes, grads[:10])
     saved = opt.state_dict()
     saved = {"state": {i: {k: (v.clone() if isinstance(v, sx.Tensor) else v) for k, v in s.items()}
                        for i, s in saved["state"].items()}, "param_groups": saved["param_groups"]}
@@ -121,9 +113,7 @@ def test_state_dict_resume_is_bit_exact(cls, kwargs):
     opt2 = cls(resumed, lr=123.0)
     opt2.load_state_dict(saved)
     assert opt2.param_groups[0]["lr"] == opt.param_groups[0]["lr"]
-    for g in grads[10:]:
-        set_grads(resumed, g)
-        opt2.step()
+    step_with(resumed, opt2, grads[10:])
     for a, b in zip(resumed, full):
         np.testing.assert_array_equal(to_np(a), to_np(b))
 

@@ -14,6 +14,8 @@ They reduce to the 2-d kernels, so they are differentiable through what they are
 
 from __future__ import annotations
 
+import math
+
 from ._ops import stack
 from ._functional_conv import _batched, _ntuple, _unbatch, adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d, \
     avg_pool2d, conv2d, conv_transpose2d, fold, max_pool2d
@@ -239,10 +241,7 @@ def _lp_pool(op, input, norm_type, kernel_size, stride, ceil_mode, nsp, avg):
     if p == 0:
         raise ValueError(f"[{op}] norm_type must be non-zero, got {norm_type!r}")
     out = avg(input ** p, k, k if stride is None else stride, 0, ceil_mode)
-    size = 1
-    for v in k:
-        size *= v
-    return ((out.sign() * out.abs().relu()) * size) ** (1.0 / p)
+    return ((out.sign() * out.abs().relu()) * math.prod(k)) ** (1.0 / p)
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):

@@ -124,9 +124,16 @@ def pixel_unshuffle(input, downscale_factor):
     return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
 
 
-def _channel_dropout(input, p, training, inplace, nsp, op):
+def _probability(p, op):
+    """``p`` as a float, or a ValueError naming the op when it is not a probability."""
+    p = float(p)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"[{op}] dropout probability has to be between 0 and 1, but got {p}")
+    return p
+
+
+def _channel_dropout(input, p, training, inplace, nsp, op):
+    p = _probability(p, op)
     if not training or p == 0.0:
         return input
     if input.ndim not in (nsp + 1, nsp + 2):

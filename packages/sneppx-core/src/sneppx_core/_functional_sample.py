@@ -12,7 +12,7 @@ import warnings
 from ._backend import _C
 from ._C_face import int32, int64
 from ._factories import arange, empty_like, ones, rand, rand_like, tensor, zeros, zeros_like
-from ._functional_composed import _act, _channel_dropout
+from ._functional_composed import _act, _channel_dropout, _probability
 from ._grad_mode import no_grad
 from ._tensor_extra import triu_indices
 
@@ -26,11 +26,6 @@ def _describe(t):
 def _floating(input, op, name="input"):
     if not input.is_floating_point():
         raise TypeError(f"[{op}] {name} must be a floating tensor, got {_describe(input)}")
-
-
-def _probability(p, op):
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"[{op}] dropout probability has to be between 0 and 1, but got {p}")
 
 
 def _bag_bounds(input, offsets, include_last_offset):

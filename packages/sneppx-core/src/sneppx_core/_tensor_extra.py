@@ -20,6 +20,13 @@ def _check(x, op):
         raise TypeError(f"[{op}] expected a Tensor, got {type(x).__name__}")
 
 
+def _need(x, op, what="input"):
+    """``x`` if it is a Tensor, else a TypeError naming the op and the argument."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"[{op}] expected {what} to be a Tensor, got {type(x).__name__}")
+    return x
+
+
 def _dim(d, ndim, op):
     if not -builtins.max(ndim, 1) <= d < builtins.max(ndim, 1):
         raise IndexError(f"[{op}] dim {d} is out of range for a tensor with {ndim} dims")

@@ -17,9 +17,9 @@ from ._backend import _C
 from ._C_face import Dtype, Tensor
 from ._ops import ValuesIndices
 from ._tensor_extra import _check, _copy_dim, _dim, _spread
+from ._tensor_math import _FLOATS
 from ._tensor_shape import inverse
 
-_FLOATS = (Dtype.FLOAT32, Dtype.FLOAT64, Dtype.FLOAT16, Dtype.BFLOAT16)
 
 
 def _desc(x):

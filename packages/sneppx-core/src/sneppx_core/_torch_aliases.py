@@ -22,18 +22,14 @@ from . import functional as F
 from ._backend import _C
 from ._C_face import Dtype, Tensor
 from ._factories import ones, tensor
-from ._torch_more import _guarded
+from ._functional_composed import _probability
+from ._tensor_extra import _need
+from ._tensor_math import _FLOATS
+from ._torch_more import _guarded, _promoted
 
-_FLOATS = (Dtype.FLOAT16, Dtype.BFLOAT16, Dtype.FLOAT32, Dtype.FLOAT64)
 _RANK = {Dtype.BOOL: 0, Dtype.UINT8: 1, Dtype.INT32: 1, Dtype.INT64: 1,
          Dtype.FLOAT16: 2, Dtype.BFLOAT16: 2, Dtype.FLOAT32: 2, Dtype.FLOAT64: 2}
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
-
-
-def _need(x, op, what="input"):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"[{op}] expected {what} to be a Tensor, got {type(x).__name__}")
-    return x
 
 
 def _need_dtype(d, op, what):
@@ -53,13 +49,6 @@ def _reduction(r, op):
 def _stride(stride):
     """``stride=[]`` (PyTorch's top-level default) means the kernel size."""
     return None if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else stride
-
-
-def _probability(p, op):
-    p = float(p)
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"[{op}] dropout probability has to be between 0 and 1, but got {p}")
-    return p
 
 
 def _in_place(input, out):
@@ -140,7 +129,7 @@ def promote_types(type1, type2):
     bool < integers < floating point; float16 with bfloat16 gives float32, uint8 with int32 gives int32)."""
     a = _need_dtype(type1, "promote_types", "type1")
     b = _need_dtype(type2, "promote_types", "type2")
-    return _C.add(_C._zeros([1], a, None), _C._zeros([1], b, None)).dtype
+    return _promoted(a, b)
 
 
 def can_cast(from_, to):

@@ -17,15 +17,10 @@ from . import _torch_more_num
 from ._backend import _C
 from ._C_face import Device, Dtype, Tensor
 from ._factories import _dtype, float32
+from ._tensor_extra import _need
+from ._tensor_math import _FLOATS
 
-_FLOATS = (Dtype.FLOAT32, Dtype.FLOAT64, Dtype.FLOAT16, Dtype.BFLOAT16)
 _INTS = (Dtype.INT32, Dtype.INT64, Dtype.UINT8)
-
-
-def _need(x, op, what="input"):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"[{op}] expected {what} to be a Tensor, got {type(x).__name__}")
-    return x
 
 
 def _seq(tensors, op):
@@ -42,10 +37,13 @@ def _dim(d, ndim, op):
     return d % n
 
 
+def _promoted(a, b):
+    """The dtype PyTorch's promotion gives two tensors (not 0-d) of dtypes ``a`` and ``b``."""
+    return _C.add(_C._zeros([1], a, None), _C._zeros([1], b, None)).dtype
+
+
 def _promote(tensors):
-    dt = tensors[0].dtype
-    for t in tensors[1:]:
-        dt = _C.add(_C._zeros([1], dt, None), _C._zeros([1], t.dtype, None)).dtype
+    dt = functools.reduce(_promoted, [t.dtype for t in tensors])
     return [t if t.dtype == dt else t.to(dt) for t in tensors]
 
 

@@ -13,16 +13,11 @@ import numpy as np
 from ._backend import NAME as _BACKEND, _C
 from ._C_face import Dtype, Tensor
 from ._factories import _dtype, _finish, _shape, float32
+from ._tensor_extra import _need
+from ._tensor_math import _FLOATS
 
-_FLOATS = (Dtype.FLOAT32, Dtype.FLOAT64, Dtype.FLOAT16, Dtype.BFLOAT16)
 _F64 = Dtype.FLOAT64
 _CHUNK = 1 << 22  # elements of one comparison block
-
-
-def _need(x, op, what="input"):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"[{op}] expected {what} to be a Tensor, got {type(x).__name__}")
-    return x
 
 
 def _number_or_tensor(v, op, what):
