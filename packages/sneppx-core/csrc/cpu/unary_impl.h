@@ -24,7 +24,11 @@ template <typename D, int K, typename C> struct Fixed {
   C operator()(C v) const { return D::template fixed<K, C>(v); }
 };
 template <typename D, typename C> struct OutOfRange {
-  bool operator()(C v) const { return D::template out_of_range<C>(v); }
+  C a, b;  // the parameters, for a range that depends on them (polygamma's n)
+  bool operator()(C v) const {
+    if constexpr (requires { D::template out_of_range<C>(v, a, b); }) return D::template out_of_range<C>(v, a, b);
+    else return D::template out_of_range<C>(v);
+  }
 };
 // The formula for inputs out of the range of the partial one: the definition's `exact` where it has
 // one, else the formula in double (<cmath>).
@@ -269,7 +273,9 @@ bool fixed_form(const Tensor& out, const Tensor& x, double p0) {
   }
 }
 
-template <typename D> constexpr bool kHasRange = requires(float v) { D::template out_of_range<float>(v); };
+template <typename D>
+constexpr bool kHasRange = requires(float v) { D::template out_of_range<float>(v); } ||
+                           requires(float v) { D::template out_of_range<float>(v, v, v); };
 
 // One function per definition (not inlined into the dispatcher), so that each gets the compiler's
 // full inlining budget and its loop vectorises.
@@ -292,7 +298,7 @@ template <typename D>
       if constexpr (D::rule == DRule::Bool) {
         map1<bool, T>(out, x, f, Never{}, f);
       } else if constexpr (kHasRange<D> && (std::is_same_v<C, float> || std::is_same_v<C, double>)) {
-        map1<T, T>(out, x, f, OutOfRange<D, C>{}, Exact<D, C>{p0, p1});
+        map1<T, T>(out, x, f, OutOfRange<D, C>{C(p0), C(p1)}, Exact<D, C>{p0, p1});
       } else {
         map1<T, T>(out, x, f, Never{}, f);
       }

@@ -17,10 +17,11 @@
 //   df(x, a, b)           f'(x), run by a fused kernel as g * f'(x), and optionally
 //   d2f(x, a, b)          f''(x), which makes the fused backward itself differentiable once.
 // A float formula valid on part of the line only (the trig polynomials, exp) also declares
-//   out_of_range(x)       true where `f` on float is not accurate; the CPU kernels compute those
-//                         elements with the double formula instead, or with
-//   exact(x)              where declared: the <cmath> form, for a definition whose double `f` is
-//                         partial too (exp).
+//   out_of_range(x)       true where `f` on float is not accurate (out_of_range(x, a, b) where that
+//                         depends on the parameters); the CPU kernels compute those elements with the
+//                         double formula instead, or with
+//   exact(x)              where declared: the formula for those elements, for a definition whose
+//                         double `f` is partial too (exp: <cmath>'s) or that has one (erfinv's tails).
 // An op that only moves the sign bit (neg, abs) declares
 //   sign_keep, sign_flip  float16 / bfloat16 run it on the bits: (bits & sign_keep) ^ sign_flip, exact in
 //                         those dtypes (a NaN stays a NaN of the same payload).
@@ -35,6 +36,9 @@
 #include "ops/ops.h"
 #include "ops/scalar_math.h"
 #include "ops/special_math.h"
+#ifndef __CUDACC__
+#include "cpu/vspecial.h"
+#endif
 
 namespace sx {
 
@@ -583,16 +587,32 @@ struct PowScalar : Base {
 
 // ---- special functions (ops/special_math.h): computed in double for every floating dtype, integers
 // in float32. Their gradients are vjps of other sheet entries, so they differentiate to any order.
+// On the host, float (and float16 / bfloat16) take the vectorising kernels of cpu/vspecial.h where they
+// apply and the double formula elsewhere (out_of_range); double tensors and CUDA take the double formula.
+#ifdef __CUDACC__
+#define SX_SPECIAL_FORMULA(FN) \
+  template <typename C> SX_HD static C f(C x, C, C) { return C(spm::FN(double(x))); }
+#else
+#define SX_SPECIAL_FORMULA(FN)                                                 \
+  template <typename C> static C f(C x, C, C) {                                \
+    if constexpr (std::is_same_v<C, float>) return cpu::v##FN(x);             \
+    else return C(spm::FN(double(x)));                                         \
+  }                                                                            \
+  template <typename C> static bool out_of_range(C x) {                        \
+    if constexpr (std::is_same_v<C, float>) return cpu::FN##_out_of_range(x); \
+    else return false;                                                         \
+  }
+#endif
 struct Lgamma : Base {
   static constexpr const char* name = "lgamma";
-  template <typename C> SX_HD static C f(C x, C, C) { return C(spm::lgamma(double(x))); }
+  SX_SPECIAL_FORMULA(lgamma)
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return mul(g, unary(UnaryOp::Digamma, x));
   }
 };
 struct Digamma : Base {
   static constexpr const char* name = "digamma";
-  template <typename C> SX_HD static C f(C x, C, C) { return C(spm::digamma(double(x))); }
+  SX_SPECIAL_FORMULA(digamma)
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return mul(g, unary(UnaryOp::Polygamma, x, 1.0, 0.0));
   }
@@ -603,25 +623,40 @@ struct Polygamma : Base {
   static constexpr const char* name = "polygamma";
   static constexpr Api api = Api::Internal;
   static constexpr const char* p0 = "n";
+#ifdef __CUDACC__
   template <typename C> SX_HD static C f(C x, C n, C) { return C(spm::polygamma(double(x), double(n))); }
+#else  // float: cpu/vspecial.h's kernel where it applies
+  template <typename C> static C f(C x, C n, C) {
+    if constexpr (std::is_same_v<C, float>) return cpu::vpolygamma(x, n);
+    else return C(spm::polygamma(double(x), double(n)));
+  }
+  template <typename C> static bool out_of_range(C x, C n, C) {
+    if constexpr (std::is_same_v<C, float>) return cpu::polygamma_out_of_range(x, n);
+    else return false;
+  }
+#endif
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double n, double) {
     return mul(g, unary(UnaryOp::Polygamma, x, n + 1, 0.0));
   }
 };
 struct Erfinv : Base {  // d/dy erfinv(y) = sqrt(pi) / 2 exp(erfinv(y)^2)
   static constexpr const char* name = "erfinv";
-  template <typename C> SX_HD static C f(C x, C, C) { return C(spm::erfinv(double(x))); }
+  SX_SPECIAL_FORMULA(erfinv)
+#ifndef __CUDACC__
+  static double exact(double y) { return cpu::erfinv_rest(y); }  // float's tails
+#endif
   static Tensor vjp(const Tensor& g, const Tensor&, const Tensor& y, double, double) {
     return mul(g, mul(exp(mul(y, y)), Scalar(0.88622692545275801365)));
   }
 };
 struct I0 : Base {
   static constexpr const char* name = "i0";
-  template <typename C> SX_HD static C f(C x, C, C) { return C(spm::i0(double(x))); }
+  SX_SPECIAL_FORMULA(i0)
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return mul(g, unary(UnaryOp::I1, x));
   }
 };
+#undef SX_SPECIAL_FORMULA
 struct I1 : Base {  // i1'(x) = i0(x) - i1(x) / x, 1/2 at 0
   static constexpr const char* name = "i1";
   static constexpr Api api = Api::Internal;  // the gradient of i0
