@@ -125,6 +125,12 @@ size_t cpu_cached_bytes() {
   return c.cached;
 }
 
+namespace {
+thread_local bool t_inference_mode = false;
+}
+bool inference_mode_enabled() { return t_inference_mode; }
+void set_inference_mode(bool on) { t_inference_mode = on; }
+
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   auto s = std::make_shared<Storage>();
   s->nbytes = nbytes;

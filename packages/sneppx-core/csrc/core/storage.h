@@ -8,6 +8,11 @@
 
 namespace sx {
 
+// Inference mode of the calling thread (sneppx_core.inference_mode): storage allocated while it is on
+// belongs to inference tensors (Tensor.is_inference(), true for every view of them too).
+bool inference_mode_enabled();
+void set_inference_mode(bool on);
+
 struct Storage {
   void* data = nullptr;
   size_t nbytes = 0;
@@ -20,6 +25,8 @@ struct Storage {
   bool read_only = false;
   // Page-locked host memory (Tensor.pin_memory()): copies to and from a GPU may run asynchronously.
   bool pinned = false;
+  // Allocated in inference mode (see inference_mode_enabled).
+  bool inference = inference_mode_enabled();
   // Keeps foreign memory (a NumPy array, a DLPack capsule) alive; empty for our own blocks.
   std::shared_ptr<void> owner;
 

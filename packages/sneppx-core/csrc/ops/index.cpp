@@ -55,8 +55,16 @@ void check_range(const Tensor& idx, int64_t n, const char* op, int64_t dim) {
   throw RuntimeError(msg("[", op, "] the kernel reported an index out of range that the check did not find"));
 }
 
-// out with src (idx's positions, of out's dtype) written or reduced in at idx along d.
+// out with src (idx's positions, of out's dtype) written or reduced in at idx along d. float16 and
+// bfloat16 sums accumulate in float32 and round once, as PyTorch's scatter_add does (a running sum in the
+// narrow type stops growing: 256 + 1 is 256 in bfloat16).
 void run_scatter(const Tensor& out, const Tensor& idx, const Tensor& src, int64_t d, ScatterOp how, const char* op) {
+  if (how == ScatterOp::Add && (out->dtype == DType::Float16 || out->dtype == DType::BFloat16)) {
+    Tensor acc = cast_nograd(out, DType::Float32);
+    run_scatter(acc, idx, cast_nograd(src, DType::Float32), d, how, op);
+    kern::copy(out->device())(out, acc);
+    return;
+  }
   if (!kern::scatter(out->device())(out, idx, src, d, how)) range_error(idx, out->shape[size_t(d)], op, d);
 }
 

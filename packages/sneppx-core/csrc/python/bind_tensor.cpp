@@ -91,6 +91,8 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
       .def_property_readonly("device", [](const Tensor& t) { return t->device(); })
       .def_property_readonly("is_cuda", [](const Tensor& t) { return t->device().type == DeviceType::CUDA; })
       .def_property_readonly("is_leaf", [](const Tensor& t) { return t->is_leaf(); })
+      .def("is_inference", [](const Tensor& t) { return t->storage->inference; },
+           "True for a tensor allocated inside ``inference_mode()``, and for its views.")
       .def_property_readonly("grad_fn", [](const Tensor& t) { return t->grad_fn; })
       .def_property_readonly("_version", [](const Tensor& t) { return t->version(); })
       .def_property("requires_grad", [](const Tensor& t) { return t->requires_grad; },

@@ -195,6 +195,8 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
 
   m.def("is_grad_enabled", &grad_mode::enabled);
   m.def("_set_grad_enabled", &grad_mode::set);
+  m.def("_inference_mode_enabled", &inference_mode_enabled);
+  m.def("_set_inference_mode", &set_inference_mode);
   m.def("get_num_threads", &get_num_threads);
   m.def("set_num_threads", &set_num_threads);
   m.def("empty_cache", &cpu_empty_cache, "Returns cached CPU blocks to the system; returns bytes freed.");

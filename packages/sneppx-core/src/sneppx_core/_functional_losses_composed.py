@@ -178,9 +178,10 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     ``full`` adds Stirling's ``y log y - y + log(2 pi y) / 2`` where ``y > 1``."""
     loss = _C.exp(input) - target * input if log_input else input - target * _C.log(input + eps)
     if full:
-        y = target.detach()
-        safe = _C.where(y > 1, y, 1.0)
-        loss = loss + _C.where(y > 1, safe * _C.log(safe) - safe + 0.5 * _C.log(2 * math.pi * safe), 0.0)
+        # not detached, as in PyTorch: the target gets the term's gradient log(y) + 1 / (2 y) where y > 1,
+        # and 0 * (that gradient) elsewhere, which is NaN at y <= 0 as there
+        stirling = target * _C.log(target) - target + 0.5 * _C.log(2 * math.pi * target)
+        loss = loss + _C.where(target <= 1, 0.0, stirling)
     return _reduce(loss, _reduction(size_average, reduce, reduction), "poisson_nll_loss")
 
 

@@ -55,10 +55,35 @@ class enable_grad(_GradMode):
 
 
 class inference_mode(_GradMode):
-    """Same as ``no_grad`` here (there are no separate inference tensors)."""
+    """Disables gradient recording, as ``no_grad``, and marks the tensors allocated inside as inference
+    tensors (``Tensor.is_inference()``, true for their views too); ``is_inference_mode_enabled()`` is True
+    inside ``inference_mode()`` and False inside ``inference_mode(False)``."""
 
     def __init__(self, mode: bool = True):
+        self._mode = bool(mode)
         self._enabled = not mode
+
+    def __enter__(self):
+        self._prev_mode = _C._inference_mode_enabled()
+        _C._set_inference_mode(self._mode)
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        _C._set_inference_mode(self._prev_mode)
+        return super().__exit__(*exc)
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(self._mode):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+def is_inference_mode_enabled() -> bool:
+    """True inside an ``inference_mode()`` block (of this thread) that is not undone by ``inference_mode(False)``."""
+    return _C._inference_mode_enabled()
 
 
 class set_grad_enabled(_GradMode):

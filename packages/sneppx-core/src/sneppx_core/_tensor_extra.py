@@ -13,6 +13,7 @@ import numpy as np
 from . import _backend
 from ._backend import _C
 from ._C_face import Dtype, Tensor
+from ._factories import ones, zeros
 
 
 def _check(x, op):
@@ -269,15 +270,22 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     for i in range(src.ndim):  # only the part of src that index covers takes part
         if src.shape[i] != index.shape[i]:
             src = src.narrow(i, 0, index.shape[i])
-    hits = _C.scatter_add(input.detach() * 0, d, index, src.detach() * 0 + 1)
+    # the hit count in input's dtype, as PyTorch counts (a uint8 count wraps there too); made from zeros, not
+    # input * 0, which is NaN where input is infinite
+    hits = _C.scatter_add(zeros(tuple(input.shape), dtype=input.dtype, device=input.device), d, index,
+                          ones(tuple(index.shape), dtype=input.dtype, device=index.device))
     hit = hits > 0
-    base = input if include_self else _C.where(hit, 0.0, input)
+    # a zero of input's own dtype: a Python 0.0 here would promote integer inputs to float32
+    base = input if include_self else _C.where(hit, zeros((), dtype=input.dtype, device=input.device), input)
     total = _C.scatter_add(base, d, index, src)
     if reduce == "sum":
         return total
-    count = hits + (1 if include_self else 0)
-    out = total / _C.where(count > 0, count, 1)
-    return out if input.dtype in (Dtype.FLOAT32, Dtype.FLOAT64) else out.to(input.dtype)
+    count = hits + 1 if include_self else hits
+    count = _C.where(count > 0, count, 1)  # 1 where nothing landed (or a uint8 count wrapped to 0)
+    if input.dtype in (Dtype.UINT8, Dtype.INT32, Dtype.INT64):  # PyTorch floors an integer mean (toward -inf)
+        return _C.floor_divide(total, count).to(input.dtype)
+    out = total / count
+    return out if out.dtype == input.dtype else out.to(input.dtype)
 
 
 def _indices(row, col, offset, upper, dtype, device):

@@ -235,3 +235,15 @@ def is_grad_enabled():
 
 def _set_grad_enabled(flag):
     _GRAD[0] = builtins.bool(flag)
+
+
+_INFERENCE = [False]
+
+
+def _inference_mode_enabled():
+    """Whether inference mode is on (this backend marks no tensor: ``Tensor.is_inference()`` is False)."""
+    return _INFERENCE[0]
+
+
+def _set_inference_mode(flag):
+    _INFERENCE[0] = builtins.bool(flag)
