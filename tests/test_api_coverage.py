@@ -28,7 +28,9 @@ def test_page_from_the_installed_libraries(tmp_path):
     pytest.importorskip("torch")
     out = load_tool().main(["--out", str(tmp_path / "cov.md")])
     text = out.read_text()
-    for section in ("## Modules", "## Functional ops", "## Tensor methods", "## Functions", "## Optimizers",
-                    "## LR schedulers"):
+    for section in ("## Modules", "## Functional ops", "## Tensor methods", "## Functions", "## Linear algebra",
+                    "## Special functions", "## Optimizers", "## LR schedulers"):
         assert section in text
+    assert "`svd`" in text.split("## Linear algebra")[1].split("**Missing")[0]  # torch.linalg.svd is covered
+    assert "`erfcx`" in text.split("## Special functions")[1].split("**Missing")[0]  # torch.special.erfcx is covered
     assert "`Linear`" in text.split("## Modules")[1].split("**Missing")[0]  # Linear is covered

@@ -6,7 +6,9 @@ Needs torch installed beside SneppX (``nox -s coverage`` sets that up). The name
 both libraries at run time: ``torch.nn`` modules against ``sneppx_nn``, ``torch.nn.functional``
 against ``sneppx_core.functional``, ``torch.Tensor`` methods against ``sneppx_core.Tensor``, the
 functions of ``torch`` (its ``__all__``, less backend kernels, quantization and compiler helpers)
-against ``sneppx_core``, and ``torch.optim`` optimizers and LR schedulers against ``sneppx_optim``.
+against ``sneppx_core``, the callables of ``torch.linalg`` against ``sneppx_core.linalg``, those of
+``torch.special`` (its ``__all__``) against ``sneppx_core.special``, and ``torch.optim`` optimizers and LR
+schedulers against ``sneppx_optim``.
 A name counts as covered when it exists under the same name; whether its behaviour matches is the
 parity tests' job.
 """
@@ -43,6 +45,8 @@ def torch_sections() -> list:
 
     import sneppx_core as sx
     import sneppx_core.functional as SF
+    import sneppx_core.linalg as SLA
+    import sneppx_core.special as SSP
     import sneppx_nn
     import sneppx_optim
 
@@ -56,6 +60,8 @@ def torch_sections() -> list:
     functions = {n for n in _public(torch.__all__) if callable(getattr(torch, n, None))
                  and not inspect.isclass(getattr(torch, n)) and n not in TORCH_INTERNAL
                  and not n.startswith(TORCH_INTERNAL_PREFIXES) and not n.endswith("_copy")}
+    linalg = {n for n in _public(dir(torch.linalg)) if callable(getattr(torch.linalg, n))}
+    special = {n for n in _public(torch.special.__all__) if callable(getattr(torch.special, n, None))}
     optimizers = {n for n in torch.optim.__all__ if inspect.isclass(getattr(torch.optim, n, None))
                   and issubclass(getattr(torch.optim, n), torch.optim.Optimizer) and n != "Optimizer"}
     sched_mod = torch.optim.lr_scheduler
@@ -68,6 +74,8 @@ def torch_sections() -> list:
          _public(dir(SF)) | _public(sx.__all__)),
         ("Tensor methods", "torch.Tensor", tensor, "sneppx_core.Tensor", _public(dir(sx.Tensor))),
         ("Functions", "torch", functions, "sneppx_core", _public(dir(sx))),
+        ("Linear algebra", "torch.linalg", linalg, "sneppx_core.linalg", set(SLA.__all__)),
+        ("Special functions", "torch.special", special, "sneppx_core.special", set(SSP.__all__)),
         ("Optimizers", "torch.optim", optimizers, "sneppx_optim", set(sneppx_optim.__all__)),
         ("LR schedulers", "torch.optim.lr_scheduler", schedulers, "sneppx_optim", set(sneppx_optim.__all__)),
     ]

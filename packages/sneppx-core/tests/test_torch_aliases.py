@@ -32,7 +32,7 @@ def test_every_name_is_exported_once():
     for name in _torch_aliases.INPLACE:
         assert hasattr(sx.Tensor, name), name
     assert sx.__all__.count("batch_norm") == 1 and sx.__all__.count("exp_") == 1
-    assert not hasattr(sx.Tensor, "histogram") and not hasattr(sx.Tensor, "constant_pad_nd")
+    assert not hasattr(sx.Tensor, "constant_pad_nd")  # Tensor.histogram exists, as in PyTorch (_tensor_misc)
 
 
 def test_existing_names_are_kept():
@@ -56,7 +56,8 @@ def _inplace_input(name):
     return a
 
 
-@pytest.mark.parametrize("name", [n for n in _torch_aliases.INPLACE if n not in ("addmv_", "index_put_", "xlogy_")])
+@pytest.mark.parametrize("name", [n for n in _torch_aliases.INPLACE
+                                  if n not in ("addmv_", "index_put_", "xlogy_", "gcd_", "lcm_", "ldexp_")])
 def test_inplace_form_returns_and_modifies_input(name):
     a = _inplace_input(name)
     x = sx.tensor(a)

@@ -5,7 +5,8 @@ everything in ``__all__``; importing this module also attaches the new Tensor me
 from __future__ import annotations
 
 from . import _legacy_types, _tensor_fill, _tensor_install, _tensor_math, _tensor_more, _tensor_shape, _torch_more
-from . import _torch_aliases
+from . import _linalg_torch
+from . import _tensor_misc, _torch_aliases, _torch_misc, _torch_nn_forms
 from . import accelerator, amp, backends, cuda
 from ._C_face import Device, Tensor
 from ._dtype_info import finfo, iinfo
@@ -16,6 +17,7 @@ from ._ops import __all__ as _ops_names
 from ._serialization import load, save
 from ._tensor_extra import FUNCTIONS, tril_indices, triu_indices
 from ._tensor_install import _checked
+from ._torch_more import _guarded
 from .backends import (  # noqa: F401
     are_deterministic_algorithms_enabled, get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
     set_float32_matmul_precision, use_deterministic_algorithms,
@@ -39,17 +41,24 @@ def is_autocast_enabled(device_type=None) -> bool:
 
 
 _FUNCTIONS = {**FUNCTIONS, **_tensor_math.FUNCTIONS, **_tensor_shape.FUNCTIONS, **_tensor_fill.FUNCTIONS,
-              **_tensor_more.FUNCTIONS, **_torch_more.METHODS}
+              **_tensor_more.FUNCTIONS, **_torch_more.METHODS, **_linalg_torch.FUNCTIONS}
 _FUNCTIONS = {k: _checked(v, k) for k, v in _FUNCTIONS.items() if k not in _ops_names}
 globals().update(_FUNCTIONS)
 globals().update(_torch_more.FUNCTIONS)  # module-level only (no Tensor methods)
+globals().update(_linalg_torch.MODULE_ONLY)  # lu_unpack, nuclear_norm: no Tensor methods in PyTorch
 _ALIASES = {k: v for k, v in _torch_aliases.FUNCTIONS.items() if k not in _ops_names and k not in globals()}
 globals().update(_ALIASES)  # torch.* forms of methods and functional (module-level only)
+# switches, small factories and torch.* nn forms (module-level only); sneppx_core.range shadows the builtin
+# only as an attribute of the package, as torch.range does
+_MISC = {**_torch_misc.FUNCTIONS, **{k: _guarded(v, k) for k, v in _torch_nn_forms.FUNCTIONS.items()},
+         **{k: _checked(v, k) for k, v in _tensor_misc.FUNCTIONS.items()}}
+_MISC = {k: v for k, v in _MISC.items() if k not in _ops_names and k not in globals()}  # earlier names win
+globals().update(_MISC)
 
 
 def install(cls=Tensor):
     """Attaches the added functions as Tensor methods (with in-place forms) and the legacy type names."""
-    methods = {**_tensor_shape.METHODS, **_tensor_fill.METHODS, **_tensor_more.METHODS}
+    methods = {**_tensor_shape.METHODS, **_tensor_fill.METHODS, **_tensor_more.METHODS, **_tensor_misc.METHODS}
     inplace = _tensor_math.INPLACE + _tensor_fill.INPLACE + _tensor_more.INPLACE + ["addmv", "addr"]
     _tensor_install._install(cls, _FUNCTIONS, methods, _tensor_shape.METHOD_DOCS, inplace)
     _legacy_types._install(cls)
@@ -57,4 +66,4 @@ def install(cls=Tensor):
 
 __all__ = ["save", "load", "device", "finfo", "iinfo", "accelerator", "backends", "amp", "autocast",
            "is_autocast_enabled", "tril_indices", "triu_indices", *_legacy_types.__all__, *backends.__all__[4:],
-           *_FUNCTIONS, *_torch_more.FUNCTIONS, *_ALIASES]
+           *_FUNCTIONS, *_torch_more.FUNCTIONS, *_linalg_torch.MODULE_ONLY, *_ALIASES, *_MISC]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import builtins
+import math
+import sys
 
 import numpy as np
 
@@ -62,24 +64,31 @@ def _caster(dtype):
     return cast
 
 
+# what set_printoptions changes (PyTorch's "default" profile; sci_mode None lets the values decide)
+PRINT_OPTIONS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+
+
 def _float_formatter(a):
-    """PyTorch's float printing rule (precision 4): integral values print as ``1.``, values spanning
-    more than 1000x (or above 1e8, or below 1e-4) in scientific notation, others as ``0.1235``;
-    every element is right-aligned to the widest finite non-zero one."""
+    """PyTorch's float printing rule (``precision`` digits, 4 by default): integral values print as ``1.``,
+    values spanning more than 1000x (or above 1e8, or below 1e-4) in scientific notation (unless ``sci_mode``
+    is set), others as ``0.1235``; every element is right-aligned to the widest finite non-zero one."""
     vals = a[np.isfinite(a) & (a != 0)].astype(np.float64)
     int_mode, sci = True, False
     if vals.size:
         lo, hi = np.abs(vals).min(), np.abs(vals).max()
         int_mode = builtins.bool(np.all(vals == np.ceil(vals)))
         sci = hi / lo > 1000.0 or hi > 1.0e8 or (not int_mode and lo < 1.0e-4)
+    if PRINT_OPTIONS["sci_mode"] is not None:
+        sci = PRINT_OPTIONS["sci_mode"]
+    digits = PRINT_OPTIONS["precision"]
 
     def raw(v):
         v = builtins.float(v)
         if sci:
-            return f"{v:.4e}"
+            return f"{v:.{digits}e}"
         if int_mode:
             return f"{v:.0f}" + ("." if np.isfinite(v) else "")
-        return f"{v:.4f}"
+        return f"{v:.{digits}f}"
 
     width = builtins.max([1] + [len(raw(v)) for v in vals])
     return lambda v: raw(v).rjust(width)
@@ -92,11 +101,15 @@ def _fmt_array(self):
     if t.dtype in (Dtype.BFLOAT16, Dtype.FLOAT16):
         t = t.to(Dtype.FLOAT32)
     a = t.numpy()
-    opts = dict(separator=", ", prefix="tensor(", threshold=1000, edgeitems=3, max_line_width=80)
+    po = PRINT_OPTIONS
+    threshold = sys.maxsize if po["threshold"] == math.inf else builtins.int(po["threshold"])
+    opts = dict(separator=", ", prefix="tensor(", threshold=threshold, edgeitems=po["edgeitems"],
+                max_line_width=po["linewidth"])
     if a.dtype.kind == "f":
-        summary = a if a.size <= 1000 else _summarized(a, 3)
+        summary = a if a.size <= threshold else _summarized(a, po["edgeitems"])
         opts["formatter"] = {"float_kind": _float_formatter(summary)}
-    return np.array2string(a, **opts)
+    text = np.array2string(a, **opts)
+    return text.replace(", ..., ", ",  ..., ") if a.size > threshold else text  # PyTorch's " ..." item
 
 
 def _summarized(a, edge):

@@ -18,7 +18,6 @@ from ._C_face import Dtype, Tensor
 from ._ops import ValuesIndices
 from ._tensor_extra import _check, _copy_dim, _dim, _spread
 from ._tensor_math import _FLOATS
-from ._tensor_shape import inverse
 
 
 
@@ -355,7 +354,9 @@ def matrix_power(input, n):
     if n < 0:
         if input.dtype not in _FLOATS:
             raise TypeError(f"[matrix_power] a negative power needs a floating input, got {_desc(input)}")
-        input, n = inverse(input), -n
+        from .linalg import inv  # deferred: linalg imports this module
+
+        input, n = inv(input), -n
     out, base = None, input
     while n:
         if n & 1:

@@ -1,6 +1,7 @@
 """PyTorch's shape, indexing and small linear-algebra Tensor functions, composed from core ops:
-tile, take_along_dim, rot90, diagonal, unique, index_put, inverse, det,
-... ``FUNCTIONS`` maps names to functions; ``METHODS`` adds method-only names."""
+tile, take_along_dim, rot90, diagonal, unique, index_put, ... (inverse, det and the rest of linear algebra
+live in ``linalg`` and ``_linalg_torch``). ``FUNCTIONS`` maps names to functions; ``METHODS`` adds
+method-only names."""
 
 from __future__ import annotations
 
@@ -220,45 +221,6 @@ def index_put(x, indices, values, accumulate=False):
     return _C._index_put_front(x, idx, values, accumulate)
 
 
-def _surrogate(value, s):
-    return value + (s - s.detach()) if s.requires_grad else value
-
-
-def inverse(x):
-    """Inverse of a square matrix (or a batch); d(A^-1) = -A^-1 dA A^-1."""
-    value = Tensor(np.linalg.inv(x.detach().numpy())).to(x.dtype)
-    if not (x.requires_grad and _C.is_grad_enabled()):  # the surrogate's two products only for autograd
-        return value
-    return _surrogate(value, -(value @ x @ value))
-
-
-def det(x):
-    """Determinant of a square matrix (or a batch); d det = det tr(A^-1 dA)."""
-    a = x.detach().numpy()
-    value = Tensor(np.asarray(np.linalg.det(a))).to(x.dtype)
-    if not x.requires_grad:
-        return value
-    inv_t = Tensor(np.swapaxes(np.linalg.inv(a), -1, -2)).to(x.dtype)
-    return _surrogate(value, value * (inv_t * x).sum([-2, -1]))
-
-
-def slogdet(x):
-    """``(sign, log|det|)`` of a square matrix (or a batch)."""
-    a = x.detach().numpy()
-    sign, logabs = np.linalg.slogdet(a)
-    value = Tensor(np.asarray(logabs)).to(x.dtype)
-    if x.requires_grad:
-        inv_t = Tensor(np.swapaxes(np.linalg.inv(a), -1, -2)).to(x.dtype)
-        value = _surrogate(value, (inv_t * x).sum([-2, -1]))
-    return Tensor(np.asarray(sign)).to(x.dtype), value
-
-
-def logdet(x):
-    """``log(det(x))`` (NaN for a negative determinant)."""
-    sign, logabs = slogdet(x)
-    return logabs + _C.where(sign > 0, 0.0, _C.where(sign == 0, -builtins.float("inf"), logabs * 0 + builtins.float("nan")))
-
-
 FUNCTIONS = {name: fn for name, fn in dict(globals()).items()
              if callable(fn) and not name.startswith("_") and fn.__module__ == __name__}
 def _alias(fn, name, doc):
@@ -287,8 +249,10 @@ METHODS = {
 }
 METHOD_DOCS = {
     "ravel": "The elements as a 1-d tensor.", "positive": "Returns self.", "is_signed": "True for signed dtypes.",
-    "is_complex": "False: no complex dtypes.", "is_inference": "False: no inference tensors.",
-    "is_pinned": "True when the tensor lives in page-locked memory (``pin_memory()``).", "is_same_size": "True if ``other`` has the same shape.",
+    "is_complex": "False: no complex dtypes.",
+    "is_inference": "False (the NumPy backend marks no inference tensors; the C backend binds its own).",
+    "is_pinned": "True when the tensor lives in page-locked memory (``pin_memory()``).",
+    "is_same_size": "True if ``other`` has the same shape.",
     "is_nonzero": "Truth value of a one-element tensor.",
 }
 

@@ -62,7 +62,7 @@ INPLACE = [
     "deg2rad_", "detach_", "erf_", "erfc_", "exp_", "exp2_", "expm1_", "fix_", "floor_", "frac_", "log_", "log10_",
     "log1p_", "log2_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "round_",
     "rsqrt_", "selu_", "celu_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_",
-    "trunc_", "xlogy_", "addmv_", "index_put_", "fill_", "zero_",
+    "trunc_", "xlogy_", "addmv_", "index_put_", "fill_", "zero_", "gcd_", "lcm_", "ldexp_", "i0_",
 ]
 
 

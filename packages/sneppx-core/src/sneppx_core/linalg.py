@@ -1,0 +1,65 @@
+"""Linear algebra, as ``torch.linalg`` (``import sneppx_core.linalg as LA``; also ``sneppx_core.linalg``).
+
+Names, signatures, defaults and named results follow ``torch.linalg``; every function takes a matrix or
+a batch of them (leading dims) in float32 or float64 (integer and half-precision inputs raise
+TypeError, as PyTorch) and returns its result in the input's dtype, on the input's device.
+
+How it is computed: the decompositions, inverses and solves run on the host through NumPy's LAPACK in
+float64 (LU by a batched elimination in NumPy). Their gradients are surrogates built of differentiable
+core ops whose differential at the input is the op's (``value + (s - s.detach())``), written beside
+each formula: inverse, solves, Cholesky (Murray), QR, SVD and eigh (the F-matrix ``1 / (s_j^2 - s_i^2)``,
+``1 / (w_j - w_i)``), LU, pinv and lstsq (the constant-rank pseudo-inverse derivative), det and slogdet.
+These gradients are first order only: double backward (a backward pass with ``create_graph=True``
+through one of them) raises RuntimeError naming the op, instead of returning a wrong second derivative.
+The rest (norms, ``matrix_exp`` by scaling and squaring with the [13/13] Padé approximant,
+``lu_solve``, ``multi_dot``, ``householder_product``, ...) are compositions of differentiable ops; those
+built on the ops above (``matrix_exp`` and ``tensorsolve`` on ``solve``, ``lu_solve`` on triangular
+solves, the 2-norms, nuclear norms and ``cond`` on singular values, negative ``matrix_power`` and
+``tensorinv`` on ``inv``) are first order only as well.
+
+Singular or non-positive-definite inputs raise :class:`LinAlgError` where PyTorch does; the ``*_ex``
+forms return an ``info`` tensor instead. ``eig`` and ``eigvals`` need complex dtypes, which SneppX does
+not have: they raise NotImplementedError. The ``out=`` and ``driver=`` (SVD) keywords are not taken,
+except ``lstsq``'s ``driver``, which selects the extra results as PyTorch's does.
+"""
+
+from __future__ import annotations
+
+from ._backend import _C
+from ._linalg_common import LinAlgError
+from ._linalg_decomp import cholesky, cholesky_ex, eigh, eigvalsh, lu, lu_factor, lu_factor_ex, qr, svd, svdvals
+from ._linalg_misc import (
+    cond, cross, diagonal, householder_product, matrix_exp, matrix_norm, matrix_power, multi_dot, norm,
+    tensorinv, tensorsolve, vander, vecdot, vector_norm,
+)
+from ._linalg_solve import (
+    det, inv, inv_ex, lstsq, lu_solve, matrix_rank, pinv, slogdet, solve, solve_ex, solve_triangular,
+)
+
+
+def _no_complex(name):
+    def fn(A, *args, **kwargs):
+        raise NotImplementedError(f"[linalg.{name}] the eigenvalues of a general matrix are complex, and SneppX has "
+                                  "no complex dtypes; for symmetric matrices use linalg.eigh / linalg.eigvalsh")
+
+    fn.__name__ = name
+    fn.__doc__ = f"Not available: ``torch.linalg.{name}`` returns complex tensors, which SneppX does not have."
+    return fn
+
+
+eig = _no_complex("eig")
+eigvals = _no_complex("eigvals")
+
+
+def matmul(input, other):
+    """The matrix product (``sneppx_core.matmul``)."""
+    return _C.matmul(input, other)
+
+
+__all__ = [
+    "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
+    "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
+    "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
+    "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander",
+    "vecdot", "vector_norm",
+]
