@@ -4,7 +4,8 @@
 activations, containers; convolutions, pooling, BatchNorm/GroupNorm/InstanceNorm, resampling); recurrent
 layers (RNN, LSTM, GRU and cells); ``MultiheadAttention``, PyTorch's Transformer encoder/decoder layers,
 ``TransformerBlock`` and a decoder-only ``Transformer`` language model with a KV cache; losses;
-``sneppx_nn.utils`` (grad clipping, packed sequences); ``sneppx_nn.init``; and safetensors
+``sneppx_nn.utils`` (grad clipping, packed sequences, weight and spectral norms, parametrizations,
+conv/linear-batch-norm fusion, ``stateless.functional_call``); ``sneppx_nn.init``; and safetensors
 checkpoints (``save``/``load``, ``Module.save_checkpoint``/``load_checkpoint``/``from_checkpoint``)::
 
     from sneppx_nn import Module, Sequential, Linear, GELU
@@ -43,13 +44,14 @@ from .containers import ModuleDict, ModuleList, Sequential  # noqa: E402
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: E402
 from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout  # noqa: E402
 from .embedding import Embedding, EmbeddingBag  # noqa: E402
+from .heads import AdaptiveLogSoftmaxWithLoss, LinearCrossEntropyLoss, LinearCrossEntropyOptions  # noqa: E402
 from .linear import Bilinear, Flatten, Identity, Linear, Unflatten  # noqa: E402
 from .lazy import (  # noqa: E402
     LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,
     LazyConvTranspose2d, LazyConvTranspose3d, LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear,
 )
 from .loss import (  # noqa: E402
-    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
+    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, NLLLoss2d, SmoothL1Loss,
 )
 from .loss_extra import (  # noqa: E402
     CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, MarginRankingLoss,
@@ -57,7 +59,7 @@ from .loss_extra import (  # noqa: E402
     TripletMarginWithDistanceLoss,
 )
 from .module import Module, RemovableHandle  # noqa: E402
-from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm  # noqa: E402
+from .normalization import CrossMapLRN2d, GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm  # noqa: E402
 from .parameter import Parameter  # noqa: E402
 from .parameter_containers import ParameterDict, ParameterList  # noqa: E402
 from .pooling import (  # noqa: E402
@@ -65,6 +67,7 @@ from .pooling import (  # noqa: E402
     AvgPool1d, AvgPool2d, AvgPool3d, LPPool1d, LPPool2d, LPPool3d, MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d,
     MaxUnpool2d, MaxUnpool3d,
 )
+from .pooling_fractional import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
 from .resample import (  # noqa: E402
     ChannelShuffle, CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
     CosineSimilarity, Fold, PairwiseDistance, PixelShuffle, PixelUnshuffle, ReflectionPad1d, ReflectionPad2d,
@@ -80,7 +83,7 @@ from .transformer_layers import (  # noqa: E402
 )
 
 __all__ = [
-    "__version__", "Module", "Parameter", "RemovableHandle", "IncompatibleKeys", "init",
+    "__version__", "Module", "Parameter", "RemovableHandle", "IncompatibleKeys", "init", "functional",
     "Linear", "Bilinear", "Identity", "Flatten", "Unflatten", "Embedding", "LayerNorm", "RMSNorm", "Dropout",
     "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "GELU", "ReLU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU",
@@ -107,4 +110,6 @@ __all__ = [
     "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "utils",
     "EmbeddingBag", "RReLU", "AlphaDropout", "FeatureAlphaDropout", "Dropout3d",
+    "FractionalMaxPool2d", "FractionalMaxPool3d", "AdaptiveLogSoftmaxWithLoss", "LinearCrossEntropyLoss",
+    "LinearCrossEntropyOptions", "CrossMapLRN2d", "NLLLoss2d",
 ]

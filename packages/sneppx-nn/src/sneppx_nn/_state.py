@@ -53,7 +53,7 @@ def _as_tensor(value, key: str) -> Tensor:
     if isinstance(value, Tensor):
         return value.detach()
     if isinstance(value, np.ndarray):
-        return Tensor(np.ascontiguousarray(value))
+        return Tensor(np.ascontiguousarray(value).reshape(value.shape))  # ascontiguousarray makes 0-d arrays 1-d
     raise TypeError(f"[load_state_dict] value for {key!r} must be a Tensor or NumPy array, "
                     f"got {type(value).__name__}")
 

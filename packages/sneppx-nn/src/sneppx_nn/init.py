@@ -6,12 +6,16 @@ Every function fills ``tensor`` under ``no_grad`` and returns it. Random ones dr
 
 from __future__ import annotations
 
+import contextvars
 import math
+import warnings
 
 import sneppx_core as sx
 
 _GAINS = {"linear": 1.0, "identity": 1.0, "sigmoid": 1.0, "tanh": 5.0 / 3, "relu": math.sqrt(2.0),
           "selu": 3.0 / 4}
+# True while sneppx_nn.utils.skip_init builds a module: the initialisers then leave tensors untouched.
+_SKIP: contextvars.ContextVar = contextvars.ContextVar("sneppx_nn_skip_init", default=False)
 _LINEAR_LIKE = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 
 
@@ -49,6 +53,8 @@ def uniform_(tensor, a: float = 0.0, b: float = 1.0, generator=None):
     """Fills ``tensor`` with draws from U(a, b)."""
     if a > b:
         raise ValueError(f"[uniform_] expected a <= b, got a={a}, b={b}")
+    if _SKIP.get():
+        return tensor
     with sx.no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
@@ -57,6 +63,8 @@ def normal_(tensor, mean: float = 0.0, std: float = 1.0, generator=None):
     """Fills ``tensor`` with draws from N(mean, std^2)."""
     if std < 0:
         raise ValueError(f"[normal_] std must be >= 0, got {std}")
+    if _SKIP.get():
+        return tensor
     with sx.no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
@@ -68,6 +76,8 @@ def trunc_normal_(tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, 
         raise ValueError(f"[trunc_normal_] expected a < b, got a={a}, b={b}")
     if std <= 0:
         raise ValueError(f"[trunc_normal_] std must be > 0, got {std}")
+    if _SKIP.get():
+        return tensor
     with sx.no_grad():
         tensor.normal_(mean, std, generator=generator)
         fresh = sx.empty_like(tensor)
@@ -82,6 +92,8 @@ def trunc_normal_(tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, 
 
 def constant_(tensor, val: float):
     """Fills ``tensor`` with ``val``."""
+    if _SKIP.get():
+        return tensor
     with sx.no_grad():
         return tensor.fill_(val)
 
@@ -125,5 +137,102 @@ def kaiming_normal_(tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: 
     return normal_(tensor, 0.0, std, generator)
 
 
+def _orthogonalize(matrix):
+    """Q of the QR factorisation of the 2-d ``matrix`` (transposed first when wide), each column
+    multiplied by the sign of R's diagonal entry so that Q is Haar-distributed for Gaussian input."""
+    wide = matrix.shape[0] < matrix.shape[1]
+    q, r = sx.linalg.qr(matrix.t() if wide else matrix)
+    q = q * r.diagonal(0, -2, -1).sign()
+    return q.t() if wide else q
+
+
+def orthogonal_(tensor, gain: float = 1.0, generator=None):
+    """Fills ``tensor`` (2 or more dims; trailing dims flattened into columns) with a (semi-)orthogonal
+    matrix times ``gain``: the sign-corrected Q of the QR factorisation of a N(0, 1) matrix, so rows
+    (or columns, whichever are fewer) are orthonormal (Saxe et al., 2013)."""
+    if tensor.ndim < 2:
+        raise ValueError(f"[orthogonal_] only tensors with 2 or more dimensions are supported, got shape "
+                         f"{tuple(tensor.shape)}")
+    if tensor.numel() == 0 or _SKIP.get():
+        return tensor
+    rows = tensor.shape[0]
+    flat = sx.empty(rows, tensor.numel() // rows, dtype=tensor.dtype, device=tensor.device)
+    with sx.no_grad():
+        flat.normal_(0.0, 1.0, generator=generator)
+        tensor.copy_(_orthogonalize(flat).reshape(tuple(tensor.shape)))
+        return tensor.mul_(gain)
+
+
+def dirac_(tensor, groups: int = 1):
+    """Fills the 3-, 4- or 5-d convolution weight ``tensor`` with the Dirac delta: in each of the
+    ``groups``, output channel d of the group gets a 1 at input channel d and the kernel centre, so
+    the convolution passes through as many input channels as it can; everything else is 0."""
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError(f"[dirac_] only tensors with 3, 4 or 5 dimensions are supported, got shape "
+                         f"{tuple(tensor.shape)}")
+    if groups < 1 or tensor.shape[0] % groups != 0:
+        raise ValueError(f"[dirac_] dim 0 ({tensor.shape[0]}) must be divisible by groups ({groups})")
+    per_group = tensor.shape[0] // groups
+    centre = tuple(s // 2 for s in tensor.shape[2:])
+    with sx.no_grad():
+        tensor.zero_()
+        for g in range(groups):
+            for d in range(min(per_group, tensor.shape[1])):
+                tensor[(g * per_group + d, d) + centre] = 1
+    return tensor
+
+
+def eye_(tensor):
+    """Fills the 2-d ``tensor`` with the identity matrix (ones on the main diagonal, zeros elsewhere)."""
+    if tensor.ndim != 2:
+        raise ValueError(f"[eye_] only tensors with 2 dimensions are supported, got shape {tuple(tensor.shape)}")
+    with sx.no_grad():
+        return tensor.copy_(sx.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
+
+
+def sparse_(tensor, sparsity: float, std: float = 0.01, generator=None):
+    """Fills the 2-d ``tensor`` with N(0, std^2) draws, then sets ceil(sparsity * rows) entries of each
+    column, at random rows, to zero (Martens, 2010)."""
+    if tensor.ndim != 2:
+        raise ValueError(f"[sparse_] only tensors with 2 dimensions are supported, got shape {tuple(tensor.shape)}")
+    if not 0 <= sparsity <= 1:
+        raise ValueError(f"[sparse_] sparsity must be in [0, 1], got {sparsity}")
+    rows, cols = tensor.shape
+    zeros = math.ceil(sparsity * rows)
+    normal_(tensor, 0.0, std, generator)
+    with sx.no_grad():
+        for col in range(cols):
+            tensor[sx.randperm(rows, generator=generator)[:zeros], col] = 0
+    return tensor
+
+
+def _deprecated(fn):
+    """The old name of ``fn`` (without the trailing underscore): warns FutureWarning, then calls it."""
+    old = fn.__name__[:-1]
+
+    def alias(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{fn.__name__}`.", FutureWarning,
+                      stacklevel=2)
+        return fn(*args, **kwargs)
+
+    alias.__name__ = alias.__qualname__ = old
+    alias.__doc__ = f"Deprecated alias of :func:`{fn.__name__}` (warns FutureWarning); see it for details."
+    return alias
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)
+dirac = _deprecated(dirac_)
+eye = _deprecated(eye_)
+
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",
-           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
+           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "dirac_",
+           "eye_", "sparse_", "uniform", "normal", "constant", "xavier_uniform", "xavier_normal", "kaiming_uniform",
+           "kaiming_normal", "orthogonal", "sparse", "dirac", "eye"]

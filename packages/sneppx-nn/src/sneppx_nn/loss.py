@@ -7,6 +7,8 @@ appear in ``state_dict`` and follow ``to``.
 
 from __future__ import annotations
 
+import warnings
+
 from sneppx_core import Tensor
 import sneppx_core.functional as F
 
@@ -28,6 +30,19 @@ class _Loss(Module, record_config=True):
 
     def extra_repr(self) -> str:
         return "" if self.reduction == "mean" else f"reduction={self.reduction!r}"
+
+
+def _legacy_reduction(module, size_average, reduce, reduction: str) -> str:
+    """The reduction chosen by PyTorch's deprecated ``size_average``/``reduce`` constructor flags: when either is
+    given (None counts as true), ``reduce=False`` gives "none", else ``size_average=False`` "sum", else "mean",
+    with a DeprecationWarning at the constructor's caller; ``reduction`` when both are None."""
+    if size_average is None and reduce is None:
+        return reduction
+    keep_mean, keep_reduce = size_average is None or size_average, reduce is None or reduce
+    reduction = "mean" if keep_mean and keep_reduce else "sum" if keep_reduce else "none"
+    warnings.warn(f"[{type(module).__name__}] size_average and reduce are deprecated, use reduction={reduction!r}",
+                  DeprecationWarning, stacklevel=4)  # this helper, the loss's __init__, its config recorder
+    return reduction
 
 
 def _weight_buffer(module: Module, name: str, weight) -> None:
@@ -100,6 +115,16 @@ class NLLLoss(_Loss):
     def forward(self, input, target):
         """nll_loss(input, target)."""
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """PyTorch's deprecated alias of :class:`NLLLoss` (which handles (N, C, H, W) input itself), with its
+    constructor: ``NLLLoss2d(weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean")``.
+    The legacy ``size_average``/``reduce`` flags, when given, choose the reduction as in PyTorch (both true or
+    None: "mean"; only ``reduce``: "sum"; ``reduce=False``: "none") with a DeprecationWarning."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None, reduction: str = "mean"):
+        super().__init__(weight, ignore_index, _legacy_reduction(self, size_average, reduce, reduction))
 
 
 class BCELoss(_Loss):

@@ -1,12 +1,15 @@
 """More ``torch.nn`` losses: HuberLoss, MarginRankingLoss, CosineEmbeddingLoss, TripletMarginLoss (and with a
 distance function), HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
-MultiLabelMarginLoss, PoissonNLLLoss, GaussianNLLLoss and CTCLoss (maths in ``sneppx_core.functional``)."""
+MultiLabelMarginLoss, PoissonNLLLoss, GaussianNLLLoss and CTCLoss (maths in ``sneppx_core.functional``).
+
+Those that take PyTorch's deprecated ``size_average``/``reduce`` flags let them choose the reduction as PyTorch
+does (see ``loss._legacy_reduction``), with a DeprecationWarning."""
 
 from __future__ import annotations
 
 import sneppx_core.functional as F
 
-from .loss import _Loss, _weight_buffer
+from .loss import _legacy_reduction, _Loss, _weight_buffer
 
 
 class HuberLoss(_Loss):
@@ -25,7 +28,7 @@ class MarginRankingLoss(_Loss):
     """``max(0, -y (x1 - x2) + margin)`` for targets ``y`` of 1 or -1."""
 
     def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean"):
-        super().__init__(reduction)
+        super().__init__(_legacy_reduction(self, size_average, reduce, reduction))
         self.margin = margin
 
     def forward(self, input1, input2, target):
@@ -37,7 +40,7 @@ class CosineEmbeddingLoss(_Loss):
     """``1 - cos(x1, x2)`` for ``y = 1`` and ``max(0, cos(x1, x2) - margin)`` for ``y = -1``."""
 
     def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean"):
-        super().__init__(reduction)
+        super().__init__(_legacy_reduction(self, size_average, reduce, reduction))
         self.margin = margin
 
     def forward(self, input1, input2, target):
@@ -51,7 +54,7 @@ class TripletMarginLoss(_Loss):
 
     def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
                  size_average=None, reduce=None, reduction: str = "mean"):
-        super().__init__(reduction)
+        super().__init__(_legacy_reduction(self, size_average, reduce, reduction))
         self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
 
     def forward(self, anchor, positive, negative):
@@ -77,7 +80,7 @@ class HingeEmbeddingLoss(_Loss):
     """``x`` where ``y == 1`` and ``max(0, margin - x)`` where ``y == -1``."""
 
     def __init__(self, margin: float = 1.0, size_average=None, reduce=None, reduction: str = "mean"):
-        super().__init__(reduction)
+        super().__init__(_legacy_reduction(self, size_average, reduce, reduction))
         self.margin = margin
 
     def forward(self, input, target):
@@ -89,7 +92,7 @@ class SoftMarginLoss(_Loss):
     """``log(1 + exp(-y x))`` for targets ``y`` of 1 or -1."""
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
-        super().__init__(reduction)
+        super().__init__(_legacy_reduction(self, size_average, reduce, reduction))
 
     def forward(self, input, target):
         """The loss of ``input`` for targets of 1 or -1."""
@@ -100,7 +103,7 @@ class MultiLabelSoftMarginLoss(_Loss):
     """Binary cross-entropy of sigmoid(x) per class (times ``weight``), averaged over the classes."""
 
     def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
-        super().__init__(reduction)
+        super().__init__(_legacy_reduction(self, size_average, reduce, reduction))
         _weight_buffer(self, "weight", weight)
 
     def forward(self, input, target):
@@ -113,7 +116,7 @@ class MultiMarginLoss(_Loss):
 
     def __init__(self, p: int = 1, margin: float = 1.0, weight=None, size_average=None, reduce=None,
                  reduction: str = "mean"):
-        super().__init__(reduction)
+        super().__init__(_legacy_reduction(self, size_average, reduce, reduction))
         if p not in (1, 2):
             raise ValueError(f"[MultiMarginLoss] p must be 1 or 2, got {p}")
         self.p, self.margin = p, margin
@@ -129,7 +132,7 @@ class MultiLabelMarginLoss(_Loss):
     """Multi-label hinge loss between each listed target class and each other class, averaged over the classes."""
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
-        super().__init__(reduction)
+        super().__init__(_legacy_reduction(self, size_average, reduce, reduction))
 
     def forward(self, input, target):
         """The loss of (N, C) scores for target rows of class indices ending at their first -1."""
@@ -142,7 +145,7 @@ class PoissonNLLLoss(_Loss):
 
     def __init__(self, log_input: bool = True, full: bool = False, size_average=None, eps: float = 1e-8,
                  reduce=None, reduction: str = "mean"):
-        super().__init__(reduction)
+        super().__init__(_legacy_reduction(self, size_average, reduce, reduction))
         self.log_input, self.full, self.eps = log_input, full, eps
 
     def forward(self, log_input, target):

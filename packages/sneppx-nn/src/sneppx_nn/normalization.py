@@ -1,4 +1,4 @@
-"""Normalisation layers: LayerNorm, RMSNorm and GroupNorm."""
+"""Normalisation layers: LayerNorm, RMSNorm, GroupNorm, LocalResponseNorm and CrossMapLRN2d."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ def _shape(layer: str, normalized_shape) -> tuple:
 
 def _check_input(layer: str, input, shape: tuple) -> None:
     if input.ndim < len(shape) or tuple(input.shape[-len(shape):]) != shape:
-        raise ValueError(f"[{layer}] expected input (..., {', '.join(map(str, shape))}), got shape {tuple(input.shape)}")
+        raise ValueError(f"[{layer}] expected input (..., {', '.join(map(str, shape))}), "
+                         f"got shape {tuple(input.shape)}")
 
 
 class LayerNorm(Module, record_config=True):
@@ -116,7 +117,8 @@ class GroupNorm(Module, record_config=True):
     def forward(self, input):
         """group_norm(input, num_groups, weight, bias, eps)."""
         if input.ndim < 2 or input.shape[1] != self.num_channels:
-            raise ValueError(f"[GroupNorm] expected input (N, {self.num_channels}, ...), got shape {tuple(input.shape)}")
+            raise ValueError(f"[GroupNorm] expected input (N, {self.num_channels}, ...), "
+                             f"got shape {tuple(input.shape)}")
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
@@ -134,6 +136,39 @@ class LocalResponseNorm(Module, record_config=True):
     def forward(self, input):
         """local_response_norm(input, size, alpha, beta, k)."""
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module, record_config=True):
+    """PyTorch's legacy cross-channel LRN of (N, C, H, W) input (from Lua Torch): y_c = x_c * (k + alpha / size *
+    s_c) ** -beta, where s_c sums x_j^2 over the channels j in [c - p + 1, c + p - 1] (clipped to [0, C)),
+    p = int((size - 1) / 2 + 1), plus channel 0 for every c >= p.
+
+    This is what PyTorch's CrossMapLRN2d computes: its running-sum recurrence never drops channel 0 and has
+    2 p - 1 channels in the window (``size`` + 1 for even ``size``), so it equals LocalResponseNorm only when
+    the window covers every channel. The gradient here is the exact gradient of that output (PyTorch's
+    hand-written backward is that of a different window and can differ).
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        """x * (k + alpha / size * s) ** -beta with the channel sums s described above."""
+        if input.ndim != 4 or not input.is_floating_point():
+            raise ValueError(f"[CrossMapLRN2d] expected 4-D floating-point input (N, C, H, W), got shape "
+                             f"{tuple(input.shape)} of dtype {input.dtype}")
+        c, p = input.shape[1], int((self.size - 1) / 2 + 1)
+        sq = input * input
+        padded = F.pad(sq, (0, 0, 0, 0, p - 1, p - 1))
+        sums = padded[:, 0:c]
+        for j in range(1, 2 * p - 1):
+            sums = sums + padded[:, j:j + c]
+        first = (sx.arange(c, device=input.device) >= p).to(input.dtype).reshape((1, c, 1, 1)) * sq[:, 0:1]
+        return input * ((sums + first) * (self.alpha / self.size) + self.k) ** -self.beta
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

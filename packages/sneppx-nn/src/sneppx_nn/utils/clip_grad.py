@@ -1,4 +1,5 @@
-"""Gradient clipping, as ``torch.nn.utils.clip_grad_norm_`` and ``clip_grad_value_``."""
+"""Gradient clipping, as ``torch.nn.utils.clip_grad_norm_``, ``clip_grad_value_``, ``get_total_norm`` and
+``clip_grads_with_norm_``."""
 
 from __future__ import annotations
 
@@ -59,4 +60,52 @@ def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
             g.clamp_(-float(clip_value), float(clip_value))
 
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_"]
+def _norm_order(norm_type, fn: str) -> float:
+    q = math.inf if isinstance(norm_type, str) and norm_type.lower() == "inf" else norm_type
+    if isinstance(q, bool) or not isinstance(q, Real) or not q >= 0:
+        raise ValueError(f"[{fn}] norm_type must be a number >= 0 or 'inf', got {norm_type!r}")
+    return float(q)
+
+
+def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False, foreach=None):
+    r"""The norm of all ``tensors`` (a Tensor or an iterable of them) taken together as one vector:
+    ``(sum_i |t_i|^q)^(1/q)``, the largest ``|t_i|`` for ``q = inf``; a 0-d tensor, 0 for no tensors.
+    It is computed as the q-norm of the per-tensor q-norms, so for ``q = 0`` it counts the tensors that
+    are not all zero, as in PyTorch.
+    Computed without gradient. ``error_if_nonfinite`` raises RuntimeError on a NaN or infinite norm;
+    ``foreach`` is accepted. Pass ``[p.grad for p in params]`` to get the gradients' norm."""
+    q = _norm_order(norm_type, "get_total_norm")
+    tensors = [tensors] if isinstance(tensors, sx.Tensor) else list(tensors)
+    for t in tensors:
+        if not isinstance(t, sx.Tensor):
+            raise TypeError(f"[get_total_norm] expected Tensors, got {type(t).__name__}")
+    if not tensors:
+        return sx.tensor(0.0)
+    with sx.no_grad():  # the norm of the per-tensor norms, in their promoted dtype, as PyTorch computes it
+        device = tensors[0].device
+        total = sx.linalg.vector_norm(sx.stack([sx.linalg.vector_norm(t.detach(), q).to(device) for t in tensors]), q)
+    if error_if_nonfinite and not math.isfinite(total.item()):
+        raise RuntimeError(f"[get_total_norm] the total norm of order {q} of the tensors is {total.item()}; pass "
+                           "error_if_nonfinite=False to allow it")
+    return total
+
+
+def clip_grads_with_norm_(parameters, max_norm: float, total_norm, foreach=None) -> None:
+    """Scales the gradients of ``parameters`` in place by ``min(1, max_norm / (total_norm + 1e-6))``, with
+    ``total_norm`` computed beforehand (for example by :func:`get_total_norm` of the gradients, perhaps
+    reduced across processes). ``clip_grad_norm_`` is ``get_total_norm`` followed by this."""
+    if isinstance(max_norm, bool) or not isinstance(max_norm, Real):
+        raise ValueError(f"[clip_grads_with_norm_] max_norm must be a number, got {max_norm!r}")
+    is_tensor = isinstance(total_norm, sx.Tensor)
+    if not (isinstance(total_norm, Real) or (is_tensor and total_norm.numel() == 1)):
+        got = f"shape {tuple(total_norm.shape)}" if is_tensor else type(total_norm).__name__
+        raise TypeError(f"[clip_grads_with_norm_] total_norm must be a number or a one-element Tensor, got {got}")
+    grads = _grads(parameters, "clip_grads_with_norm_")
+    if not grads:
+        return
+    norm = total_norm.item() if is_tensor else float(total_norm)
+    with sx.no_grad():
+        F.scale_(grads, min(float(max_norm) / (norm + 1e-6), 1.0))  # a NaN norm gives NaN, as in PyTorch
+
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
