@@ -2,7 +2,8 @@
 
 SGD, Adam, AdamW, Lion and LAMB update all parameters of a param group through one fused kernel
 of ``sneppx_core.functional``; Adagrad, Adadelta, RMSprop, Adamax, NAdam, RAdam, Rprop, ASGD and
-Adafactor update each parameter with a few core ops; LBFGS takes a closure::
+Adafactor update each parameter with a few core ops; Muon orthogonalizes
+the momentum of 2-d weights; LBFGS takes a closure::
 
     from sneppx_optim import AdamW, CosineAnnealingLR
     opt = AdamW(model.parameters(), lr=2e-4, weight_decay=0.01)
@@ -30,6 +31,7 @@ from .lr_scheduler import (  # noqa: E402
     PolynomialLR, SequentialLR, StepLR,
 )
 from .more_rules import ASGD, Adafactor, Rprop  # noqa: E402
+from .muon import Muon  # noqa: E402
 from .onecycle import CyclicLR, OneCycleLR  # noqa: E402
 from .optimizer import Optimizer  # noqa: E402
 from .plateau import ReduceLROnPlateau  # noqa: E402
@@ -39,7 +41,7 @@ from .trainer import Trainer  # noqa: E402
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "Lion", "LAMB", "Adagrad", "Adadelta", "RMSprop", "Adamax", "NAdam", "RAdam",
-    "Rprop", "ASGD", "Adafactor", "LBFGS",
+    "Rprop", "ASGD", "Adafactor", "LBFGS", "Muon",
     "LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "ExponentialLR", "LinearLR",
     "PolynomialLR", "CosineAnnealingLR", "SequentialLR", "OneCycleLR", "CyclicLR", "ReduceLROnPlateau",
     "clip_grad_norm_", "clip_grad_value_",
