@@ -355,3 +355,27 @@ def test_methods_match_torch(torch):
     th, te = torch.tensor(a).histogram(4)
     np.testing.assert_allclose(_np(h), th.numpy())
     np.testing.assert_allclose(_np(e), te.numpy(), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- igamma / igammac
+def test_igamma_is_special_gammainc():
+    a, x = sx.tensor([0.5, 1.0, 2.5, 7.0], dtype=sx.float64), sx.tensor([0.3, 1.0, 4.0, 2.0], dtype=sx.float64)
+    # P(1, x) = 1 - exp(-x); P + Q = 1
+    np.testing.assert_allclose(sx.igamma(a, x).numpy()[1], 1 - np.exp(-1.0), rtol=1e-14)
+    np.testing.assert_allclose((a.igamma(x) + a.igammac(x)).numpy(), np.ones(4), rtol=1e-14)
+    np.testing.assert_array_equal(sx.igammac(a, x).numpy(), sx.special.gammaincc(a, x).numpy())
+    b = a.clone()
+    assert b.igamma_(x) is b
+    np.testing.assert_array_equal(b.numpy(), sx.special.gammainc(a, x).numpy())
+    with pytest.raises(TypeError, match=r"\[igamma_\].*int64"):
+        sx.tensor([1, 2]).igamma_(sx.tensor([1.0, 2.0]))
+
+
+@pytest.mark.parity
+def test_igamma_matches_torch(torch):
+    rng = np.random.default_rng(5)
+    a, x = rng.uniform(0.1, 10, 50), rng.uniform(0, 12, 50)
+    for name in ("igamma", "igammac"):
+        got = getattr(sx, name)(sx.tensor(a), sx.tensor(x)).numpy()
+        want = getattr(torch, name)(torch.tensor(a), torch.tensor(x)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)

@@ -11,6 +11,7 @@ import numbers
 
 import numpy as np
 
+from . import _special_gamma
 from ._C_face import Tensor
 from ._factories import tensor
 from ._tensor_extra import _need
@@ -122,7 +123,30 @@ def nonzero_static(input, *, size, fill_value=-1):
     return out if input.device.type == "cpu" else out.to(input.device)
 
 
+def igamma(input, other):
+    """The regularised lower incomplete gamma function P(input, other): ``special.gammainc``."""
+    return _special_gamma.gammainc(input, other)
+
+
+def igammac(input, other):
+    """The regularised upper incomplete gamma function Q(input, other): ``special.gammaincc``."""
+    return _special_gamma.gammaincc(input, other)
+
+
+def _inplace(fn, name):
+    def method(self, other):
+        out = fn(self, other)
+        if out.dtype != self.dtype or tuple(out.shape) != tuple(self.shape):
+            raise TypeError(f"[{name}] the result of dtype {out.dtype} and shape {tuple(out.shape)} cannot be "
+                            f"written into a tensor of dtype {self.dtype} and shape {tuple(self.shape)}")
+        return self.copy_(out)
+
+    method.__name__, method.__doc__ = name, f"In-place form of ``{fn.__name__}``."
+    return method
+
+
 METHODS = {"apply_": apply_, "map_": map_, "map2_": map2_, "histogram": histogram, "dim_order": dim_order,
-           "const_data_ptr": const_data_ptr, "nonzero_static": nonzero_static}
-FUNCTIONS = {"nonzero_static": nonzero_static}
+           "const_data_ptr": const_data_ptr, "nonzero_static": nonzero_static, "igamma": igamma, "igammac": igammac,
+           "igamma_": _inplace(igamma, "igamma_"), "igammac_": _inplace(igammac, "igammac_")}
+FUNCTIONS = {"nonzero_static": nonzero_static, "igamma": igamma, "igammac": igammac}
 __all__ = list(FUNCTIONS)
