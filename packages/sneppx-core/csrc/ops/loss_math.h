@@ -28,7 +28,8 @@ template <PLoss K, typename M, typename T> SX_HD inline T loss_f(T x, T t, T w, 
   if constexpr (K == PLoss::Huber) return a < beta ? T(0.5) * d * d : beta * (a - T(0.5) * beta);
   if constexpr (K == PLoss::Bce) return -(t * clamp_log<M>(x) + (T(1) - t) * clamp_log1m<M>(x));
   if constexpr (K == PLoss::BceLogits) return (T(1) - t) * x + (T(1) + (w - T(1)) * t) * softplus_neg<M>(x);
-  if constexpr (K == PLoss::KlDiv) return t > 0 ? t * (M::log(t) - x) : -t * x;
+  // PyTorch's xlogy(t, t) - t x: 0 log 0 is 0, a negative (or NaN) target gives NaN
+  if constexpr (K == PLoss::KlDiv) return t == 0 ? -t * x : t * (M::log(t) - x);
   if constexpr (K == PLoss::KlDivLog) return M::exp(t) * (t - x);
   return T(0);
 }
@@ -53,9 +54,9 @@ template <PLoss K, typename M, typename T> SX_HD inline void loss_df(T x, T t, T
     dt = -x + (w - T(1)) * sp;
     dw = t * sp;
   }
-  if constexpr (K == PLoss::KlDiv) {
+  if constexpr (K == PLoss::KlDiv) {  // NaN in t at t = 0, as xlogy's gradient in its second argument (0 / 0)
     dx = -t;
-    dt = M::log(t) + T(1) - x;
+    dt = t == 0 ? T(NAN) : M::log(t) + T(1) - x;
   }
   if constexpr (K == PLoss::KlDivLog) {
     T e = M::exp(t);

@@ -49,6 +49,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 
 def _pointwise(kind, op, input, target, extra, weight, reduction, beta=0.0):
+    for name, t in (("input", input), ("target", target)):
+        if not isinstance(t, _C.Tensor):
+            raise TypeError(f"[{op}] {name} must be a Tensor, got {type(t).__name__}")
     return _nn.pointwise_loss(kind, input, target, extra, weight, reduction, float(beta), op)
 
 
@@ -94,25 +97,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
-    """Kullback-Leibler divergence with ``input`` = log q: l = t (log t - input), 0 where t = 0.
+    """Kullback-Leibler divergence with ``input`` = log q: l = t (log t - input), 0 where t = 0, NaN where
+    t < 0 (PyTorch's xlogy(t, t) - t input; the target's gradient log t + 1 - input is NaN at t = 0).
 
     ``log_target=True`` takes target = log t: l = exp(target) (target - input). "batchmean" divides
     the sum by input.size(0) (the mathematically correct KL); "mean" divides by the element count.
     """
-    reduction = _reduction(size_average, reduce, reduction)
-    if log_target:
-        return _pointwise("kl_div_log", "kl_div", input, target, None, None, reduction)
-    if reduction not in ("none", "mean", "sum", "batchmean"):
-        raise ValueError(f"[kl_div] reduction must be 'none', 'mean', 'sum' or 'batchmean', got {reduction!r}")
-    for name, t in (("input", input), ("target", target)):
-        if not isinstance(t, _C.Tensor):
-            raise TypeError(f"[kl_div] {name} must be a Tensor, got {type(t).__name__}")
-    # PyTorch's xlogy(t, t) - t * input: NaN where t < 0 (the fused kernel's t > 0 test gave -t * input there),
-    # with xlogy's gradient in t (NaN at t = 0)
-    loss = _C.where(target == 0, 0.0, target * _C.log(target)) - target * input
-    if reduction == "none":
-        return loss
-    if reduction == "mean":
-        return loss.mean()
-    total = loss.sum()
-    return total / input.shape[0] if reduction == "batchmean" and input.ndim > 0 else total
+    return _pointwise("kl_div_log" if log_target else "kl_div", "kl_div", input, target, None, None,
+                      _reduction(size_average, reduce, reduction))
