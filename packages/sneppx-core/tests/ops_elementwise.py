@@ -18,6 +18,10 @@ def _erf(a):
     return np.vectorize(math.erf, otypes=[np.float64])(a) if np.size(a) else np.zeros(np.shape(a))
 
 
+def _erfc(a):
+    return np.vectorize(math.erfc, otypes=[np.float64])(a) if np.size(a) else np.zeros(np.shape(a))
+
+
 def _gelu(a):
     return 0.5 * a * (1 + _erf(a / math.sqrt(2)))
 
@@ -34,7 +38,8 @@ _FLOAT_UNARY = [
     ("exp", np.exp, "normal"), ("log", np.log, "positive"), ("log1p", np.log1p, "unit"),
     ("expm1", np.expm1, "normal"), ("sqrt", np.sqrt, "positive"), ("rsqrt", lambda a: 1 / np.sqrt(a), "positive"),
     ("sin", np.sin, "normal"), ("cos", np.cos, "normal"), ("tanh", np.tanh, "normal"),
-    ("sigmoid", _sigmoid, "normal"), ("erf", _erf, "normal"), ("reciprocal", lambda a: 1 / a, "nonzero"),
+    ("sigmoid", _sigmoid, "normal"), ("erf", _erf, "normal"), ("erfc", _erfc, "normal"),
+    ("reciprocal", lambda a: 1 / a, "nonzero"),
     ("exp2", np.exp2, "normal"), ("log10", np.log10, "positive"), ("tan", np.tan, "unit"), ("asin", np.arcsin, "unit"),
     ("acos", np.arccos, "unit"), ("atan", np.arctan, "normal"), ("sinh", np.sinh, "normal"),
     ("cosh", np.cosh, "normal"), ("log2", np.log2, "positive"),

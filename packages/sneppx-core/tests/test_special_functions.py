@@ -185,6 +185,9 @@ def _float32_points(name):
     if name == "erfinv":
         near1 = 1 - np.logspace(-7.3, -0.3, 3000)
         v = [rng.uniform(-1, 1, 20000), near1, -near1, np.logspace(-40, -1, 500), [0.99662, 0.9966, 0.9967]]
+    elif name == "erfc":  # both sides of the cuts at 0.5 and 4, and the tails the double formula takes
+        v = [rng.uniform(-6, 12, 20000), np.logspace(-40, 0, 300), [0.49999997, 0.5, 0.50000006, 3.9999998, 4.0,
+                                                                    4.0000005, -0.5, -4.0, -4.0000005]]
     elif name == "i0":
         v = [rng.uniform(-20, 20, 20000), rng.uniform(-720, 720, 5000), np.logspace(-40, 0, 300), [7.9999995, 8.0,
                                                                                                    8.000001, 700.0]]
@@ -196,7 +199,7 @@ def _float32_points(name):
     return np.concatenate([np.asarray(a, dtype=np.float64) for a in v]).astype(np.float32)
 
 
-@pytest.mark.parametrize("name", ["lgamma", "digamma", "erfinv", "i0"])
+@pytest.mark.parametrize("name", ["lgamma", "digamma", "erfinv", "i0", "erfc"])
 def test_float32_is_the_float64_value_rounded(name):
     """float32 runs its own kernel (computed in double, branch-free); each result is within half an ulp
     (and a hair) of the float64 result, contiguous or strided, and exactly 0 at lgamma's zeros. Next to
@@ -322,6 +325,31 @@ def test_erfinv_edges_and_float32():
     got = sx.erfinv(sx.tensor(y32)).numpy()
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, vec(ref_erfinv, y32), rtol=1e-6, atol=1e-7)
+
+
+# ---------------------------------------------------------------- erfc
+def test_erfc_keeps_the_right_tail():
+    """erfc is not 1 - erf: its tail keeps its digits (1 - erf gave 0 from x = 4 in float32, 6 in float64)."""
+    x = np.array([-30.0, -5.0, -0.5, -1e-3, 0.0, 1e-3, 0.3, 0.5, 0.7, 2.0, 4.0, 4.01, 5.0, 9.0, 15.0, 26.5, 27.5, INF,
+                  -INF, NAN])
+    want = vec(math.erfc, x)
+    assert_close(sx.erfc(f64(x)).numpy(), want, rtol=1e-15)
+    x32 = x.astype(np.float32)
+    got = sx.erfc(sx.tensor(x32)).numpy()
+    assert got.dtype == np.float32
+    assert_close(got, vec(math.erfc, x32.astype(np.float64)).astype(np.float32), rtol=6e-8, atol=0)
+    assert got[13] == pytest.approx(4.137031746513810e-37, rel=1e-6, abs=0)  # erfc(9) in float32; 1 - erf gave 0
+
+
+def test_erfc_gradient_and_in_place():
+    x = np.array([-3.0, -0.4, 0.0, 0.45, 0.55, 1.3, 3.9, 4.2])
+    t = f64(x).requires_grad_()
+    (g,) = sx.autograd.grad(sx.erfc(t).sum(), [t])
+    np.testing.assert_allclose(g.numpy(), -2 / math.sqrt(math.pi) * np.exp(-x * x), rtol=1e-14)
+    assert gradcheck(sx.erfc, [f64(x).requires_grad_()], eps=1e-6, atol=1e-8, rtol=1e-6)
+    y = f64(x)
+    assert y.erfc_() is y
+    np.testing.assert_array_equal(y.numpy(), sx.erfc(f64(x)).numpy())
 
 
 # ---------------------------------------------------------------- i0

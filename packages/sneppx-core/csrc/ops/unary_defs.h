@@ -46,7 +46,7 @@ namespace sx {
   X(Neg) X(Abs) X(Square) X(Sign) X(Floor) X(Ceil) X(Round) X(Trunc) X(Frac) X(Not) X(IsNan) X(IsInf)     \
   X(IsFinite) X(SignBit) X(NanToNum)                                                                      \
   X(Exp) X(Exp2) X(Expm1) X(Log) X(Log2) X(Log10) X(Log1p) X(Sqrt) X(Rsqrt) X(Reciprocal)                 \
-  X(Sin) X(Cos) X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Erf)                                     \
+  X(Sin) X(Cos) X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Erf) X(Erfc)                             \
   X(Tanh) X(Sigmoid) X(Relu) X(Gelu) X(GeluTanh) X(Silu) X(LeakyRelu) X(Elu) X(Celu) X(Selu)             \
   X(Softplus) X(Mish) X(Hardtanh) X(Hardsigmoid) X(Hardswish) X(Relu6) X(LogSigmoid) X(Softsign) X(PowScalar)   \
   X(Lgamma) X(Digamma) X(Polygamma) X(Erfinv) X(I0) X(I1) X(FrexpMantissa) X(FrexpExponent)
@@ -308,6 +308,26 @@ struct Erf : Base {
   template <typename C> SX_HD static C f(C x, C, C) { return sm::serf(x); }
   static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
     return mul(g, mul(exp(neg(mul(x, x))), Scalar(sm::k2InvSqrtPi)));
+  }
+};
+// erfc(x) = 1 - erf(x) without the cancellation in the right tail: float (on the host) takes
+// cpu/vspecial.h's kernel for |x| <= 4, everything else <cmath>'s erfc in double.
+struct Erfc : Base {
+  static constexpr const char* name = "erfc";
+#ifdef __CUDACC__
+  template <typename C> SX_HD static C f(C x, C, C) { return C(::erfc(double(x))); }
+#else
+  template <typename C> static C f(C x, C, C) {
+    if constexpr (std::is_same_v<C, float>) return cpu::verfc(x);
+    else return C(std::erfc(double(x)));
+  }
+  template <typename C> static bool out_of_range(C x) {
+    if constexpr (std::is_same_v<C, float>) return cpu::erfc_out_of_range(x);
+    else return false;
+  }
+#endif
+  static Tensor vjp(const Tensor& g, const Tensor& x, const Tensor&, double, double) {
+    return mul(g, mul(exp(neg(mul(x, x))), Scalar(-sm::k2InvSqrtPi)));
   }
 };
 

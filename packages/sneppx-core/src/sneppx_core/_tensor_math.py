@@ -47,11 +47,6 @@ def atanh(x):
     return (_C.log1p(x) - _C.log1p(-x)) * 0.5
 
 
-def erfc(x):
-    """Complementary error function ``1 - erf(x)``."""
-    return 1 - _C.erf(_float(x))
-
-
 def sinc(x):
     """Normalised sinc ``sin(pi x) / (pi x)`` (1 at 0)."""
     x = _float(x)
@@ -235,7 +230,7 @@ FUNCTIONS.update({name: _alias(fn, name, f"Alias of ``{target}``.") for name, (f
     "subtract": (_C.sub, "sub"), "greater": (_C.gt, "gt"), "greater_equal": (_C.ge, "ge"), "less": (_C.lt, "lt"),
     "less_equal": (_C.le, "le"), "not_equal": (_C.ne, "ne"), "fix": (_C.trunc, "trunc"), "sgn": (_C.sign, "sign"),
 }.items()})
-INPLACE = ["asinh", "acosh", "atanh", "erfc", "sinc",
+INPLACE = ["asinh", "acosh", "atanh", "sinc",
            "logit", "hypot", "xlogy", "fmod", "deg2rad", "rad2deg", "arcsin", "arccos", "arctan", "arcsinh",
            "arccosh", "arctanh", "arctan2", "absolute", "negative", "multiply", "divide", "true_divide", "subtract",
            "fix", "sgn", "float_power"]
