@@ -552,24 +552,27 @@ __all__ = ["add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow
 UNARY_FUNCS = {name: _make_unary(name) for name in UNARY}
 
 
+def _float_input(input, op):
+    """``(values in the compute type, result dtype)`` of a special function's tensor argument."""
+    need_tensor(input, op)
+    out_dt = float_dtype(input._dt)
+    return input._a.astype(compute_type(out_dt), copy=False), out_dt
+
+
 def polygamma(n, input):
     """polygamma(n, input): the n-th derivative of digamma."""
-    need_tensor(input, "polygamma")
+    a, out_dt = _float_input(input, "polygamma")
     if n < 0:
         raise RuntimeError(f"[polygamma] polygamma(n, x) does not support negative n, got {n}")
-    out_dt = float_dtype(input._dt)
-    a = input._a.astype(compute_type(out_dt), copy=False)
     with np.errstate(all="ignore"):
         return wrap(_special(_polygamma1)(a, n), out_dt)
 
 
 def mvlgamma(input, p):
     """Multivariate log-gamma: sum over i < p of lgamma(input - i/2), plus p (p-1)/4 log(pi)."""
-    need_tensor(input, "mvlgamma")
+    a, out_dt = _float_input(input, "mvlgamma")
     if p < 1:
         raise RuntimeError(f"[mvlgamma] p has to be greater than or equal to 1, got {p}")
-    out_dt = float_dtype(input._dt)
-    a = input._a.astype(compute_type(out_dt), copy=False)
     if np.any(a <= 0.5 * (p - 1)):
         raise RuntimeError(f"[mvlgamma] all elements must be greater than (p-1)/2 = {0.5 * (p - 1)}")
     lg = _special(_lgamma1)
