@@ -7,7 +7,9 @@ both libraries at run time: ``torch.nn`` modules against ``sneppx_nn``, ``torch.
 against ``sneppx_core.functional``, ``torch.Tensor`` methods against ``sneppx_core.Tensor``, the
 functions of ``torch`` (its ``__all__``, less backend kernels, quantization and compiler helpers)
 against ``sneppx_core``, the callables of ``torch.linalg`` against ``sneppx_core.linalg``, those of
-``torch.special`` (its ``__all__``) against ``sneppx_core.special``, and ``torch.optim`` optimizers and LR
+``torch.special`` (its ``__all__``) against ``sneppx_core.special``, the functions and classes of
+``torch.autograd`` (and ``torch.autograd.functional``) against ``sneppx_core.autograd``, and ``torch.optim``
+optimizers and LR
 schedulers against ``sneppx_optim``.
 A name counts as covered when it exists under the same name; whether its behaviour matches is the
 parity tests' job.
@@ -62,6 +64,10 @@ def torch_sections() -> list:
                  and not n.startswith(TORCH_INTERNAL_PREFIXES) and not n.endswith("_copy")}
     linalg = {n for n in _public(dir(torch.linalg)) if callable(getattr(torch.linalg, n))}
     special = {n for n in _public(torch.special.__all__) if callable(getattr(torch.special, n, None))}
+    ag = torch.autograd
+    autograd = ({n for n in _public(dir(ag)) if not inspect.ismodule(getattr(ag, n))
+                 and getattr(getattr(ag, n), "__module__", "").startswith("torch.autograd")}
+                | {f"functional.{n}" for n in ag.functional.__all__})
     optimizers = {n for n in torch.optim.__all__ if inspect.isclass(getattr(torch.optim, n, None))
                   and issubclass(getattr(torch.optim, n), torch.optim.Optimizer) and n != "Optimizer"}
     sched_mod = torch.optim.lr_scheduler
@@ -76,9 +82,17 @@ def torch_sections() -> list:
         ("Functions", "torch", functions, "sneppx_core", _public(dir(sx))),
         ("Linear algebra", "torch.linalg", linalg, "sneppx_core.linalg", set(SLA.__all__)),
         ("Special functions", "torch.special", special, "sneppx_core.special", set(SSP.__all__)),
+        ("Autograd", "torch.autograd", autograd, "sneppx_core.autograd", _autograd_names(sx.autograd)),
         ("Optimizers", "torch.optim", optimizers, "sneppx_optim", set(sneppx_optim.__all__)),
         ("LR schedulers", "torch.optim.lr_scheduler", schedulers, "sneppx_optim", set(sneppx_optim.__all__)),
     ]
+
+
+def _autograd_names(mod) -> set:
+    """sneppx_core.autograd's public names, with ``functional.<name>`` for its functional submodule."""
+    names = _public(dir(mod))
+    fn = getattr(mod, "functional", None)
+    return names | ({f"functional.{n}" for n in fn.__all__} if fn is not None else set())
 
 
 def sneppx_extras() -> dict:

@@ -624,3 +624,16 @@ def test_empty_inputs():
     assert tuple(LA.lu_factor(sx.zeros(2, 0, 0, dtype=sx.float64)).pivots.shape) == (2, 0)
     assert tuple(LA.lu(sx.zeros(0, 3, 2)).L.shape) == (0, 3, 2)
     assert tuple(LA.matrix_exp(sx.zeros(0, 0)).shape) == (0, 0) and LA.vector_norm(sx.zeros(0)).item() == 0.0
+
+
+def test_lu_unpack_checks_its_pivots():
+    lu = _t(RNG.standard_normal((3, 3)))
+    with pytest.raises(TypeError, match=r"\[lu_unpack\] expected LU_pivots to be an int32 or int64 tensor, got int"):
+        sx.lu_unpack(lu, 3)
+    with pytest.raises(TypeError, match="got sneppx.float32"):
+        sx.lu_unpack(lu, sx.tensor([1.0, 2.0, 3.0]))
+    with pytest.raises(ValueError, match=r"needs \(3,\)"):
+        sx.lu_unpack(lu, sx.tensor([1, 2]))
+    for bad in ([0, 2, 3], [1, 2, 4]):
+        with pytest.raises(ValueError, match=r"rows in \[1, 3\]"):
+            sx.lu_unpack(lu, sx.tensor(bad))

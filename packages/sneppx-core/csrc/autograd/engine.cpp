@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "autograd/modes.h"
 #include "autograd/node.h"
 #include "ops/ops.h"
 
@@ -70,6 +71,32 @@ void FnNode::release() {
 }
 
 bool grad_mode::enabled() { return g_grad_enabled; }
+
+namespace {
+std::atomic<bool> g_anomaly{false}, g_anomaly_nan{true};
+
+// Raises when a gradient returned by `node` holds NaN (anomaly mode with its NaN check).
+void check_anomaly(const Node& node, const TensorList& grads) {
+  for (size_t i = 0; i < grads.size(); ++i) {
+    const Tensor& g = grads[i];
+    if (!g || !is_floating(g->dtype) || g->numel() == 0) continue;
+    NoGradGuard no_grad;
+    Tensor nan = to_device(any(binary(BinaryOp::Ne, g, g), std::nullopt, false), Device{});
+    if (*nan->data<bool>())
+      throw RuntimeError(msg("[backward] Function '", node.name(), "' returned nan values in its ", i,
+                             "th output (anomaly detection)"));
+  }
+}
+}  // namespace
+
+thread_local bool g_capturing = false;  // the running backward pass serves autograd.grad (it has `inputs`)
+bool anomaly::enabled() { return g_anomaly; }
+bool capturing_grads() { return g_capturing; }
+bool anomaly::check_nan() { return g_anomaly_nan; }
+void anomaly::set(bool on, bool check_nan) {
+  g_anomaly = on;
+  g_anomaly_nan = check_nan;
+}
 void grad_mode::set(bool on) { g_grad_enabled = on; }
 
 const Tensor& Saved::get() const {
@@ -158,6 +185,11 @@ TensorList run_backward(const TensorList& roots, const TensorList& grads, bool k
     ~GradModeGuard() { g_grad_enabled = prev; }
   } guard;
   g_grad_enabled = create_graph;
+  struct CaptureGuard {
+    bool prev = g_capturing;
+    ~CaptureGuard() { g_capturing = prev; }
+  } capture_guard;
+  g_capturing = !inputs.empty();
 
   std::unordered_map<Node*, Tensor> buffers;
   std::unordered_map<Node*, int> deps;
@@ -219,6 +251,7 @@ TensorList run_backward(const TensorList& roots, const TensorList& grads, bool k
       if (auto cap = capture.find(node.get()); cap != capture.end()) captured[cap->second] = g;
       bool is_acc = dynamic_cast<AccumulateGrad*>(node.get()) != nullptr;
       if (!(is_acc && !inputs.empty())) in_grads = node->apply(g);
+      if (g_anomaly && g_anomaly_nan) check_anomaly(*node, in_grads);
     }
     if (!keep_graph) node->release();
     for (size_t i = 0; i < node->next.size(); ++i) {

@@ -51,26 +51,37 @@ struct Never {
   template <typename C> bool operator()(C) const { return false; }
 };
 
-constexpr int64_t kBlk = 512;  // elements of a block (map1_inplace, the buffered paths): it stays in L1
+constexpr int64_t kBlk = 512;  // elements of a block (the contiguous and buffered loops): it stays in L1
 
 // The contiguous inner loops, compiled on their own so that each vectorises like a plain loop.
 // `bad(v)` marks inputs where `f` is out of its range (see out_of_range in ops/unary_defs.h); the loop
-// only notes whether there were any, and a second pass computes those elements with `exact`.
+// only notes whether there were any, and a second pass computes those elements with `exact`. Both run
+// block by block (kBlk elements), so that a rare out-of-range input costs a rescan of its block only; a
+// formula without a range runs one plain loop per row.
 // m rows of n elements, each operand's rows oo and oa elements apart.
 template <typename O, typename T, typename F, typename B, typename E>
 [[gnu::noinline, gnu::flatten]] void map1_contig(O* __restrict o, const T* __restrict a, int64_t n, F f, B bad, E exact,
                                                  int64_t m = 1, int64_t oo = 0, int64_t oa = 0) {
   using C = acc_t<T>;
   for (int64_t r = 0; r < m; ++r, o += oo, a += oa) {
-    int any = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      C v = C(a[i]);
-      o[i] = O(f(v));
-      any |= int(bad(v));
+    if constexpr (std::is_same_v<B, Never>) {
+      for (int64_t i = 0; i < n; ++i) o[i] = O(f(C(a[i])));
+      continue;
     }
-    if (any)
-      for (int64_t i = 0; i < n; ++i)
-        if (bad(C(a[i]))) o[i] = O(exact(C(a[i])));
+    for (int64_t i0 = 0; i0 < n; i0 += kBlk) {
+      const int64_t k = std::min(kBlk, n - i0);
+      O* __restrict ob = o + i0;
+      const T* __restrict ab = a + i0;
+      int any = 0;
+      for (int64_t i = 0; i < k; ++i) {
+        C v = C(ab[i]);
+        ob[i] = O(f(v));
+        any |= int(bad(v));
+      }
+      if (any)
+        for (int64_t i = 0; i < k; ++i)
+          if (bad(C(ab[i]))) ob[i] = O(exact(C(ab[i])));
+    }
   }
 }
 // map1_contig written into its input: blocks of L1 size, each checked for out-of-range inputs before

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "ops/common.h"
+#include "core/default_dtype.h"
 #include "ops/kernels.h"
 #include "ops/unary_defs.h"
 
@@ -71,7 +72,7 @@ DType result_type(const Tensor& a, const Tensor& b) {
 DType scalar_result_type(const Tensor& t, const Scalar& s) {
   int sc = s.kind == Scalar::Float ? 2 : (s.kind == Scalar::Int ? 1 : 0);
   if (sc <= category(t->dtype)) return t->dtype;
-  return sc == 2 ? DType::Float32 : DType::Int64;
+  return sc == 2 ? default_float_dtype() : DType::Int64;
 }
 
 Tensor scalar_tensor(const Scalar& s, DType dtype, Device device) {
@@ -145,7 +146,7 @@ Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
   Tensor a = number_on(a_in, b_in->device()), b = number_on(b_in, a->device());
   check_same_device(name, a, b);
   DType ct = result_type(a, b);
-  if ((op == BinaryOp::Div || op == BinaryOp::Atan2) && !is_floating(ct)) ct = DType::Float32;
+  if ((op == BinaryOp::Div || op == BinaryOp::Atan2) && !is_floating(ct)) ct = default_float_dtype();
   if (op == BinaryOp::Sub && ct == DType::Bool)
     throw TypeError(msg("[sub] subtracting bool tensors is not supported (", describe(a), " and ", describe(b),
                         "); use logical_xor"));
@@ -412,7 +413,7 @@ Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w) {
 // gradient follows from mul and pow.
 Tensor ldexp(const Tensor& x, const Tensor& e) {
   DType t = result_type(x, e);
-  if (!is_floating(t)) t = DType::Float32;
+  if (!is_floating(t)) t = default_float_dtype();
   Tensor two = scalar_tensor(Scalar(2.0), t, e->device());
   return mul(to_dtype(x, t), pow(two, to_dtype(e, t)));
 }

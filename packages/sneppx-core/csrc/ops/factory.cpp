@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ops/kernels.h"
+#include "core/default_dtype.h"
 #include "ops/common.h"
 
 namespace sx {
@@ -188,7 +189,7 @@ Tensor multinomial(const Tensor& probs, int64_t n, bool replacement, Generator* 
 Tensor bernoulli(const Tensor& p, Generator* g) {
   Tensor pc = contiguous(cast_nograd(detach(p), DType::Float64));
   Tensor u = rand(p->shape, DType::Float64, g);
-  Tensor out = empty(p->shape, is_floating(p->dtype) ? p->dtype : DType::Float32);
+  Tensor out = empty(p->shape, is_floating(p->dtype) ? p->dtype : default_float_dtype());
   Tensor mask = empty(p->shape, DType::Bool);
   kern::binary(mask->device())(BinaryOp::Lt, mask, u, pc);
   kern::copy(out->device())(out, mask);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ops/common.h"
+#include "core/default_dtype.h"
 #include "ops/kernels.h"
 #include "ops/unary_defs.h"
 
@@ -263,7 +264,7 @@ Tensor std_(const Tensor& x, const OptDims& dims, double correction, bool keepdi
 }
 
 Tensor logsumexp(const Tensor& x, const OptDims& dims, bool keepdim) {
-  Tensor xf = is_floating(x->dtype) ? x : to_dtype(x, DType::Float32);
+  Tensor xf = is_floating(x->dtype) ? x : to_dtype(x, default_float_dtype());
   IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "logsumexp");
   bool fused = (xf->dtype == DType::Float32 || xf->dtype == DType::Float64) && kern::logsumexp.has(xf->device().type);
   if (fused) {  // one kernel (an empty reduction gives -inf); the gradient softmax(x) by public ops

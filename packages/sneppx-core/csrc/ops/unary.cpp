@@ -1,6 +1,7 @@
 // The unary op, generic over the formula sheet (ops/unary_defs.h): dtype rule, output, kernel
 // through the device's table, and autograd from the definition's gradient form.
 #include "ops/unary_defs.h"
+#include "core/default_dtype.h"
 
 #include "ops/common.h"
 #include "ops/kernels.h"
@@ -16,7 +17,7 @@ namespace {
 
 DType compute_dtype(const UnaryInfo& u, const Tensor& x) {
   DType ct = x->dtype;
-  if (u.rule == DRule::Float && !is_floating(ct)) ct = DType::Float32;
+  if (u.rule == DRule::Float && !is_floating(ct)) ct = default_float_dtype();
   SX_CHECK(!(u.rule == DRule::Signed && ct == DType::Bool), TypeError, "[", u.name, "] is not supported for ",
            describe(x), "; use logical_not");
   return ct;
@@ -105,7 +106,7 @@ Tensor polygamma(int64_t n, const Tensor& x) {
 
 Tensor mvlgamma(const Tensor& x, int64_t p) {
   SX_CHECK(p >= 1, RuntimeError, "[mvlgamma] p has to be greater than or equal to 1, got ", p);
-  Tensor xf = is_floating(x->dtype) ? x : to_dtype(x, DType::Float32);
+  Tensor xf = is_floating(x->dtype) ? x : to_dtype(x, default_float_dtype());
   // PyTorch's domain check: every element above (p - 1) / 2 (NaN passes, as there)
   Tensor bad = binary(BinaryOp::Le, xf, scalar_tensor(Scalar(0.5 * double(p - 1)), xf->dtype, xf->device()));
   if (bad->numel() > 0) {

@@ -1,5 +1,6 @@
 // Op bindings: each op is a module function and, where PyTorch has one, a Tensor method.
 #include "python/convert.h"
+#include "core/default_dtype.h"
 
 #include "ops/common.h"
 #include "ops/unary_defs.h"
@@ -468,14 +469,14 @@ void bind_ops(py::module_& m, Cls& cls) {
   m.def("_is_pinned", [](const Tensor& x) { return x->storage && x->storage->pinned; });
   m.def("_full", [](const IntList& s, py::handle v, py::handle dt, py::handle dev) {
     Scalar sv = to_scalar(v, "full");
-    DType d = dt.is_none() ? (sv.kind == Scalar::Float ? DType::Float32 : (sv.kind == Scalar::Int ? DType::Int64 : DType::Bool)) : parse_dtype(dt);
+    DType d = dt.is_none() ? (sv.kind == Scalar::Float ? default_float_dtype() : (sv.kind == Scalar::Int ? DType::Int64 : DType::Bool)) : parse_dtype(dt);
     return full(s, sv, d, parse_device(dev));
   });
   m.def("_zeros", [](const IntList& s, py::handle dt, py::handle dev) {
-    return zeros(s, dt.is_none() ? DType::Float32 : parse_dtype(dt), parse_device(dev));
+    return zeros(s, dt.is_none() ? default_float_dtype() : parse_dtype(dt), parse_device(dev));
   });
   m.def("_empty", [](const IntList& s, py::handle dt, py::handle dev) {
-    return empty(s, dt.is_none() ? DType::Float32 : parse_dtype(dt), parse_device(dev));
+    return empty(s, dt.is_none() ? default_float_dtype() : parse_dtype(dt), parse_device(dev));
   });
   m.def("_arange", &arange);
   m.def("_linspace", &linspace);

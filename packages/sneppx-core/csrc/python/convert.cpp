@@ -1,4 +1,5 @@
 #include "python/convert.h"
+#include "core/default_dtype.h"
 
 #include "core/cuda_api.h"
 
@@ -237,8 +238,8 @@ Tensor from_data(py::handle data, std::optional<DType> dtype) {
   // NumPy converts first what has no tensor twin (int8, int16, wider unsigned types) or a non-native
   // byte order; asarray(order="C") keeps 0-d arrays 0-d (ascontiguousarray would make them 1-d).
   py::array c = np.attr("asarray")(a, py::arg("dtype") = np_char(natural), py::arg("order") = "C").cast<py::array>();
-  // Python floats default to float32, as in PyTorch; NumPy arrays keep their dtype.
-  if (!from_array && natural == DType::Float64) natural = DType::Float32;
+  // Python floats take the default dtype (float32 unless set), as in PyTorch; NumPy arrays keep their dtype.
+  if (!from_array && natural == DType::Float64) natural = default_float_dtype();
   DType target = dtype ? *dtype : natural;
   Tensor shared = from_numpy(c);
   Tensor out = empty(shared->shape, target);

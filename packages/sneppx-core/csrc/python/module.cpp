@@ -1,9 +1,14 @@
 // The extension module _SNEPPX_c: types, exceptions, grad mode and runtime settings.
 #include "python/convert.h"
+#include "core/default_dtype.h"
 #include "python/dlpack.h"
 
 #include <cmath>
+#include <mutex>
+#include <set>
+#include <string>
 
+#include "autograd/modes.h"
 #include "core/cuda_api.h"
 #include "core/parallel.h"
 #include "cpu/blas.h"
@@ -90,6 +95,31 @@ int tensor_clear(PyObject* self) {
     if ((*t)->grad_fn && (*t)->grad_fn.use_count() == 1) pre.swap((*t)->grad_fn->pre_hooks);
   }
   return g_base_clear ? g_base_clear(self) : 0;
+}
+
+// The geometry of an as_strided view: as many strides as sizes, none negative, and every element inside x's
+// storage (PyTorch's rule), else ValueError / RuntimeError naming the op.
+void check_strided(const Tensor& x, const IntList& size, const IntList& stride, int64_t offset, const char* op) {
+  SX_CHECK(size.size() == stride.size(), ValueError, "[", op, "] mismatch in length of strides and shape: size ",
+           shape_str(Shape(size.begin(), size.end())), ", stride ", shape_str(Shape(stride.begin(), stride.end())));
+  SX_CHECK(offset >= 0, ValueError, "[", op, "] storage_offset must be >= 0, got ", offset);
+  int64_t last = offset;
+  bool empty = false;
+  for (size_t i = 0; i < size.size(); ++i) {
+    SX_CHECK(size[i] >= 0, ValueError, "[", op, "] sizes must be >= 0, got ", size[i], " at dim ", i);
+    SX_CHECK(stride[i] >= 0, ValueError, "[", op, "] negative strides are not supported, got ", stride[i],
+             " at dim ", i);
+    empty = empty || size[i] == 0;
+    int64_t step = 0;
+    SX_CHECK(size[i] == 0 || (!__builtin_mul_overflow(size[i] - 1, stride[i], &step) &&
+                              !__builtin_add_overflow(last, step, &last)),
+             ValueError, "[", op, "] the view's extent overflows int64");
+  }
+  view_numel(Shape(size.begin(), size.end()), op);
+  const int64_t avail = x->storage ? int64_t(x->storage->nbytes / itemsize(x->dtype)) : 0;
+  SX_CHECK(empty || last < avail, RuntimeError, "[", op, "] size ", shape_str(Shape(size.begin(), size.end())),
+           ", stride ", shape_str(Shape(stride.begin(), stride.end())), " and storage offset ", offset,
+           " need a storage of ", last + 1, " elements; ", describe(x), "'s storage holds ", avail);
 }
 
 void setup_tensor_type(PyHeapTypeObject* heap) {
@@ -193,6 +223,65 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
       })
       .def("__repr__", [](const Node& n) { return "<" + n.name() + ">"; });
 
+  // autograd.Function: records `out` as produced by `inputs` (tensors) with a Python backward, `fn(grad)`,
+  // which returns one gradient or None per input (checked in Python). Node names are kept for the life of
+  // the module (a node holds a plain pointer to its name); they are the classes' names, a handful.
+  m.def("_record_function", [](const std::string& name, const TensorList& inputs, const Tensor& out,
+                               py::function fn) {
+    static std::mutex mu;
+    static std::set<std::string> names;
+    const char* nm;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      nm = names.insert(name).first->c_str();
+    }
+    py_conv::PyRef f = py_conv::py_ref(fn);
+    const size_t n = inputs.size();
+    return record(nm, inputs, out, [f, n](const Tensor& g) -> TensorList {
+      py::gil_scoped_acquire gil;
+      py::sequence r = (*f)(g).cast<py::sequence>();
+      TensorList res(n);
+      for (size_t i = 0; i < n && i < r.size(); ++i)
+        if (!r[i].is_none()) res[i] = r[i].cast<Tensor>();
+      return res;
+    });
+  });
+  // A saved output of a Function keeps its data and a weak reference to its node (a strong one would be a
+  // cycle: node -> backward -> saved output -> node); during a backward that records a graph the output is
+  // rebuilt from the two, so that backward's own graph reaches the node.
+  py::class_<std::weak_ptr<Node>>(m, "_WeakNode", "A weak reference to a recorded node.")
+      .def("lock", [](const std::weak_ptr<Node>& w) { return w.lock(); });
+  m.def("_weak_node", [](const std::shared_ptr<Node>& n) { return std::weak_ptr<Node>(n); });
+  m.def("_alias_with_grad_fn", [](const Tensor& t, const std::shared_ptr<Node>& node) {
+    SX_CHECK(node, ValueError, "[_alias_with_grad_fn] the node is gone");
+    Tensor a = detach(t);
+    a->grad_fn = node;
+    a->requires_grad = true;
+    return a;
+  });
+  // as_strided: a view of x's storage with any sizes, strides (>= 0) and offset, checked to lie inside the
+  // storage; as_strided_ gives x itself that geometry.
+  m.def("_as_strided", [](const Tensor& x, const IntList& size, const IntList& stride, int64_t offset) {
+    check_strided(x, size, stride, offset, "as_strided");
+    return make_view(x, Shape(size.begin(), size.end()), Shape(stride.begin(), stride.end()), offset);
+  });
+  m.def("_as_strided_", [](const Tensor& x, const IntList& size, const IntList& stride, int64_t offset) {
+    check_strided(x, size, stride, offset, "as_strided_");
+    x->shape = Shape(size.begin(), size.end());
+    x->strides = Shape(stride.begin(), stride.end());
+    x->offset = offset;
+    return x;
+  });
+  m.def("_default_dtype", &default_float_dtype);
+  m.def("_set_default_dtype", [](DType d) {
+    SX_CHECK(is_floating(d), TypeError, "[set_default_dtype] only floating-point types are supported as the "
+             "default type, got ", dtype_name(d));
+    set_default_float_dtype(d);
+  });
+  m.def("_set_anomaly_enabled", &anomaly::set, py::arg("enabled"), py::arg("check_nan") = true);
+  m.def("_is_anomaly_enabled", &anomaly::enabled);
+  m.def("_is_checkpoint_valid", []() { return !capturing_grads(); });
+  m.def("_is_anomaly_check_nan_enabled", &anomaly::check_nan);
   m.def("is_grad_enabled", &grad_mode::enabled);
   m.def("_set_grad_enabled", &grad_mode::set);
   m.def("_inference_mode_enabled", &inference_mode_enabled);

@@ -104,7 +104,7 @@ def _diagonals(t, lab):
         n = t.shape[p]
         shape = [1] * t.ndim
         shape[p], shape[q] = n, n
-        t = (t * eye(n, dtype=t.dtype).reshape(shape)).sum(q)
+        t = (t * eye(n, dtype=t.dtype, device=t.device).reshape(shape)).sum(q)
         lab.pop(q)
     return t, lab
 

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import builtins
+import threading
 
 import numpy as np
 
 from ._backend import _C
-from ._C_face import Dtype, Tensor, float32, int64
+from ._C_face import Dtype, Tensor, float32, int64  # noqa: F401  (float32: imported from here)
 
 _default_seed = [67280421310721]
+_DEFAULT = threading.local()  # set_default_device's choice, per thread as in PyTorch
+
+
+def _default_device(device=None):
+    """``device`` when given, else the default of this thread (``set_default_device``; None means the CPU)."""
+    return getattr(_DEFAULT, "device", None) if device is None else device
 
 
 def _shape(size, op="factory") -> list:
@@ -27,6 +34,7 @@ def _shape(size, op="factory") -> list:
 
 
 def _finish(t, requires_grad, device=None):
+    device = _default_device(device)
     if device is not None and str(device) != "cpu":
         t = _C._to_device(t, device)
     if requires_grad:
@@ -61,14 +69,19 @@ def _dtype(dtype, default):
     return member
 
 
+def _float_dtype(dtype):
+    """``dtype`` as a Dtype, the default floating dtype (``set_default_dtype``) when None."""
+    return _dtype(dtype, _C._default_dtype())
+
+
 def zeros(*size, dtype=None, device=None, requires_grad=False):
-    """A tensor of zeros of the given shape (float32 unless ``dtype`` says otherwise)."""
+    """A tensor of zeros of the given shape (the default dtype, float32 unless set, if ``dtype`` is None)."""
     return _finish(_C._zeros(_shape(size, "zeros"), dtype, None), requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of ones of the given shape."""
-    return _finish(_C._full(_shape(size, "ones"), 1, _dtype(dtype, float32), None), requires_grad, device)
+    return _finish(_C._full(_shape(size, "ones"), 1, _float_dtype(dtype), None), requires_grad, device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
@@ -143,30 +156,30 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if end is None:
         start, end = 0, start
     ints = all(isinstance(v, builtins.int) for v in (start, end, step))
-    dtype = _dtype(dtype, int64 if ints else float32)
+    dtype = _dtype(dtype, int64 if ints else _C._default_dtype())
     return _finish(_C._arange(_float(start, "arange", "start"), _float(end, "arange", "end"),
                                  _float(step, "arange", "step"), dtype), requires_grad, device)
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    return _finish(_C._linspace(_float(start, "linspace", "start"), _float(end, "linspace", "end"), _int(steps, "linspace", "steps"), _dtype(dtype, float32)),
+    return _finish(_C._linspace(_float(start, "linspace", "start"), _float(end, "linspace", "end"), _int(steps, "linspace", "steps"), _float_dtype(dtype)),
                    requires_grad, device)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     """An ``n`` x ``m`` identity matrix."""
-    return _finish(_C._eye(n, n if m is None else m, _dtype(dtype, float32)), requires_grad, device)
+    return _finish(_C._eye(n, n if m is None else m, _float_dtype(dtype)), requires_grad, device)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform random numbers in [0, 1)."""
-    return _finish(_C._rand(_shape(size, "rand"), _dtype(dtype, float32), generator), requires_grad, device)
+    return _finish(_C._rand(_shape(size, "rand"), _float_dtype(dtype), generator), requires_grad, device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal random numbers."""
-    return _finish(_C._randn(_shape(size, "randn"), _dtype(dtype, float32), generator), requires_grad, device)
+    return _finish(_C._randn(_shape(size, "randn"), _float_dtype(dtype), generator), requires_grad, device)
 
 
 def randint(low, high=None, size=None, generator=None, dtype=None, device=None, requires_grad=False):
@@ -233,4 +246,4 @@ def seed() -> builtins.int:
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """Copies ``data`` (nested lists, numbers, arrays or tensors) into a new tensor, like ``torch.tensor``."""
-    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+    return Tensor(data, dtype=dtype, device=_default_device(device), requires_grad=requires_grad)

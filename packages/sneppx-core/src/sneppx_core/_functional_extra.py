@@ -80,7 +80,7 @@ def _pad_constant(x, dim, left, right, value):
         elif n:
             shape = list(x.shape)
             shape[dim] = n
-            parts.append(full(tuple(shape), value, dtype=x.dtype))
+            parts.append(full(tuple(shape), value, dtype=x.dtype, device=x.device))
     return _ops.cat(parts, dim) if len(parts) > 1 else x
 
 

@@ -19,9 +19,9 @@ class _LegacyType(type):
         if device is not None and str(device) != "cpu":
             raise RuntimeError(f"[{cls.__name__}] legacy constructors only make CPU tensors, got device={device!r}")
         if not args:
-            return _factories.empty(0, dtype=cls.dtype)
+            return _factories.empty(0, dtype=cls.dtype, device="cpu")
         if all(isinstance(a, builtins.int) and not isinstance(a, builtins.bool) for a in args):
-            return _factories.empty(*args, dtype=cls.dtype)
+            return _factories.empty(*args, dtype=cls.dtype, device="cpu")
         if len(args) == 1:
             data = args[0]
             return data.to(cls.dtype) if isinstance(data, Tensor) else Tensor(data, dtype=cls.dtype)

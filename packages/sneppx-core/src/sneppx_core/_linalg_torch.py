@@ -10,6 +10,7 @@ import numpy as np
 
 from . import linalg
 from ._backend import _C
+from ._C_face import Dtype, Tensor
 from ._linalg_common import _result, check, mT, out
 from ._linalg_decomp import _perm_matrix
 from ._linalg_solve import cholesky_inverse, cholesky_solve  # noqa: F401  (torch.* names, re-exported)
@@ -119,8 +120,24 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
         eye = _C._eye(m, k, LU_data.dtype).to(LU_data.device)
         L, U = _C.tril(LU_data[..., :, :k], -1) + eye, _C.triu(LU_data[..., :k, :])
     if unpack_pivots:
-        P = out(_perm_matrix(LU_pivots.detach().cpu().numpy().astype(np.int64), m), LU_data)
+        P = out(_perm_matrix(_pivots(LU_pivots, LU_data, k), m), LU_data)
     return _LU_UNPACK(P, L, U)
+
+
+def _pivots(piv, lu, k):
+    """``lu_unpack``'s pivots as a NumPy int64 array, checked: an integer tensor of shape batch + (k,) with
+    1-based rows in [1, m]."""
+    if not isinstance(piv, Tensor) or piv.dtype not in (Dtype.INT32, Dtype.INT64):
+        raise TypeError(f"[lu_unpack] expected LU_pivots to be an int32 or int64 tensor, got "
+                        f"{piv.dtype if isinstance(piv, Tensor) else type(piv).__name__}")
+    want = tuple(lu.shape[:-2]) + (k,)
+    if tuple(piv.shape) != want:
+        raise ValueError(f"[lu_unpack] LU_pivots has shape {tuple(piv.shape)}; LU_data {tuple(lu.shape)} needs {want}")
+    a = piv.detach().cpu().numpy().astype(np.int64)
+    m = lu.shape[-2]
+    if a.size and (a.min() < 1 or a.max() > m):
+        raise ValueError(f"[lu_unpack] LU_pivots must hold rows in [1, {m}], got values in [{a.min()}, {a.max()}]")
+    return a
 
 
 def nuclear_norm(input, dim=None, keepdim=False):

@@ -295,10 +295,11 @@ def _indices(row, col, offset, upper, dtype, device):
         r, c = np.indices((row, col))
         keep = (c - r >= offset) if upper else (c - r <= offset)
         out = Tensor(np.stack([r[keep], c[keep]]).astype(np.int64))
-    if dtype is not None:
-        from ._factories import _dtype
+    from ._factories import _default_device, _dtype
 
+    if dtype is not None:
         out = out.to(_dtype(dtype, Dtype.INT64))
+    device = _default_device(device)
     return out if device is None else out.to(device)
 
 

@@ -120,8 +120,19 @@ def is_storage(obj):
 
 
 def get_default_dtype():
-    """The dtype of floating-point factory results without an explicit dtype: always float32."""
-    return Dtype.FLOAT32
+    """The default floating dtype (float32 unless ``set_default_dtype`` changed it): what factories without a
+    dtype, Python floats and integer operands of floating ops (``/``, ``sqrt``, ...) give."""
+    return _C._default_dtype()
+
+
+def set_default_dtype(d):
+    """Sets the default floating dtype (float32, float64, float16 or bfloat16), process-wide, as
+    ``torch.set_default_dtype``: later factories without a dtype, ``tensor([1.5])``, ``int_tensor / 2`` and
+    ``int_tensor.sqrt()`` give it. Tensors that exist keep their dtypes. The NumPy backend keeps float32."""
+    d = _need_dtype(d, "set_default_dtype", "d")
+    if not d.is_floating_point:
+        raise TypeError(f"[set_default_dtype] only floating-point types are supported as the default type, got {d}")
+    _C._set_default_dtype(d)
 
 
 def promote_types(type1, type2):
@@ -322,6 +333,18 @@ HistogramResult = namedtuple("HistogramResult", ["hist", "bin_edges"])
 HistogramResult.__doc__ = "The (hist, bin_edges) result of histogram, as in PyTorch."
 
 
+def _equal_edges(op, lo, hi, n, dt, where=""):
+    """The ``n + 1`` equal-width edges over [lo, hi] in dtype ``dt``, widened by 0.5 each way when lo == hi
+    (``histogram``, ``histogramdd``); ``where`` names the dimension in errors."""
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError(f"[{op}] {where}range [{lo}, {hi}] is not finite")
+    if lo > hi:
+        raise ValueError(f"[{op}] {where}max ({hi}) must be >= min ({lo})")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return _C._linspace(lo, hi, n + 1, dt)
+
+
 def histogram(input, bins=100, *, range=None, weight=None, density=False):  # noqa: A002
     """(hist, bin_edges): the counts (or summed ``weight``) of ``input``'s values in ``bins`` equal-width bins over
     ``range`` (default: the data's min and max, widened by 0.5 each way when they are equal; [0, 1] when empty), or
@@ -361,13 +384,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):  # no
             lo, hi = float(x.min()), float(x.max())
         else:
             lo, hi = 0.0, 1.0
-        if not (np.isfinite(lo) and np.isfinite(hi)):
-            raise ValueError(f"[{op}] range [{lo}, {hi}] is not finite")
-        if lo > hi:
-            raise ValueError(f"[{op}] max ({hi}) must be >= min ({lo})")
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = _C._linspace(lo, hi, int(bins) + 1, dt if dt in (Dtype.FLOAT32, Dtype.FLOAT64) else Dtype.FLOAT32)
+        edges = _equal_edges(op, lo, hi, int(bins), dt if dt in (Dtype.FLOAT32, Dtype.FLOAT64) else Dtype.FLOAT32)
         edges = np.asarray(edges.numpy(), dtype=work)
     keep = (x >= edges[0]) & (x <= edges[-1])
     idx = np.searchsorted(edges, x[keep], side="right") - 1
@@ -629,7 +646,8 @@ def rrelu_(input, lower=0.125, upper=0.3333333333333333, training=False, generat
 _SAME = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 _PLAIN = [
     is_floating_point, is_complex, is_nonzero, is_same_size, is_signed, is_inference, is_storage,
-    get_default_dtype, promote_types, can_cast, positive, fill, frobenius_norm, chain_matmul, gradient,
+    get_default_dtype, set_default_dtype, promote_types, can_cast, positive, fill, frobenius_norm, chain_matmul,
+    gradient,
     histogram, conv_tbc, dropout, dropout_, alpha_dropout, alpha_dropout_, feature_alpha_dropout,
     feature_alpha_dropout_, feature_dropout, feature_dropout_, batch_norm, instance_norm, layer_norm,
     group_norm, embedding, bilinear, pixel_shuffle, pixel_unshuffle, channel_shuffle, native_channel_shuffle,

@@ -16,7 +16,7 @@ import numpy as np
 from . import _torch_more_num
 from ._backend import _C
 from ._C_face import Device, Dtype, Tensor
-from ._factories import _dtype, float32
+from ._factories import _default_device, _dtype, float32
 from ._tensor_extra import _need
 from ._tensor_math import _FLOATS
 
@@ -63,6 +63,7 @@ def _same_device(t, device):
 
 def as_tensor(data, dtype=None, device=None):
     """``data`` as a tensor, sharing memory with a tensor or NumPy array when dtype and device allow."""
+    device = _default_device(device)
     dt = None if dtype is None else _dtype(dtype, None)
     if isinstance(data, Tensor):
         out = data if dt is None or dt == data.dtype else data.to(dt)
@@ -77,6 +78,7 @@ def as_tensor(data, dtype=None, device=None):
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     """``obj`` as a tensor: shared when possible (``copy=None``), always copied (``copy=True``) or never
     copied (``copy=False``: ValueError when a copy is needed). ``requires_grad=None`` keeps ``obj``'s graph."""
+    device = _default_device(device)
     dt = None if dtype is None else _dtype(dtype, None)
     shared = None
     if isinstance(obj, Tensor) and (dt is None or dt == obj.dtype) and _same_device(obj, device):
@@ -103,7 +105,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     """A 0-d tensor holding the number ``s`` (float32 unless ``dtype`` says otherwise, as in PyTorch)."""
     if isinstance(s, Tensor) or not isinstance(s, (builtins.int, builtins.float, builtins.bool, np.number)):
         raise TypeError(f"[scalar_tensor] expected a Python number, got {type(s).__name__}")
-    out = Tensor(builtins.float(s), dtype=_dtype(dtype, float32), device=device)
+    out = Tensor(builtins.float(s), dtype=_dtype(dtype, _C._default_dtype()), device=_default_device(device))
     return out.requires_grad_(True) if requires_grad else out
 
 

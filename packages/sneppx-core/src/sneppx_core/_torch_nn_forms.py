@@ -1,6 +1,7 @@
 """PyTorch's top-level forms of neural-network functions (``torch.threshold``, ``torch.convolution``,
 ``torch.gru_cell``, ...), with ``torch.``'s signatures: integer ``reduction``, integer grid-sampler modes,
-the RNN cells taking the weights directly. They delegate to ``sneppx_core.functional``.
+the RNN cells taking the weights directly, ``embedding_bag`` with its four results. They delegate to
+``sneppx_core.functional``.
 
 ``FUNCTIONS`` holds the module-level names (none of them becomes a Tensor method).
 """
@@ -9,12 +10,15 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from . import functional as F
 from ._backend import _C
-from ._C_face import Dtype
+from ._C_face import Dtype, Tensor
 from ._functional_sample import _renorm_rows
 from ._tensor_extra import _need
 from ._torch_aliases import _reduction
+from ._torch_reach import _flag
 
 
 def threshold(input, threshold, value):
@@ -98,12 +102,91 @@ _PADDING = {0: "zeros", 1: "border", 2: "reflection"}
 def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     """``functional.grid_sample`` with integer modes: interpolation 0 bilinear, 1 nearest, 2 bicubic;
     padding 0 zeros, 1 border, 2 reflection."""
-    if interpolation_mode not in _INTERPOLATION or isinstance(interpolation_mode, bool):
-        raise ValueError(f"[grid_sampler] interpolation_mode must be 0, 1 or 2, got {interpolation_mode!r}")
-    if padding_mode not in _PADDING or isinstance(padding_mode, bool):
-        raise ValueError(f"[grid_sampler] padding_mode must be 0, 1 or 2, got {padding_mode!r}")
+    for name, v in (("interpolation_mode", interpolation_mode), ("padding_mode", padding_mode)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v not in (0, 1, 2):
+            raise ValueError(f"[grid_sampler] {name} must be 0, 1 or 2, got {v!r}")
     return F.grid_sample(_need(input, "grid_sampler"), _need(grid, "grid_sampler", "grid"),
-                         _INTERPOLATION[interpolation_mode], _PADDING[padding_mode], bool(align_corners))
+                         _INTERPOLATION[interpolation_mode], _PADDING[padding_mode],
+                         _flag(align_corners, "grid_sampler", "align_corners"))
+
+
+def _grid_sampler_nd(op, nd, input, grid, interpolation_mode, padding_mode, align_corners):
+    _need(input, op)
+    _need(grid, op, "grid")
+    if input.ndim != nd + 2 or grid.ndim != nd + 2:
+        raise ValueError(f"[{op}] expected {nd + 2}-d input and grid, got input of shape {tuple(input.shape)} and "
+                         f"grid of shape {tuple(grid.shape)}")
+    if nd == 3 and isinstance(interpolation_mode, numbers.Integral) and interpolation_mode == 2:
+        raise ValueError(f"[{op}] bicubic interpolation (mode 2) only supports 4-d input")
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """:func:`grid_sampler` for 4-d ``input`` (N, C, H, W) and ``grid`` (N, H_out, W_out, 2) only."""
+    return _grid_sampler_nd("grid_sampler_2d", 2, input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """:func:`grid_sampler` for 5-d ``input`` (N, C, D, H, W) and ``grid`` (N, D_out, H_out, W_out, 3) only
+    (interpolation 0 bilinear or 1 nearest)."""
+    return _grid_sampler_nd("grid_sampler_3d", 3, input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def affine_grid_generator(theta, size, align_corners):
+    """``functional.affine_grid(theta, size, align_corners)`` with ``align_corners`` required: the sampling
+    grid (N, H, W, 2) of the affine maps ``theta`` (N, 2, 3) for ``size`` (N, C, H, W), or (N, D, H, W, 3) of
+    ``theta`` (N, 3, 4) for (N, C, D, H, W)."""
+    op = "affine_grid_generator"
+    if not isinstance(size, (list, tuple)) or not all(isinstance(v, numbers.Integral) for v in size):
+        raise TypeError(f"[{op}] size must be a sequence of ints, got {size!r}")
+    return F.affine_grid(_need(theta, op, "theta"), size, _flag(align_corners, op, "align_corners"))
+
+
+_BAG_MODES = {0: "sum", 1: "mean", 2: "max"}
+
+
+def _bag_extras(indices, offsets, weight, mode, padding_idx, bags):
+    """PyTorch's CPU by-products of embedding_bag: offset2bag, bag_size and max_indices."""
+    ids = indices.detach().to("cpu").numpy().astype(np.int64)
+    offs = offsets.detach().to("cpu").numpy().astype(np.int64)
+    bag = np.searchsorted(offs[:bags], np.arange(ids.size), side="right") - 1
+    size = np.zeros(bags, np.int64)
+    top = size
+    if mode != 0:
+        keep = (ids != (-1 if padding_idx is None else padding_idx % weight.shape[0])) & (bag >= 0)
+        size = top = np.bincount(bag[keep], minlength=bags)[:bags]
+    if mode == 2:
+        rows = weight.detach().to("cpu").numpy()[ids]
+        top = np.zeros((bags, weight.shape[1]), np.int64)
+        for b in range(bags):
+            sel = np.nonzero((bag == b) & keep)[0]
+            if sel.size:
+                top[b] = ids[sel[np.argmax(rows[sel], axis=0)]]
+    return [Tensor.from_numpy(np.ascontiguousarray(a)).to(indices.dtype).to(indices.device) for a in (bag, size, top)]
+
+
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """``(output, offset2bag, bag_size, max_indices)``: ``output`` is ``functional.embedding_bag(indices, weight,
+    offsets, ...)`` with ``mode`` an int (0 sum, 1 mean, 2 max) and 1-d ``indices``; ``offset2bag`` gives each
+    index's bag, ``bag_size`` the count of non-padding indices per bag (zeros for sum), ``max_indices`` the
+    index chosen for each bag and column by max (the bag sizes for mean, zeros for sum). The by-products
+    are computed on the host and have ``indices``' dtype; only ``output`` is differentiable."""
+    op = "embedding_bag"
+    for name, t in (("weight", weight), ("indices", indices), ("offsets", offsets)):
+        _need(t, op, name)
+    if isinstance(mode, bool) or not isinstance(mode, numbers.Integral) or mode not in _BAG_MODES:
+        raise ValueError(f"[{op}] mode must be 0 (sum), 1 (mean) or 2 (max), got {mode!r}")
+    if padding_idx is not None and (isinstance(padding_idx, bool) or not isinstance(padding_idx, numbers.Integral)):
+        raise TypeError(f"[{op}] padding_idx must be None or an int, got {type(padding_idx).__name__}")
+    flags = [_flag(v, op, name) for name, v in (("scale_grad_by_freq", scale_grad_by_freq), ("sparse", sparse),
+                                                ("include_last_offset", include_last_offset))]
+    if indices.ndim != 1:
+        raise ValueError(f"[{op}] indices must be 1-d (bags given by offsets), got shape {tuple(indices.shape)}; "
+                         "functional.embedding_bag takes 2-d bags")
+    out = F.embedding_bag(indices, weight, offsets, None, 2, flags[0], _BAG_MODES[mode], flags[1], per_sample_weights,
+                          flags[2], padding_idx)
+    return (out, *_bag_extras(indices, offsets, weight, mode, padding_idx, out.shape[0]))
 
 
 def _cell_check(op, input, hx, w_ih, w_hh, gates):
@@ -151,6 +234,7 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 
 _PLAIN = [threshold, threshold_, triplet_margin_loss, rms_norm, adjoint, get_device, norm_except_dim,
-          embedding_renorm_, convolution, grid_sampler, rnn_tanh_cell, rnn_relu_cell, lstm_cell, gru_cell]
+          embedding_renorm_, convolution, grid_sampler, rnn_tanh_cell, rnn_relu_cell, lstm_cell, gru_cell,
+          grid_sampler_2d, grid_sampler_3d, affine_grid_generator, embedding_bag]
 FUNCTIONS = {f.__name__: f for f in _PLAIN}
 __all__ = list(FUNCTIONS)

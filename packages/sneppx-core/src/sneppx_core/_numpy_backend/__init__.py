@@ -17,8 +17,8 @@ import numpy as np
 
 from . import _factory, _math, _nn, _shape
 from ._core import (  # noqa: F401  (names of the compiled module)
-    TRAINING_MESSAGE, Device, Dtype, _inference_mode_enabled, _set_grad_enabled, _set_inference_mode, is_grad_enabled,
-    needs_tape, unsupported,
+    TRAINING_MESSAGE, Device, Dtype, _default_dtype, _inference_mode_enabled, _set_default_dtype, _set_grad_enabled,
+    _set_inference_mode, is_grad_enabled, needs_tape, unsupported,
 )
 from ._factory import (  # noqa: F401
     Generator, _arange, _empty, _eye, _full, _linspace, _rand, _randint, _randn, _randperm, _to_device, _to_dtype,

@@ -247,3 +247,14 @@ def _inference_mode_enabled():
 
 def _set_inference_mode(flag):
     _INFERENCE[0] = builtins.bool(flag)
+
+
+def _default_dtype():
+    """The default floating dtype: always float32 on this backend."""
+    return FLOAT32
+
+
+def _set_default_dtype(dtype):
+    if dtype != FLOAT32:
+        raise NotImplementedError(f"[set_default_dtype] the NumPy backend keeps float32 as the default dtype, got "
+                                  f"{dtype}")
