@@ -55,6 +55,9 @@ def test_shared_names_keep_the_first_package_binding():
             if not name.startswith("__"):
                 seen.setdefault(name, getattr(importlib.import_module(mod), name))
     for name, obj in seen.items():
+        if name == "utils":  # SneppX_ALG.utils is torch.utils' counterpart; sneppx_nn.utils is SneppX_ALG.nn.utils
+            assert SneppX_ALG.nn.utils is obj and SneppX_ALG.utils.data is importlib.import_module("sneppx_data")
+            continue
         assert getattr(SneppX_ALG, name) is obj, name
 
 
@@ -76,6 +79,38 @@ def test_guide_module_paths():
 
     assert DataLoader is sneppx_data.DataLoader
     assert generate is sneppx_generate.generate and GenerationConfig is sneppx_generate.GenerationConfig
+
+
+def test_pytorch_module_paths_with_torch_renamed():
+    """`torch.<path>` imports as `SneppX_ALG.<path>` and gives the component packages' own modules."""
+    import sneppx_core
+    import sneppx_data
+    import sneppx_nn
+    import sneppx_optim
+
+    import SneppX_ALG.nn as nn
+    import SneppX_ALG.nn.functional as F
+    import SneppX_ALG.nn.utils.rnn as rnn
+    import SneppX_ALG.optim.lr_scheduler as lr_scheduler
+    from SneppX_ALG.autograd import Function
+    from SneppX_ALG.autograd.functional import jacobian
+    from SneppX_ALG.utils.checkpoint import checkpoint
+    from SneppX_ALG.utils.data import DataLoader
+    from SneppX_ALG.utils.data.distributed import DistributedSampler
+
+    assert nn is sneppx_nn and F is sneppx_nn.functional and rnn is sneppx_nn.utils.rnn
+    assert lr_scheduler is sneppx_optim.lr_scheduler and DataLoader is sneppx_data.DataLoader
+    assert Function is sneppx_core.autograd.Function and jacobian is sneppx_core.autograd.functional.jacobian
+    assert checkpoint is sneppx_core.utils.checkpoint.checkpoint
+    assert DistributedSampler is importlib.import_module("sneppx_data.distributed").DistributedSampler
+    import SneppX_ALG as torch
+
+    assert (torch.double, torch.float, torch.long, torch.half) == (sneppx_core.float64, sneppx_core.float32,
+                                                                  sneppx_core.int64, sneppx_core.float16)
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("SneppX_ALG.nn.no_such_module")
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("SneppX_ALG.no_such_module")
 
 
 def _imports(path: pathlib.Path):

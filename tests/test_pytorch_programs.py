@@ -28,6 +28,15 @@ import torch.optim as optim
 from torch.utils.data import DataLoader, TensorDataset
 """
 
+# PyTorch's import lines with `torch` renamed: the meta-package's module paths
+META_IMPORTS = """
+import SneppX_ALG as torch
+import SneppX_ALG.nn as nn
+import SneppX_ALG.nn.functional as F
+import SneppX_ALG.optim as optim
+from SneppX_ALG.utils.data import DataLoader, TensorDataset
+"""
+
 PROGRAM = """
 torch.manual_seed(0)
 torch.cuda.manual_seed_all(0)
@@ -125,6 +134,22 @@ def test_language_model_program_matches_pytorch(tmp_path, cell):
     assert len(ours[0]) == len(theirs[0]) == 12
     np.testing.assert_allclose(ours[0], theirs[0], rtol=2e-4)
     np.testing.assert_allclose(ours[1], theirs[1], rtol=2e-4)
+
+
+def test_language_model_program_with_torch_renamed(tmp_path):
+    """The same program with PyTorch's import lines, `torch` renamed to `SneppX_ALG`: the same results."""
+    import sneppx_nn as nn
+
+    rng = np.random.default_rng(2)
+    init = {"encoder.weight": rng.standard_normal((50, 16)), "decoder.weight": rng.standard_normal((50, 24)),
+            "decoder.bias": np.zeros(50)}
+    init.update({"rnn." + k: v.detach().numpy() for k, v in nn.GRU(16, 24, 2).state_dict().items()})
+    init = {k: (np.asarray(v) * 0.3).astype(np.float32) for k, v in init.items()}
+    assert TORCH_IMPORTS.replace("import torch\n", "import SneppX_ALG as torch\n").replace(
+        "torch.", "SneppX_ALG.") == META_IMPORTS
+    ours = _run(SNEPPX_IMPORTS, "GRU", init, tmp_path / "a.pt")
+    renamed = _run(META_IMPORTS, "GRU", init, tmp_path / "b.pt")
+    assert ours[0] == renamed[0] and ours[1] == renamed[1]
 
 
 def test_language_model_program_runs_and_learns(tmp_path):

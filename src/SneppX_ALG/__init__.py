@@ -7,17 +7,21 @@ PyTorch: ``gather`` and ``scatter`` are the tensor ops (``torch.gather``), the c
 name are ``SneppX_ALG.distributed.gather`` / ``.scatter`` (``torch.distributed.gather``), and
 ``save`` / ``load`` are core's ``torch.save`` / ``torch.load`` (the safetensors-only ones stay in
 ``sneppx_nn``). The component packages are also reachable as ``nn``, ``optim`` and
-``distributed`` (``SneppX_ALG.nn.Linear``, ``SneppX_ALG.distributed.all_reduce``).
+``distributed`` (``SneppX_ALG.nn.Linear``, ``SneppX_ALG.distributed.all_reduce``), and PyTorch's module paths
+import with ``torch`` renamed (``import SneppX_ALG.nn.functional as F``,
+``from SneppX_ALG.utils.data import DataLoader``, ``from SneppX_ALG.autograd import Function``; see ``_paths``).
 """
 
 from __future__ import annotations
 
 import importlib
+import types as _types
 
 import sneppx_core as _core
 from sneppx_core import *  # noqa: F401,F403
 from sneppx_core import _HAS_C_BACKEND, _HAS_CUDA  # noqa: F401
 
+from . import _paths
 from ._version import __version__
 
 versions = {"sneppx-alg": __version__, "sneppx-core": _core.__version__}
@@ -40,3 +44,16 @@ for _dist, _mod in [("sneppx-nn", "sneppx_nn"), ("sneppx-optim", "sneppx_optim")
             continue
         globals()[_name] = getattr(_m, _name)
         __all__.append(_name)
+
+# torch.utils' counterparts: utils.checkpoint from the core and, when installed, utils.data = sneppx_data, so that
+# `from SneppX_ALG.utils.data import DataLoader` reads as PyTorch's line with `torch` renamed.
+utils = _types.ModuleType(f"{__name__}.utils", "torch.utils' counterparts: checkpoint (sneppx_core) and data "
+                          "(sneppx_data)")
+utils.__path__ = []  # a package, so that `SneppX_ALG.utils.data` imports (through _paths' finder)
+utils.checkpoint = _core.utils.checkpoint
+if "sneppx-data" in versions:
+    utils.data = importlib.import_module("sneppx_data")
+_paths.install(__name__)
+# the dtype aliases (torch.float, torch.double, torch.long, ...), which shadow builtins and so stay out of __all__
+for _alias in ("bool", "float", "double", "half", "long", "int"):
+    globals()[_alias] = getattr(_core, _alias)

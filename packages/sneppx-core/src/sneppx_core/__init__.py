@@ -57,8 +57,7 @@ __all__ = [
     "is_grad_enabled", "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace", "manual_seed", "ones",
     "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm", "seed", "tensor",
     "zeros", "zeros_like", "enable_grad", "inference_mode", "no_grad", "set_grad_enabled", "autograd", "cuda",
-    "functional", "linalg", "special", "testing", "utils", "distributions", "require_core", "__version__",
-    "_HAS_C_BACKEND",
+    "functional", "linalg", "special", "testing", "distributions", "require_core", "__version__", "_HAS_C_BACKEND",
     "_HAS_CUDA", "_BACKEND", "einsum", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     *_ops_all, *_names_all,
 ]

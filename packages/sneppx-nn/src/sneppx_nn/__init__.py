@@ -37,6 +37,7 @@ from .activation_extra import (  # noqa: E402
 from .batchnorm import (  # noqa: E402
     BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
 )
+from .syncbatchnorm import SyncBatchNorm  # noqa: E402
 from .attention import MultiheadAttention  # noqa: E402
 from .block import TransformerBlock  # noqa: E402
 from .checkpoint import load, read_metadata, save  # noqa: E402
@@ -103,7 +104,7 @@ __all__ = [
     "Softmin", "Softmax2d", "MaxUnpool1d", "MaxUnpool2d", "UpsamplingNearest2d", "UpsamplingBilinear2d",
     "ChannelShuffle", "LocalResponseNorm", "ZeroPad3d", "ConstantPad3d", "ReflectionPad3d", "ReplicationPad3d",
     "CircularPad3d", "Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d",
-    "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d", "BatchNorm3d", "InstanceNorm3d",
+    "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d", "BatchNorm3d", "InstanceNorm3d", "SyncBatchNorm",
     "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
     "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
     "LazyInstanceNorm2d", "LazyInstanceNorm3d",
