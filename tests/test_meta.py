@@ -103,6 +103,9 @@ def test_pytorch_module_paths_with_torch_renamed():
     assert Function is sneppx_core.autograd.Function and jacobian is sneppx_core.autograd.functional.jacobian
     assert checkpoint is sneppx_core.utils.checkpoint.checkpoint
     assert DistributedSampler is importlib.import_module("sneppx_data.distributed").DistributedSampler
+    from SneppX_ALG.nn.parallel import DistributedDataParallel as DDP
+
+    assert DDP is importlib.import_module("sneppx_distributed").DistributedDataParallel
     import SneppX_ALG as torch
 
     assert (torch.double, torch.float, torch.long, torch.half) == (sneppx_core.float64, sneppx_core.float32,

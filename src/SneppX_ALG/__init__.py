@@ -53,7 +53,13 @@ utils.__path__ = []  # a package, so that `SneppX_ALG.utils.data` imports (throu
 utils.checkpoint = _core.utils.checkpoint
 if "sneppx-data" in versions:
     utils.data = importlib.import_module("sneppx_data")
-_paths.install(__name__)
+# torch.nn.parallel's place: DDP lives in sneppx_distributed, which sneppx_nn does not import
+_extra = {}
+if "sneppx-distributed" in versions:
+    _parallel = _types.ModuleType(f"{__name__}.nn.parallel", "torch.nn.parallel's place: DistributedDataParallel")
+    _parallel.DistributedDataParallel = importlib.import_module("sneppx_distributed").DistributedDataParallel
+    _extra[_parallel.__name__] = _parallel
+_paths.install(__name__, _extra)
 # the dtype aliases (torch.float, torch.double, torch.long, ...), which shadow builtins and so stay out of __all__
 for _alias in ("bool", "float", "double", "half", "long", "int"):
     globals()[_alias] = getattr(_core, _alias)

@@ -341,6 +341,30 @@ def test_saving_the_output_makes_no_reference_cycle():
         gc.enable()
 
 
+def test_the_node_does_not_hold_the_inputs():
+    class Double(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    gc.disable()
+    try:
+        leaf = _t([1.0, 2.0], True)
+        x = leaf * 1
+        alive = weakref.ref(x)
+        y = Double.apply(x)
+        del x
+        assert alive() is None  # only what forward saves is kept for backward
+        y.sum().backward()
+        np.testing.assert_allclose(_np(leaf.grad), [2.0, 2.0])
+    finally:
+        gc.enable()
+
+
 def test_instance_call_is_refused():
     with pytest.raises(RuntimeError, match="apply"):
         F["Exp"]()(_t([1.0]))

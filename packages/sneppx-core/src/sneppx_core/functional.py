@@ -39,6 +39,7 @@ from ._functional_3d import __all__ as _3d_all
 from ._functional_fractional import *  # noqa: F401,F403  (fractional max pooling)
 from ._functional_fractional import __all__ as _fractional_all
 from ._functional_grid import affine_grid, grid_sample
+from ._functional_grouped import grouped_mm
 from ._functional_linear_ce import linear_cross_entropy
 from ._functional_mha import multi_head_attention_forward
 from ._functional_optim import adam_step, lamb_step, lion_step, scale_, sgd_step, total_norm
@@ -284,4 +285,4 @@ __all__ = ACTIVATIONS + [
     *_composed_all,
 ]
 __all__ += _conv_all + _more_all + _3d_all + ["affine_grid", "grid_sample"]
-__all__ += _sample_all + _fractional_all + ["linear_cross_entropy", "multi_head_attention_forward"]
+__all__ += _sample_all + _fractional_all + ["linear_cross_entropy", "multi_head_attention_forward", "grouped_mm"]

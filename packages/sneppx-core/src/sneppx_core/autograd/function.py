@@ -192,7 +192,8 @@ def _record(cls, ctx, args, ins, outs, diff):
     name = cls._backward_name
     tensors = [a for _, a in ins]
     like = [(tuple(o.shape), o.dtype, o.device) if isinstance(o, Tensor) else None for o in outs]
-    call = functools.partial(_run_backward, cls, ctx, len(args), ins, like)
+    metas = [(i, a.requires_grad, tuple(a.shape), a.dtype, a.device) for i, a in ins]  # the inputs stay unheld
+    call = functools.partial(_run_backward, cls, ctx, len(args), metas, like)
     if len(diff) == 1:
         j = diff[0]
         _C._record_function(name, tensors, outs[j], lambda g: call({j: g}))
@@ -218,9 +219,10 @@ def _record(cls, ctx, args, ins, outs, diff):
         _C._record_function(name, [anchor], outs[j], functools.partial(gather, j))
 
 
-def _run_backward(cls, ctx, nargs, ins, like, grads):
+def _run_backward(cls, ctx, nargs, metas, like, grads):
     """Calls ``cls.backward`` with one gradient per output (``like``: each output's shape, dtype and device,
-    None for non-tensors) and checks what it returns: one gradient per argument of forward."""
+    None for non-tensors) and checks what it returns against ``metas`` (each tensor argument's position,
+    requires_grad, shape, dtype and device): one gradient per argument of forward."""
     name = cls._backward_name
     gs = []
     for j, spec in enumerate(like):
@@ -235,24 +237,24 @@ def _run_backward(cls, ctx, nargs, ins, like, grads):
         raise RuntimeError(f"[{name}] function {name} returned an incorrect number of gradients "
                            f"(expected {nargs}, got {len(res)})")
     result = []
-    for i, a in ins:
+    for i, needs, shape, dtype, device in metas:
         g = res[i]
-        if g is None or not a.requires_grad:
+        if g is None or not needs:
             result.append(None)
             continue
         if not isinstance(g, Tensor):
             raise TypeError(f"[{name}] backward returned {type(g).__name__} as the gradient of input {i}; "
                             "expected a Tensor or None")
-        if tuple(g.shape) != tuple(a.shape):
-            if not _expandable(tuple(a.shape), tuple(g.shape)):
+        if tuple(g.shape) != shape:
+            if not _expandable(shape, tuple(g.shape)):
                 raise RuntimeError(f"[{name}] function {name} returned an invalid gradient at index {i} - got "
-                                   f"{list(g.shape)} but expected shape compatible with {list(a.shape)}")
-            g = g.sum_to_size(tuple(a.shape))
-        if g.device != a.device:
+                                   f"{list(g.shape)} but expected shape compatible with {list(shape)}")
+            g = g.sum_to_size(shape)
+        if g.device != device:
             raise RuntimeError(f"[{name}] function {name} returned a gradient on {g.device} for input {i} on "
-                               f"{a.device}")
-        if g.dtype != a.dtype:
-            g = g.to(a.dtype)
+                               f"{device}")
+        if g.dtype != dtype:
+            g = g.to(dtype)
         result.append(g)
     return result
 
