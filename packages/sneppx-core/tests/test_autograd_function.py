@@ -341,16 +341,20 @@ def test_saving_the_output_makes_no_reference_cycle():
         gc.enable()
 
 
+def _scaling(name, forward_factor, backward_factor):
+    """A Function named ``name`` whose forward multiplies by one factor and backward by another."""
+
+    def forward(ctx, x):
+        return x * forward_factor
+
+    def backward(ctx, g):
+        return g * backward_factor
+
+    return type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+
+
 def test_the_node_does_not_hold_the_inputs():
-    class Double(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
+    Double = _scaling("Double", 2, 2)
     gc.disable()
     try:
         leaf = _t([1.0, 2.0], True)
@@ -371,15 +375,7 @@ def test_instance_call_is_refused():
 
 
 def test_detect_anomaly_names_the_node():
-    class NanBack(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 1
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * float("nan")
-
+    NanBack = _scaling("NanBack", 1, float("nan"))
     x = _t([1.0], True)
     NanBack.apply(x).sum().backward()  # off: no check
     assert np.isnan(_np(x.grad)).all()
