@@ -11,12 +11,33 @@ from ._backend import _C
 from ._C_face import Dtype, Tensor, float32, int64  # noqa: F401  (float32: imported from here)
 
 _default_seed = [67280421310721]
-_DEFAULT = threading.local()  # set_default_device's choice, per thread as in PyTorch
+class _PerThread(threading.local):
+    """set_default_device's choice, per thread as in PyTorch (class attributes: no lookup misses, which would
+    cost an exception each)."""
+
+    device = None
+    from_type = False
+
+
+_DEFAULT = _PerThread()
+_DEVICE_SET = [False]  # True once any thread set a default device: until then factories skip the per-thread lookup
+_FLOAT = [_C._default_dtype()]  # the default floating dtype, mirrored from the core by _set_default_float
 
 
 def _default_device(device=None):
     """``device`` when given, else the default of this thread (``set_default_device``; None means the CPU)."""
-    return getattr(_DEFAULT, "device", None) if device is None else device
+    return _DEFAULT.device if device is None and _DEVICE_SET[0] else device
+
+
+def _default_float():
+    """The default floating dtype (``set_default_dtype``)."""
+    return _FLOAT[0]
+
+
+def _set_default_float(dtype):
+    """Sets the core's default floating dtype and its mirror here."""
+    _C._set_default_dtype(dtype)
+    _FLOAT[0] = dtype
 
 
 def _shape(size, op="factory") -> list:
@@ -34,7 +55,8 @@ def _shape(size, op="factory") -> list:
 
 
 def _finish(t, requires_grad, device=None):
-    device = _default_device(device)
+    if device is None and _DEVICE_SET[0]:
+        device = _DEFAULT.device
     if device is not None and str(device) != "cpu":
         t = _C._to_device(t, device)
     if requires_grad:
@@ -71,7 +93,7 @@ def _dtype(dtype, default):
 
 def _float_dtype(dtype):
     """``dtype`` as a Dtype, the default floating dtype (``set_default_dtype``) when None."""
-    return _dtype(dtype, _C._default_dtype())
+    return _FLOAT[0] if dtype is None else _dtype(dtype, _FLOAT[0])
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
@@ -156,7 +178,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if end is None:
         start, end = 0, start
     ints = all(isinstance(v, builtins.int) for v in (start, end, step))
-    dtype = _dtype(dtype, int64 if ints else _C._default_dtype())
+    dtype = _dtype(dtype, int64 if ints else _FLOAT[0])
     return _finish(_C._arange(_float(start, "arange", "start"), _float(end, "arange", "end"),
                                  _float(step, "arange", "step"), dtype), requires_grad, device)
 
@@ -246,4 +268,5 @@ def seed() -> builtins.int:
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """Copies ``data`` (nested lists, numbers, arrays or tensors) into a new tensor, like ``torch.tensor``."""
-    return Tensor(data, dtype=dtype, device=_default_device(device), requires_grad=requires_grad)
+    return Tensor(data, dtype=dtype, device=_default_device(device) if _DEVICE_SET[0] else device,
+                  requires_grad=requires_grad)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ._backend import NAME, _C
 from ._C_face import Tensor
-from ._factories import _default_device, _dtype, empty, tensor
+from ._factories import _default_device, _float_dtype, empty, tensor
 from ._tensor_shape import index_put, take
 
 
@@ -142,7 +142,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     if len(size) != len(stride):
         raise ValueError(f"[empty_strided] mismatch in length of strides and shape: size {size}, stride {stride}")
     need = 0 if 0 in size else 1 + builtins.sum((n - 1) * s for n, s in zip(size, stride))
-    base = empty(need, dtype=_dtype(dtype, _C._default_dtype()), device=_default_device(device))
+    base = empty(need, dtype=_float_dtype(dtype), device=_default_device(device))
     _need_c("empty_strided")
     out = _C._as_strided(base, list(size), list(stride), 0)
     return out.requires_grad_(True) if requires_grad else out

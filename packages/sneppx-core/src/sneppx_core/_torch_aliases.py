@@ -21,7 +21,7 @@ import numpy as np
 from . import functional as F
 from ._backend import _C
 from ._C_face import Dtype, Tensor
-from ._factories import ones, tensor
+from ._factories import _default_float, _set_default_float, ones, tensor
 from ._functional_composed import _probability
 from ._tensor_extra import _need
 from ._tensor_math import _FLOATS
@@ -122,7 +122,7 @@ def is_storage(obj):
 def get_default_dtype():
     """The default floating dtype (float32 unless ``set_default_dtype`` changed it): what factories without a
     dtype, Python floats and integer operands of floating ops (``/``, ``sqrt``, ...) give."""
-    return _C._default_dtype()
+    return _default_float()
 
 
 def set_default_dtype(d):
@@ -132,7 +132,7 @@ def set_default_dtype(d):
     d = _need_dtype(d, "set_default_dtype", "d")
     if not d.is_floating_point:
         raise TypeError(f"[set_default_dtype] only floating-point types are supported as the default type, got {d}")
-    _C._set_default_dtype(d)
+    _set_default_float(d)
 
 
 def promote_types(type1, type2):

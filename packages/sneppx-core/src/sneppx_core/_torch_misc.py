@@ -15,9 +15,8 @@ import warnings
 import numpy as np
 
 from . import _tensor_methods, backends
-from ._backend import _C
 from ._C_face import Dtype, Tensor, from_dlpack
-from ._factories import _dtype, tensor
+from ._factories import _dtype, _float_dtype, tensor
 from ._grad_mode import is_inference_mode_enabled
 from ._tensor_extra import _need
 
@@ -39,7 +38,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, device=None, requi
     warnings.warn("sneppx_core.range is deprecated in favor of sneppx_core.arange and will be removed; note that "
                   "range includes end, arange does not", UserWarning, stacklevel=2)
     n = int(math.floor((end - start) / step)) + 1
-    dt = _dtype(dtype, _C._default_dtype())
+    dt = _float_dtype(dtype)
     res = tensor(np.arange(n, dtype=np.float64) * step + start, dtype=dt, device=device)
     res = res.requires_grad_(True) if requires_grad else res
     return res if out is None else _need(out, "range", "out").copy_(res)

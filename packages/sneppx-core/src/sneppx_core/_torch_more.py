@@ -16,7 +16,7 @@ import numpy as np
 from . import _torch_more_num
 from ._backend import _C
 from ._C_face import Device, Dtype, Tensor
-from ._factories import _default_device, _dtype, float32
+from ._factories import _default_device, _dtype, _float_dtype, float32
 from ._tensor_extra import _need
 from ._tensor_math import _FLOATS
 
@@ -105,7 +105,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     """A 0-d tensor holding the number ``s`` (float32 unless ``dtype`` says otherwise, as in PyTorch)."""
     if isinstance(s, Tensor) or not isinstance(s, (builtins.int, builtins.float, builtins.bool, np.number)):
         raise TypeError(f"[scalar_tensor] expected a Python number, got {type(s).__name__}")
-    out = Tensor(builtins.float(s), dtype=_dtype(dtype, _C._default_dtype()), device=_default_device(device))
+    out = Tensor(builtins.float(s), dtype=_float_dtype(dtype), device=_default_device(device))
     return out.requires_grad_(True) if requires_grad else out
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ._backend import NAME as _BACKEND, _C
 from ._C_face import Dtype, Tensor
-from ._factories import _dtype, _finish, _shape
+from ._factories import _finish, _float_dtype, _shape
 from ._tensor_extra import _need
 from ._tensor_math import _FLOATS
 
@@ -152,7 +152,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     if isinstance(steps, builtins.bool) or not isinstance(steps, builtins.int) or steps < 0:
         raise ValueError(f"[logspace] steps must be a non-negative integer, got {steps!r}")
     t = _C._linspace(vals[0], vals[1], steps, _F64)
-    return _finish((vals[2] ** t).to(_dtype(dtype, _C._default_dtype())), requires_grad, device)
+    return _finish((vals[2] ** t).to(_float_dtype(dtype)), requires_grad, device)
 
 
 # ---------------------------------------------------------------- windows
@@ -160,7 +160,7 @@ def _window(op, n, periodic, dtype, device, requires_grad, formula):
     """``formula(k, m)`` at k = 0..m-1 (m = n, or n + 1 dropping the last point when ``periodic``)."""
     if isinstance(n, builtins.bool) or not isinstance(n, builtins.int) or n < 0:
         raise ValueError(f"[{op}] window_length must be a non-negative integer, got {n!r}")
-    dt = _dtype(dtype, _C._default_dtype())
+    dt = _float_dtype(dtype)
     if dt not in _FLOATS:
         raise TypeError(f"[{op}] expects a floating dtype, got {dt}")
     if n <= 1:
@@ -243,7 +243,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         if not std >= 0:
             raise ValueError(f"[normal] std must be >= 0, got {std}")
         shape = _shape((size,), "normal")
-        out = _C._randn(shape, _dtype(dtype, _C._default_dtype()), generator) * builtins.float(std)
+        out = _C._randn(shape, _float_dtype(dtype), generator) * builtins.float(std)
         out = out + builtins.float(mean)
         return _finish(out, requires_grad, device)
     if size is not None:

@@ -62,6 +62,7 @@ def set_default_device(device):
             raise type(e)(f"[{op}] {e}") from None
     _factories._DEFAULT.device = device
     _factories._DEFAULT.from_type = False
+    _factories._DEVICE_SET[0] = True
 
 
 def get_default_device():
@@ -97,13 +98,13 @@ def set_default_tensor_type(t):
         raise TypeError(f"[{op}] only floating-point types are supported as the default type, got {name}")
     if is_cuda and not _C._HAS_CUDA:
         raise TypeError(f"[{op}] type {name} is not available: this build of sneppx-core has no CUDA")
-    _C._set_default_dtype(legacy.dtype)
+    _factories._set_default_float(legacy.dtype)
     warnings.warn("set_default_tensor_type() is deprecated (as in PyTorch 2.1); use set_default_device() "
                   "(and dtype= arguments) instead", UserWarning, stacklevel=2)
     if is_cuda:
         set_default_device("cuda")
         _factories._DEFAULT.from_type = True
-    elif getattr(_factories._DEFAULT, "from_type", False):
+    elif _factories._DEFAULT.from_type:
         set_default_device(None)
 
 
