@@ -53,7 +53,7 @@ def test_lazy_layer_becomes_the_layer_with_the_same_values(name, args, real, sha
 
 
 def test_an_optimizer_made_before_the_first_call_updates_the_filled_parameters():
-    import sneppx_optim as optim
+    optim = pytest.importorskip("sneppx_optim")  # not a dependency of sneppx-nn (nox -s isolated)
 
     sx.manual_seed(3)
     lazy = nn.Sequential(nn.LazyLinear(8), nn.ReLU(), nn.LazyLinear(2))
