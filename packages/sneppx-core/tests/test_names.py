@@ -226,6 +226,15 @@ def test_save_load_round_trip(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["ckpt.pt"]  # no temporary file left behind
 
 
+def test_save_load_keeps_numpy_array_shapes(tmp_path):
+    """A 0-d NumPy array comes back 0-d (it came back with shape (1,)); a strided one comes back whole."""
+    obj = {"a": np.array(3.5), "b": np.arange(6.0).reshape(2, 3)[:, ::2]}
+    sx.save(obj, tmp_path / "a.pt")
+    back = sx.load(tmp_path / "a.pt")
+    assert back["a"].shape == () and back["a"] == 3.5
+    np.testing.assert_array_equal(back["b"], obj["b"])
+
+
 def test_save_writes_safetensors_readable_by_the_reference_reader(tmp_path):
     safetensors = pytest.importorskip("safetensors.numpy")
     x = sx.tensor([[1.0, 2.0], [3.0, 4.0]])

@@ -616,3 +616,13 @@ def test_parity_polynomials(torch, name):
 def test_parity_names(torch):
     done = set(S.__all__)
     assert done <= set(torch.special.__all__)
+
+
+def test_gammainc_keeps_zero_dim_shapes():
+    """0-d inputs give 0-d results (they failed on item assignment to a NumPy scalar, then came back 1-d)."""
+    a, x = sx.tensor(2.0, dtype=sx.float64), sx.tensor(1.0, dtype=sx.float64)
+    p, q = sx.special.gammainc(a, x), sx.special.gammaincc(a, x)
+    assert p.shape == () and q.shape == ()
+    assert p.item() == pytest.approx(1 - 2 * math.exp(-1), rel=1e-14)
+    assert q.item() == pytest.approx(2 * math.exp(-1), rel=1e-14)
+    assert sx.special.gammainc(sx.tensor([[2.0]]), sx.tensor(1.0)).shape == (1, 1)

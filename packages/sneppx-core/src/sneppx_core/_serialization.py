@@ -56,7 +56,7 @@ class _Encoder:
             out.update(requires_grad=bool(obj.requires_grad), device=str(obj.device))
             return out
         if isinstance(obj, np.ndarray) and obj.dtype.kind in "biuf":
-            return self.tensor(Tensor(np.ascontiguousarray(obj)), "ndarray")
+            return self.tensor(Tensor(np.require(obj, requirements="C")), "ndarray")
         if isinstance(obj, np.generic) and obj.dtype.kind in "biuf":
             return self.encode(obj.item(), path)
         if isinstance(obj, Dtype):

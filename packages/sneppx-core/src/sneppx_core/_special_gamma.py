@@ -32,7 +32,7 @@ _TINY = 1e-300
 
 
 def _lgamma_np(a):
-    return _C.lgamma(Tensor(np.ascontiguousarray(a))).numpy()
+    return _C.lgamma(Tensor(np.require(a, requirements="C"))).numpy()
 
 
 # Stirling's series lgamma(a) - ((a - 1/2) log a - a + log(2 pi) / 2) = sum_k B_2k / (2k (2k - 1) a^(2k-1)),
@@ -102,7 +102,7 @@ def _igamma_host(a, x):
         p[np.isinf(a) & np.isfinite(x) & (x >= 0)] = 0.0
         p[np.isfinite(a) & (a > 0) & np.isinf(x) & (x > 0)] = 1.0
         inner = np.isfinite(a) & np.isfinite(x) & (a > 0) & (x > 0)
-    q = 1.0 - p
+    q = np.asarray(1.0 - p)  # an array also for 0-d inputs (1.0 - p is a NumPy scalar there)
     ser = inner & (x < a + 1.0)
     cf = inner & ~ser
     if ser.any():
@@ -131,7 +131,7 @@ def _no_grad_for_a(value, a, op):
 def _igamma(a_in, x_in, op, upper):
     a, x, dt = binary(a_in, x_in, op)
     pq = _igamma_host(*(np.array(t.detach().cpu().numpy(), dtype=np.float64) for t in (a, x)))
-    value = Tensor(np.ascontiguousarray(pq[1 if upper else 0]))
+    value = Tensor(np.require(pq[1 if upper else 0], requirements="C"))
     value = value if x.device.type == "cpu" else value.to(x.device)
     if grad_on() and x.requires_grad:
         ad, xd = a.detach(), x.detach()

@@ -36,7 +36,7 @@ def _dim(d, ndim, op):
 
 def _const(array, like):
     """A constant tensor with ``like``'s dtype holding ``array``."""
-    return Tensor(np.ascontiguousarray(array), dtype=like.dtype)
+    return Tensor(np.require(array, requirements="C"), dtype=like.dtype)
 
 
 def nelement(self):
@@ -138,7 +138,8 @@ def _index_mask(self, dim, index, op):
     if index.ndim > 1:
         raise ValueError(f"[{op}] index must be 1-d, got shape {tuple(index.shape)}")
     n = self.shape[d] if self.ndim else 1
-    hit = _C.index_add(Tensor(np.zeros(n, np.float32)), 0, index.reshape(-1), Tensor(np.ones(index.numel(), np.float32)))
+    ones = Tensor(np.ones(index.numel(), np.float32))
+    hit = _C.index_add(Tensor(np.zeros(n, np.float32)), 0, index.reshape(-1), ones)
     shape = [1] * builtins.max(self.ndim, 1)
     shape[d] = n
     return (hit > 0).reshape(shape if self.ndim else []), d

@@ -18,7 +18,7 @@ _SIGNED = (Dtype.FLOAT32, Dtype.FLOAT64, Dtype.FLOAT16, Dtype.BFLOAT16, Dtype.IN
 
 
 def _ints(a):
-    return Tensor(np.ascontiguousarray(np.asarray(a, dtype=np.int64)))
+    return Tensor(np.require(a, dtype=np.int64, requirements="C"))
 
 
 def moveaxis(x, source, destination):

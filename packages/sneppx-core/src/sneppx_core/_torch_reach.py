@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import builtins
 import collections
+import math
+import operator
 import numbers
 import warnings
 
@@ -275,8 +277,34 @@ def ormqr(input, input2, input3, left=True, transpose=False):
     return c
 
 
+class Size(tuple):
+    """``torch.Size``: a tuple of dimension sizes with ``numel()``. Tensors' ``shape`` and ``size()`` are plain
+    tuples in SneppX, which compare equal to a Size of the same sizes."""
+
+    def __new__(cls, sizes=()):
+        sizes = tuple(sizes)
+        for s in sizes:
+            if isinstance(s, builtins.bool) or not hasattr(s, "__index__"):
+                raise TypeError(f"[Size] sizes must be integers, got {type(s).__name__} in {sizes}")
+        return super().__new__(cls, (operator.index(s) for s in sizes))
+
+    def numel(self) -> int:
+        """The number of elements of a tensor of this shape (1 for ``Size([])``)."""
+        return math.prod(self)
+
+    def __getitem__(self, key):
+        item = super().__getitem__(key)
+        return Size(item) if isinstance(key, slice) else item
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+    def __repr__(self):
+        return f"sneppx.Size({list(self)})"
+
+
 _PLAIN = [set_default_device, get_default_device, set_default_tensor_type, init_num_threads, get_device_module,
           is_distributed, histogramdd, ormqr]
-FUNCTIONS = {f.__name__: f for f in _PLAIN}
+FUNCTIONS = {**{f.__name__: f for f in _PLAIN}, "Size": Size}
 METHODS = {"is_distributed": is_distributed, "ormqr": ormqr}
 __all__ = list(FUNCTIONS)
