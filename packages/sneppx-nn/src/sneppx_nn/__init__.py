@@ -83,6 +83,8 @@ from .transformer_layers import (  # noqa: E402
     TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
 )
 
+from . import modules  # noqa: E402  (torch.nn.modules' file layout; needs the classes above)
+
 __all__ = [
     "__version__", "Module", "Parameter", "RemovableHandle", "IncompatibleKeys", "init", "functional",
     "Linear", "Bilinear", "Identity", "Flatten", "Unflatten", "Embedding", "LayerNorm", "RMSNorm", "Dropout",
@@ -109,7 +111,7 @@ __all__ = [
     "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
     "LazyInstanceNorm2d", "LazyInstanceNorm3d",
     "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
-    "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "utils",
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "utils", "modules",
     "EmbeddingBag", "RReLU", "AlphaDropout", "FeatureAlphaDropout", "Dropout3d",
     "FractionalMaxPool2d", "FractionalMaxPool3d", "AdaptiveLogSoftmaxWithLoss", "LinearCrossEntropyLoss",
     "LinearCrossEntropyOptions", "CrossMapLRN2d", "NLLLoss2d",
