@@ -116,6 +116,32 @@ def test_pytorch_module_paths_with_torch_renamed():
         importlib.import_module("SneppX_ALG.no_such_module")
 
 
+def test_pytorch_paths_programs_name():
+    """The paths programs name besides the import lines: torch.nn.modules.<file>, torch.utils.tensorboard,
+    torch.jit / compile / random / serialization; an aliased module keeps its own __spec__."""
+    import sneppx_core
+    import sneppx_data
+    import sneppx_nn
+
+    import SneppX_ALG as torch
+    import SneppX_ALG.nn.modules.rnn as rnn_file
+    import SneppX_ALG.utils.data  # noqa: F401
+    from SneppX_ALG.nn.modules.utils import _pair
+
+    assert torch.nn.modules.dropout.Dropout is sneppx_nn.Dropout and rnn_file.LSTM is sneppx_nn.LSTM
+    assert _pair(3) == (3, 3) and torch.nn.modules.linear.NonDynamicallyQuantizableLinear(2, 2).out_features == 2
+    assert sneppx_data.__spec__.name == "sneppx_data"  # not the alias's name
+    assert (torch.jit, torch.compiler, torch.random, torch.serialization) == (
+        sneppx_core.jit, sneppx_core.compiler, sneppx_core.random, sneppx_core.serialization)
+    assert torch.compile is sneppx_core.compile and torch.Size is sneppx_core.Size
+    assert "random" not in torch.__all__ and "jit" not in torch.__all__  # modules stay out of star imports
+    if "sneppx-optim" in torch.versions:
+        import sneppx_optim
+        from SneppX_ALG.utils.tensorboard import SummaryWriter
+
+        assert SummaryWriter is sneppx_optim.SummaryWriter is torch.utils.tensorboard.SummaryWriter
+
+
 def _imports(path: pathlib.Path):
     tree = ast.parse(path.read_text(), str(path))
     for node in ast.walk(tree):

@@ -20,6 +20,8 @@ import types as _types
 import sneppx_core as _core
 from sneppx_core import *  # noqa: F401,F403
 from sneppx_core import _HAS_C_BACKEND, _HAS_CUDA  # noqa: F401
+# torch.jit, torch.compiler, torch.func, torch.random, torch.serialization: modules, so outside __all__ (as in PyTorch)
+from sneppx_core import compiler, func, jit, random, serialization  # noqa: F401
 
 from . import _paths
 from ._version import __version__
@@ -59,6 +61,20 @@ if "sneppx-distributed" in versions:
     _parallel = _types.ModuleType(f"{__name__}.nn.parallel", "torch.nn.parallel's place: DistributedDataParallel")
     _parallel.DistributedDataParallel = importlib.import_module("sneppx_distributed").DistributedDataParallel
     _extra[_parallel.__name__] = _parallel
+# torch.utils.tensorboard's place: SummaryWriter lives in sneppx_optim (tensorboardX is imported when one is made)
+if "sneppx-optim" in versions:
+    utils.tensorboard = _types.ModuleType(f"{__name__}.utils.tensorboard", "torch.utils.tensorboard's place: "
+                                          "SummaryWriter")
+    utils.tensorboard.SummaryWriter = importlib.import_module("sneppx_optim").SummaryWriter
+    _extra[utils.tensorboard.__name__] = utils.tensorboard
+# torch.optim.swa_utils' place: it needs sneppx_nn and sneppx_optim, which do not import each other
+if "sneppx-nn" in versions and "sneppx-optim" in versions:
+    from . import swa_utils
+
+    _extra[f"{__name__}.optim.swa_utils"] = swa_utils
+    importlib.import_module("sneppx_optim").swa_utils = swa_utils  # the attribute path too (torch.optim.swa_utils.X)
+if "sneppx-distributed" in versions and "sneppx-nn" in versions:
+    importlib.import_module("sneppx_nn").parallel = _parallel  # the attribute path too (torch.nn.parallel.X)
 _paths.install(__name__, _extra)
 # the dtype aliases (torch.float, torch.double, torch.long, ...), which shadow builtins and so stay out of __all__
 for _alias in ("bool", "float", "double", "half", "long", "int"):

@@ -25,6 +25,7 @@ class AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.root = root
         self.extra = extra  # full name -> a module made by the meta-package (PyTorch paths no component has)
         self.found: dict = {}
+        self.specs: dict = {}  # full name -> the aliased module's own __spec__, while it is being imported
 
     def find_spec(self, fullname, path=None, target=None):
         if not fullname.startswith(self.root + "."):
@@ -51,10 +52,17 @@ class AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.util.spec_from_loader(fullname, self)
 
     def create_module(self, spec):
-        return self.found.pop(spec.name)
+        module = self.found.pop(spec.name)
+        self.specs[spec.name] = getattr(module, "__spec__", None)
+        return module
 
     def exec_module(self, module) -> None:
-        """Nothing to run: the module was imported under its own name."""
+        """Nothing to run: the module was imported under its own name. The import system has just set the
+        module's ``__spec__`` to the alias's; its own is put back (``importlib.reload`` and tools reading
+        ``__spec__.name`` then see the real module)."""
+        own = self.specs.pop(module.__spec__.name, None)
+        if own is not None:
+            module.__spec__ = own
 
 
 def install(root: str, extra: dict) -> None:
