@@ -8,9 +8,9 @@ against ``sneppx_core.functional``, ``torch.Tensor`` methods against ``sneppx_co
 functions of ``torch`` (its ``__all__``, less backend kernels, quantization and compiler helpers)
 against ``sneppx_core``, the callables of ``torch.linalg`` against ``sneppx_core.linalg``, those of
 ``torch.special`` (its ``__all__``) against ``sneppx_core.special``, the functions and classes of
-``torch.autograd`` (and ``torch.autograd.functional``) against ``sneppx_core.autograd``, and ``torch.optim``
-optimizers and LR
-schedulers against ``sneppx_optim``.
+``torch.autograd`` (and ``torch.autograd.functional``) against ``sneppx_core.autograd``, ``torch.optim``
+optimizers and LR schedulers against ``sneppx_optim``, and the ``__all__`` of ``torch.distributions`` and
+``torch.func`` against ``sneppx_core.distributions`` and ``sneppx_core.func``.
 A name counts as covered when it exists under the same name; whether its behaviour matches is the
 parity tests' job.
 """
@@ -74,6 +74,11 @@ def torch_sections() -> list:
     schedulers = {n for n in getattr(sched_mod, "__all__", dir(sched_mod))
                   if inspect.isclass(getattr(sched_mod, n, None))
                   and n.endswith(("LR", "Plateau"))} - {"LRScheduler", "_LRScheduler"}
+    import sneppx_core.distributions as SD
+    import sneppx_core.func as SFN
+
+    distributions = set(torch.distributions.__all__)
+    func = set(torch.func.__all__)
     return [
         ("Modules", "torch.nn", modules, "sneppx_nn", set(sneppx_nn.__all__)),
         ("Functional ops", "torch.nn.functional", functional, "sneppx_core.functional",
@@ -85,6 +90,8 @@ def torch_sections() -> list:
         ("Autograd", "torch.autograd", autograd, "sneppx_core.autograd", _autograd_names(sx.autograd)),
         ("Optimizers", "torch.optim", optimizers, "sneppx_optim", set(sneppx_optim.__all__)),
         ("LR schedulers", "torch.optim.lr_scheduler", schedulers, "sneppx_optim", set(sneppx_optim.__all__)),
+        ("Distributions", "torch.distributions", distributions, "sneppx_core.distributions", set(SD.__all__)),
+        ("Function transforms", "torch.func", func, "sneppx_core.func", set(SFN.__all__)),
     ]
 
 
