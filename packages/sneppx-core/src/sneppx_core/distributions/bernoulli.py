@@ -8,10 +8,10 @@ import sneppx_core as sx
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryProbs, broadcast_all
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(_BinaryProbs, ExponentialFamily):
     """0 or 1, with probability ``probs`` of 1 (or ``sigmoid(logits)``): pass exactly one of them."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -33,17 +33,7 @@ class Bernoulli(ExponentialFamily):
         super().__init__(() if is_scalar else tuple(self._param.shape), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Bernoulli, _instance)
-        batch_shape = tuple(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(Bernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Bernoulli, batch_shape, _instance, ("probs", "logits"))
 
     @property
     def mean(self):
@@ -57,19 +47,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        """The shape of the parameter tensor."""
-        return tuple(self._param.shape)
 
     def sample(self, sample_shape=()):
         with sx.no_grad():

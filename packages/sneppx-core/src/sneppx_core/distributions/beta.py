@@ -30,12 +30,7 @@ class Beta(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         """A new Beta with both concentrations expanded to ``batch_shape``."""
-        new = self._get_checked_instance(Beta, _instance)
-        batch_shape = tuple(batch_shape)
-        new._dirichlet = self._dirichlet.expand(batch_shape)
-        super(Beta, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Beta, batch_shape, _instance, ("_dirichlet",))
 
     @property
     def mean(self):

@@ -6,7 +6,7 @@ import sneppx_core as sx
 
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryProbs, broadcast_all
 
 
 def _one_param(probs, logits):
@@ -27,21 +27,6 @@ def _set_count_and_param(dist, total_count, probs, logits):
     return tuple(param.shape)
 
 
-def _expand_into(dist, cls, batch_shape, _instance, names):
-    """``dist.expand(batch_shape)``: the parameters in ``names`` that ``dist`` holds (not the lazy ones not yet
-    computed) expanded onto a ``cls`` instance, with ``_param`` carried over when ``dist`` has one."""
-    new = dist._get_checked_instance(cls, _instance)
-    batch_shape = tuple(batch_shape)
-    for name in names:
-        if name in dist.__dict__:
-            setattr(new, name, getattr(dist, name).expand(batch_shape))
-    if "_param" in dist.__dict__:
-        new._param = new.probs if "probs" in dist.__dict__ else new.logits
-    Distribution.__init__(new, batch_shape, dist.event_shape, validate_args=False)
-    new._validate_args = dist._validate_args
-    return new
-
-
 def _common_count(total_count, what):
     """The one value of a homogeneous ``total_count`` as an int; NotImplementedError when it varies."""
     top = int(total_count.max())
@@ -50,7 +35,7 @@ def _common_count(total_count, what):
     return top
 
 
-class Binomial(Distribution):
+class Binomial(_BinaryProbs, Distribution):
     """The number of successes in ``total_count`` (an int or a tensor, broadcast with the other parameter)
     Bernoulli trials of success probability ``probs`` (or ``sigmoid(logits)``): pass exactly one of them."""
 
@@ -64,7 +49,7 @@ class Binomial(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         """A new distribution with batch dims expanded to ``batch_shape`` (parameters are expanded views)."""
-        return _expand_into(self, Binomial, batch_shape, _instance, ("total_count", "probs", "logits"))
+        return self._expand_params(Binomial, batch_shape, _instance, ("total_count", "probs", "logits"))
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -85,21 +70,6 @@ class Binomial(Distribution):
     def variance(self):
         """``total_count * probs * (1 - probs)``."""
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        """The log-odds, from ``probs`` when those were given."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        """The success probability, from ``logits`` when those were given."""
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        """The shape of the parameter tensor."""
-        return tuple(self._param.shape)
 
     def sample(self, sample_shape=()):
         """Binomial draws from SneppX's generator."""

@@ -26,12 +26,7 @@ class Cauchy(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         """A new Cauchy with ``loc``/``scale`` expanded to ``batch_shape``."""
-        new = self._get_checked_instance(Cauchy, _instance)
-        batch_shape = tuple(batch_shape)
-        new.loc, new.scale = self.loc.expand(batch_shape), self.scale.expand(batch_shape)
-        super(Cauchy, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Cauchy, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def mean(self):

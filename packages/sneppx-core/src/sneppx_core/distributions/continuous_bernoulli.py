@@ -42,17 +42,8 @@ class ContinuousBernoulli(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         """A new ContinuousBernoulli with its parameter expanded to ``batch_shape``."""
-        new = self._get_checked_instance(ContinuousBernoulli, _instance)
+        new = self._expand_params(ContinuousBernoulli, batch_shape, _instance, ("probs", "logits"))
         new._lims = self._lims
-        batch_shape = tuple(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(ContinuousBernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     def _outside_unstable_region(self):

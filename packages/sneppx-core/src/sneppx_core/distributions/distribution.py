@@ -177,6 +177,22 @@ class Distribution:
                 f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) to be within the "
                 f"support ({support!r}) of the distribution {self!r}, but found invalid values:\n{value}")
 
+    def _expand_params(self, cls, batch_shape, _instance, names):
+        """``expand`` for a ``cls`` whose parameters ``names`` all expand with the batch: those this instance
+        holds (lazy ones not yet computed are left to be computed again) expanded onto the new instance, with
+        ``_param`` carried over where the class keeps one."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = tuple(batch_shape)
+        for name in names:
+            if name in self.__dict__:
+                setattr(new, name, getattr(self, name).expand(batch_shape))
+        for name in names:  # _param: the given parameter (probs or logits), which the other is computed from
+            if "_param" in self.__dict__ and self.__dict__.get(name) is self._param:
+                new._param = getattr(new, name)
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom "

@@ -46,12 +46,7 @@ class Exponential(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         """A new Exponential with ``rate`` expanded to ``batch_shape``."""
-        new = self._get_checked_instance(Exponential, _instance)
-        batch_shape = tuple(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Exponential, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Exponential, batch_shape, _instance, ("rate",))
 
     def rsample(self, sample_shape=()):
         """``e / rate`` with standard exponential ``e``: differentiable in ``rate``."""

@@ -28,13 +28,7 @@ class FisherSnedecor(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         """A new FisherSnedecor with both dfs expanded to ``batch_shape``."""
-        new = self._get_checked_instance(FisherSnedecor, _instance)
-        batch_shape = tuple(batch_shape)
-        new.df1, new.df2 = self.df1.expand(batch_shape), self.df2.expand(batch_shape)
-        new._gamma1, new._gamma2 = self._gamma1.expand(batch_shape), self._gamma2.expand(batch_shape)
-        super(FisherSnedecor, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(FisherSnedecor, batch_shape, _instance, ("df1", "df2", "_gamma1", "_gamma2"))
 
     @property
     def mean(self):

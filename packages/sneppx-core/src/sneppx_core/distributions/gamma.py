@@ -282,13 +282,7 @@ class Gamma(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         """A new Gamma with both parameters expanded to ``batch_shape``."""
-        new = self._get_checked_instance(Gamma, _instance)
-        batch_shape = tuple(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Gamma, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Gamma, batch_shape, _instance, ("concentration", "rate"))
 
     def rsample(self, sample_shape=()):
         """``_standard_gamma(concentration) / rate``: differentiable in both (implicitly in the concentration)."""

@@ -7,12 +7,12 @@ import numbers
 import sneppx_core as sx
 
 from . import constraints
-from .binomial import _expand_into, _one_param
+from .binomial import _one_param
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryProbs, broadcast_all
 
 
-class Geometric(Distribution):
+class Geometric(_BinaryProbs, Distribution):
     """The number of failures before the first success in Bernoulli trials of success probability ``probs``
     (in (0, 1]) or ``sigmoid(logits)``: ``P(k) = (1 - p)^k p`` for ``k = 0, 1, ...``; pass exactly one."""
 
@@ -31,7 +31,7 @@ class Geometric(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         """A new distribution with batch dims expanded to ``batch_shape`` (parameters are expanded views)."""
-        return _expand_into(self, Geometric, batch_shape, _instance, ("probs", "logits"))
+        return self._expand_params(Geometric, batch_shape, _instance, ("probs", "logits"))
 
     @property
     def mean(self):
@@ -47,16 +47,6 @@ class Geometric(Distribution):
     def variance(self):
         """``(1 / probs - 1) / probs``."""
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        """The log-odds, from ``probs`` when those were given."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        """The success probability, from ``logits`` when those were given."""
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=()):
         """``floor(log(u) / log(1 - p))`` for ``u`` uniform on ``[tiny, 1)``."""

@@ -45,12 +45,7 @@ class Laplace(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         """A new Laplace with ``loc``/``scale`` expanded to ``batch_shape``."""
-        new = self._get_checked_instance(Laplace, _instance)
-        batch_shape = tuple(batch_shape)
-        new.loc, new.scale = self.loc.expand(batch_shape), self.scale.expand(batch_shape)
-        super(Laplace, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Laplace, batch_shape, _instance, ("loc", "scale"))
 
     def rsample(self, sample_shape=()):
         """``loc - scale * sign(u) * log1p(-|u|)`` with ``u`` uniform on ``[eps - 1, 1)``."""

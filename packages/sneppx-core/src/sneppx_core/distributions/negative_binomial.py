@@ -5,13 +5,13 @@ from __future__ import annotations
 import sneppx_core as sx
 
 from . import constraints
-from .binomial import _expand_into, _set_count_and_param
+from .binomial import _set_count_and_param
 from .distribution import Distribution
 from .gamma import _standard_gamma
-from .utils import lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryProbs
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(_BinaryProbs, Distribution):
     """The number of successes before ``total_count`` (a non-negative real) failures in Bernoulli trials of
     success probability ``probs`` (in [0, 1)) or ``sigmoid(logits)``: pass exactly one of them."""
 
@@ -25,7 +25,7 @@ class NegativeBinomial(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         """A new distribution with batch dims expanded to ``batch_shape`` (parameters are expanded views)."""
-        return _expand_into(self, NegativeBinomial, batch_shape, _instance, ("total_count", "probs", "logits"))
+        return self._expand_params(NegativeBinomial, batch_shape, _instance, ("total_count", "probs", "logits"))
 
     @property
     def mean(self):
@@ -41,21 +41,6 @@ class NegativeBinomial(Distribution):
     def variance(self):
         """``mean / (1 - probs)``."""
         return self.mean / sx.sigmoid(-self.logits)
-
-    @lazy_property
-    def logits(self):
-        """The log-odds, from ``probs`` when those were given."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        """The success probability, from ``logits`` when those were given."""
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        """The shape of the parameter tensor."""
-        return tuple(self._param.shape)
 
     def sample(self, sample_shape=()):
         """A Poisson draw whose rate is Gamma(``total_count``, ``exp(-logits)``) (the gamma-Poisson mixture)."""

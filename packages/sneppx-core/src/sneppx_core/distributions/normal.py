@@ -42,12 +42,7 @@ class Normal(ExponentialFamily):
         super().__init__(() if both_numbers else tuple(self.loc.shape), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Normal, _instance)
-        batch_shape = tuple(batch_shape)
-        new.loc, new.scale = self.loc.expand(batch_shape), self.scale.expand(batch_shape)
-        super(Normal, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Normal, batch_shape, _instance, ("loc", "scale"))
 
     def rsample(self, sample_shape=()):
         """``loc + scale * eps`` with standard normal ``eps``: differentiable in ``loc`` and ``scale``."""

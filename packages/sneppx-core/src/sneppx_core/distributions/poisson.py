@@ -7,7 +7,6 @@ import numbers
 import sneppx_core as sx
 
 from . import constraints
-from .binomial import _expand_into
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -25,7 +24,7 @@ class Poisson(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         """A new distribution with batch dims expanded to ``batch_shape`` (parameters are expanded views)."""
-        return _expand_into(self, Poisson, batch_shape, _instance, ("rate",))
+        return self._expand_params(Poisson, batch_shape, _instance, ("rate",))
 
     @property
     def mean(self):

@@ -10,7 +10,7 @@ from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryProbs, broadcast_all, clamp_probs
 
 
 def _as_temperature(temperature, like):
@@ -22,7 +22,7 @@ def _as_temperature(temperature, like):
     return temperature
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(_BinaryProbs, Distribution):
     """The logit of a :class:`RelaxedBernoulli` (Maddison et al., 2017): ``(logit(u) + logits) / temperature``
     with ``u`` uniform; pass ``temperature`` and exactly one of ``probs`` and ``logits``."""
 
@@ -44,36 +44,9 @@ class LogitRelaxedBernoulli(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         """A copy with the parameter expanded to ``batch_shape``."""
-        new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
-        batch_shape = tuple(batch_shape)
+        new = self._expand_params(LogitRelaxedBernoulli, batch_shape, _instance, ("probs", "logits"))
         new.temperature = self.temperature
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(LogitRelaxedBernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
-
-    @lazy_property
-    def logits(self):
-        """The log-odds of 1."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        """The probability of 1."""
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        """The shape of the parameter tensor."""
-        return tuple(self._param.shape)
 
     def rsample(self, sample_shape=()):
         """``(logit(u) + logit(probs)) / temperature`` with ``u ~ Uniform(0, 1)`` (both clamped away from

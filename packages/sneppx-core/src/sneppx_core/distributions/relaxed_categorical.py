@@ -39,9 +39,6 @@ class ExpRelaxedCategorical(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args, **kwargs):
-        return self._categorical._param.new(*args, **kwargs)
-
     @property
     def param_shape(self):
         """The shape of the parameter tensor."""

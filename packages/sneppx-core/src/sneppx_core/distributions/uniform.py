@@ -48,12 +48,7 @@ class Uniform(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         """A new Uniform with ``low``/``high`` expanded to ``batch_shape``."""
-        new = self._get_checked_instance(Uniform, _instance)
-        batch_shape = tuple(batch_shape)
-        new.low, new.high = self.low.expand(batch_shape), self.high.expand(batch_shape)
-        super(Uniform, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Uniform, batch_shape, _instance, ("low", "high"))
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):

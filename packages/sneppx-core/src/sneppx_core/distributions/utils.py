@@ -73,6 +73,26 @@ class _lazy_property_and_property(lazy_property, property):
         property.__init__(self, wrapped)
 
 
+class _BinaryProbs:
+    """For distributions of one success probability given as ``probs`` or as ``logits`` (log-odds), kept in
+    ``_param``: the other is computed from it on first use."""
+
+    @lazy_property
+    def logits(self):
+        """The log-odds, from ``probs`` when those were given."""
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        """The success probability, from ``logits`` when those were given."""
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        """The shape of the parameter tensor."""
+        return tuple(self._param.shape)
+
+
 def tril_matrix_to_vec(mat, diag=0):
     """The lower triangle (from diagonal ``diag``) of the last two dims, row by row, as a vector."""
     n = mat.shape[-1]

@@ -51,12 +51,7 @@ class VonMises(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         """A new VonMises with ``loc``/``concentration`` expanded to ``batch_shape``."""
-        new = self._get_checked_instance(VonMises, _instance)
-        batch_shape = tuple(batch_shape)
-        new.loc, new.concentration = self.loc.expand(batch_shape), self.concentration.expand(batch_shape)
-        super(VonMises, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(VonMises, batch_shape, _instance, ("loc", "concentration"))
 
     def log_prob(self, value):
         """``concentration cos(value - loc) - log(2 pi I0(concentration))``."""
