@@ -616,3 +616,25 @@ def test_sampler_gradients_match_torch(torch):
 
     theirs = torch_backward(torch.tensor(npy(xs)), torch.tensor(conc).expand(50, 3, 3), torch.tensor(go)).numpy()
     np.testing.assert_allclose(ours, theirs, rtol=3e-3, atol=3e-3 * np.abs(theirs).max())
+
+
+def test_sample_grad_kernels_check_their_arguments():
+    """The compiled gradient kernels take float64 CPU tensors of one shape and say which argument is wrong."""
+    from sneppx_core._backend import _C
+
+    a = sx.tensor([1.5, 2.0], dtype=sx.float64)
+    with pytest.raises(TypeError, match=r"_standard_gamma_grad\] alpha must be a float64 CPU tensor"):
+        _C._standard_gamma_grad(a.float(), a)
+    with pytest.raises(ValueError, match=r"_standard_gamma_grad\] x has shape"):
+        _C._standard_gamma_grad(a, sx.ones(3, dtype=sx.float64))
+    with pytest.raises(TypeError, match=r"_beta_sample_grad\] total must be a float64 CPU tensor"):
+        _C._beta_sample_grad(a * 0.2, a, a.float())
+    # strided (non-contiguous) inputs give the contiguous result
+    wide = sx.tensor([[1.5, 9.0], [2.0, 9.0]], dtype=sx.float64)
+    x = sx.tensor([0.7, 1.9], dtype=sx.float64)
+    same = _C._standard_gamma_grad(a, x).numpy()
+    np.testing.assert_array_equal(_C._standard_gamma_grad(wide[:, 0], x).numpy(), same)
+    # outside the domain: NaN, and 0 for an underflowed draw
+    got = _C._standard_gamma_grad(sx.tensor([-1.0, 2.0, float("nan")], dtype=sx.float64),
+                                  sx.tensor([1.0, 0.0, 1.0], dtype=sx.float64)).numpy()
+    assert np.isnan(got[0]) and got[1] == 0.0 and np.isnan(got[2])

@@ -11,6 +11,7 @@
 #include "autograd/modes.h"
 #include "core/cuda_api.h"
 #include "core/parallel.h"
+#include "ops/sample_grad.h"
 #include "cpu/blas.h"
 
 namespace sx {
@@ -272,6 +273,8 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
     x->offset = offset;
     return x;
   });
+  m.def("_standard_gamma_grad", &standard_gamma_grad, py::arg("alpha"), py::arg("x"));
+  m.def("_beta_sample_grad", &beta_sample_grad, py::arg("x"), py::arg("alpha"), py::arg("total"));
   m.def("_default_dtype", &default_float_dtype);
   m.def("_set_default_dtype", [](DType d) {
     SX_CHECK(is_floating(d), TypeError, "[set_default_dtype] only floating-point types are supported as the "

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 import sneppx_core as sx
+from sneppx_core._backend import _C
 from sneppx_core.autograd.function import once_differentiable
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .gamma import _check_floating, _continued_fraction, _digamma, _Dual, _log_standard_gamma
+from .gamma import _check_floating, _host64, _log_standard_gamma, _on_host
 
 
 def _sample_dirichlet(concentration):
@@ -23,55 +22,25 @@ def _sample_dirichlet(concentration):
     return x.clamp(min=sx.finfo(concentration.dtype).tiny)
 
 
-def _beta_continued_fraction(a, b, x):
-    """``1 / f`` with ``I_x(a, b) = x^a (1-x)^b / (a B(a, b)) / f``: the incomplete beta function's continued
-    fraction (``a``, ``b`` _Dual, ``x`` an array), which converges fast for ``x < (a + 1) / (a + b + 2)``."""
-
-    def term(n, i):
-        m = n // 2
-        if n % 2:
-            return -(a[i] + m) * (a[i] + b[i] + m) * x[i] / ((a[i] + 2 * m) * (a[i] + 2 * m + 1)), 1.0
-        return m * (b[i] - m) * x[i] / ((a[i] + 2 * m - 1) * (a[i] + 2 * m)), 1.0
-
-    return 1 / _continued_fraction(_Dual(np.ones(x.shape)), term)
-
-
 def _beta_sample_grad(x, alpha, total):
-    """``-(dI_x(alpha, beta)/dalpha) / pdf(x) / (1 - x)`` with ``beta = total - alpha`` held fixed (float64 arrays):
-    the scaled implicit gradient of a Beta(alpha, beta) sample, ``I`` the regularised incomplete beta function.
+    """``-(dI_x(alpha, beta)/dalpha) / pdf(x) / (1 - x)`` with ``beta = total - alpha`` held fixed (float64 arrays,
+    broadcast): the scaled implicit gradient of a Beta(alpha, beta) sample, ``I`` the regularised incomplete beta
+    function.
 
-    ``dI/dalpha`` is differentiated exactly, in forward mode, through the continued fraction of ``I_x(alpha, beta)``
-    (or of ``I_{1-x}(beta, alpha)`` past the mean), so the result is good to about 1e-13 relative (checked against
-    mpmath), where PyTorch's ``_dirichlet_grad`` uses approximations good to about 1e-3 to 1e-6. 0 where ``x == 0``
-    or ``beta == 0`` (a one-component Dirichlet, whose sample is always 1).
+    The compiled kernel (``csrc/ops/sample_grad.cpp``) differentiates ``dI/dalpha`` exactly, in forward mode,
+    through the continued fraction of ``I_x(alpha, beta)`` (or of ``I_{1-x}(beta, alpha)`` past the mean), so the
+    result is good to about 1e-13 relative (checked against mpmath), where PyTorch's ``_dirichlet_grad`` uses
+    approximations good to about 1e-3 to 1e-6. 0 where ``x == 0`` or ``beta == 0`` (a one-component Dirichlet,
+    whose sample is always 1).
     """
-    x, alpha, total = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (x, alpha, total)))
-    beta = total - alpha
-    grad = np.full(x.shape, np.nan)
-    with np.errstate(invalid="ignore"):
-        ok = np.isfinite(alpha) & np.isfinite(beta) & (alpha > 0) & (beta >= 0) & (x >= 0) & (x <= 1)
-        grad[ok & ((x == 0) | (beta == 0))] = 0.0
-        ok &= (x > 0) & (beta > 0)
-        swap = ok & (x > (alpha + 1) / (total + 2))
-        direct = ok & ~swap
-    if direct.any():
-        a, b, xd = alpha[direct], beta[direct], x[direct]
-        h = _beta_continued_fraction(_Dual(a, 1.0), _Dual(b), xd)
-        dlog = np.log(xd) - 1 / a - _digamma(a) + _digamma(a + b)
-        grad[direct] = -(xd / a) * (h.v * dlog + h.d)
-    if swap.any():
-        a, b, xs = alpha[swap], beta[swap], x[swap]
-        h = _beta_continued_fraction(_Dual(b), _Dual(a, 1.0), 1 - xs)
-        dlog = np.log(xs) - _digamma(a) + _digamma(a + b)
-        grad[swap] = (xs / b) * (h.v * dlog + h.d)
-    return grad
+    return _on_host(_C._beta_sample_grad, x, alpha, total)
 
 
 def _dirichlet_grad(x, concentration, total):
     """``torch._dirichlet_grad``'s quantity: :func:`_beta_sample_grad` of each component ``x_i`` of a Dirichlet
     sample, as a Beta(concentration_i, total_i - concentration_i) sample (tensors of one shape)."""
-    arrays = (t.detach().cpu().to(sx.float64).numpy() for t in (x, concentration, total))
-    return sx.tensor(_beta_sample_grad(*arrays), dtype=concentration.dtype, device=concentration.device)
+    grad = _C._beta_sample_grad(_host64(x), _host64(concentration), _host64(total))
+    return grad.to(concentration.dtype).to(concentration.device)
 
 
 def _Dirichlet_backward(x, concentration, grad_output):
