@@ -40,7 +40,7 @@ def _cases(T, D, data):
         "Normal log_prob (256, 64)": lambda: D.Normal(t["loc"], t["scale"]).log_prob(t["x"]),
         "Normal rsample + log_prob + backward (256, 64)":
             lambda: (lambda d: d.log_prob(d.rsample()).sum().backward())(D.Normal(loc, t["scale"])),
-        "kl_divergence Normal || Normal(0, 1) (256, 64)":
+        "kl_divergence(Normal, Normal(0, 1)) (256, 64)":
             lambda: D.kl_divergence(D.Normal(t["loc"], t["scale"]), std_normal),
         "Categorical sample + log_prob + entropy (256, 10)":
             lambda: (lambda d: (d.log_prob(d.sample()), d.entropy()))(D.Categorical(logits=t["logits"])),
