@@ -24,6 +24,8 @@ def _cases(T, D, data):
     t = {k: T.tensor(v) for k, v in data.items()}
     loc = t["loc"].clone().requires_grad_(True)
     rate = t["rate"].clone().requires_grad_(True)
+    big_rate = t["big_rate"].clone().requires_grad_(True)
+    conc = t["conc"].clone().requires_grad_(True)
     std_normal = D.Normal(T.zeros(64), T.ones(64))
 
     def squashed():
@@ -50,6 +52,9 @@ def _cases(T, D, data):
         "MixtureSameFamily log_prob 256 points, 5 components, d2": mixture,
         "Dirichlet log_prob (256, 5)": lambda: D.Dirichlet(t["conc"]).log_prob(t["simplex"]),
         "Gamma rsample + backward (256,)": lambda: D.Gamma(rate, T.ones(256)).rsample().sum().backward(),
+        "Gamma rsample + backward (65536,)":
+            lambda: D.Gamma(big_rate, T.ones(65536)).rsample().sum().backward(),
+        "Dirichlet rsample + backward (256, 5)": lambda: D.Dirichlet(conc).rsample().sum().backward(),
     }
 
 
@@ -63,7 +68,7 @@ def _data():
             "mix": rng.standard_normal(5).astype(f), "means": rng.standard_normal((5, 2)).astype(f),
             "stds": rng.uniform(0.5, 2, (5, 2)).astype(f), "points": rng.standard_normal((256, 2)).astype(f),
             "conc": rng.uniform(0.5, 3, (256, 5)).astype(f), "simplex": simplex,
-            "rate": rng.uniform(0.5, 3, 256).astype(f)}
+            "rate": rng.uniform(0.5, 3, 256).astype(f), "big_rate": rng.uniform(0.5, 3, 65536).astype(f)}
 
 
 def run(quick: bool = False) -> list:

@@ -1,10 +1,17 @@
-// Implicit reparameterisation gradients of gamma and beta draws (sneppx_core.distributions): for a draw x of
+// Gamma draws and the implicit reparameterisation gradients of gamma and beta draws (sneppx_core.distributions).
+//
+// Draws: Marsaglia and Tsang's method in double, one element per step of a parallel loop, each element's tries
+// on counters of its own (so the draws do not depend on the thread count), boosted below a = 1 by u^(1/a).
+//
+// Gradients: for a draw x of
 // a distribution with CDF F(x; a), dx/da = -(dF/da) / (dF/dx). dF/da is differentiated exactly, in forward
 // mode (a value and its derivative carried through every step), through the series or continued fraction that
 // computes F: the regularised incomplete gamma function for Gamma(a, 1), the regularised incomplete beta
 // function for Beta(a, b) (the Dirichlet's marginals). Double precision on the host, one element per step of
 // a parallel loop; results within about 1e-13 relative of high-precision references.
 #include <cmath>
+
+#include "core/generator.h"
 
 #include "core/parallel.h"
 #include "ops/common.h"
@@ -123,6 +130,39 @@ double beta_grad(double x, double alpha, double total) {
   return -(x / alpha) * (h.v * (std::log(x) - 1 / alpha + shared) + h.d);
 }
 
+constexpr int kTries = 15;             // tries per element on its own counters (each accepts with p >= 0.95)
+constexpr uint64_t kPerElement = 2 * kTries + 1;  // two counters per try, one for the boost
+constexpr uint64_t kSpareKey = 0x9E3779B97F4A7C15ull;  // the key of further tries (p < 1e-19 per element)
+
+inline double unit_open(uint32_t a, uint32_t b) { return 1.0 - u01d(a, b); }  // in (0, 1]
+
+// log of a Gamma(alpha, 1) draw for element i (counters base + i * kPerElement + ...).
+double log_gamma_draw(double alpha, uint64_t seed, uint64_t base, int64_t i) {
+  if (std::isnan(alpha) || alpha < 0) return NAN;
+  if (std::isinf(alpha)) return INFINITY;
+  double a = alpha < 1 ? alpha + 1 : alpha, d = a - 1.0 / 3.0, c = 1 / std::sqrt(9 * d);
+  uint64_t first = base + uint64_t(i) * kPerElement;
+  double out = NAN;
+  for (uint64_t t = 0;; ++t) {
+    uint64_t key = t < kTries ? seed : seed ^ kSpareKey;
+    auto w = philox(key, first + 2 * t), r = philox(key, first + 2 * t + 1);
+    double z = std::sqrt(-2 * std::log(unit_open(w[0], w[1]))) * std::cos(2 * spm::kPi * u01d(w[2], w[3]));
+    double v = 1 + c * z;
+    v = v * v * v;
+    if (v <= 0) continue;
+    double log_v = std::log(v);
+    if (std::log(unit_open(r[0], r[1])) < 0.5 * z * z + d - d * v + d * log_v) {
+      out = std::log(d) + log_v;
+      break;
+    }
+  }
+  if (alpha < 1) {
+    auto b = philox(seed, first + kPerElement - 1);
+    out += std::log(unit_open(b[0], b[1])) / alpha;
+  }
+  return out;
+}
+
 Tensor host_float64(const Tensor& t, const char* op, const char* name) {
   SX_CHECK(t->dtype == DType::Float64 && t->device().type == DeviceType::CPU, TypeError, "[", op, "] ", name,
            " must be a float64 CPU tensor, got ", describe(t));
@@ -152,6 +192,19 @@ Tensor standard_gamma_grad(const Tensor& alpha, const Tensor& x) {
   return map_elements("_standard_gamma_grad", {alpha, x}, names, [](const TensorList& c, int64_t i) {
     return gamma_grad(c[0]->data<double>()[i], c[1]->data<double>()[i]);
   });
+}
+
+Tensor log_standard_gamma(const Tensor& alpha, Generator* g) {
+  Tensor a = host_float64(alpha, "_log_standard_gamma", "alpha");
+  Generator& gen = *gen_or_default(g);
+  uint64_t seed = gen.seed, base = gen.reserve(uint64_t(a->numel()) * kPerElement);
+  Tensor out = empty(a->shape, DType::Float64);
+  const double* in = a->data<double>();
+  double* o = out->data<double>();
+  parallel_for(out->numel(), 16, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) o[i] = log_gamma_draw(in[i], seed, base, i);
+  });
+  return out;
 }
 
 Tensor beta_sample_grad(const Tensor& x, const Tensor& alpha, const Tensor& total) {

@@ -1,9 +1,14 @@
-// Implicit reparameterisation gradients of draws (ops/sample_grad.cpp), for sneppx_core.distributions:
-// float64 CPU tensors of one shape, no autograd.
+// Gamma draws and the implicit reparameterisation gradients of draws (ops/sample_grad.cpp), for
+// sneppx_core.distributions: float64 CPU tensors (of one shape), no autograd.
 #pragma once
+#include "core/generator.h"
 #include "core/tensor.h"
 
 namespace sx {
+
+// log of Gamma(alpha, 1) draws (the log keeps draws for tiny alpha from underflowing); NaN for NaN or
+// negative alpha, inf for infinite alpha. Draws from g (the default generator when null).
+Tensor log_standard_gamma(const Tensor& alpha, Generator* g);
 
 // dx/dalpha of Gamma(alpha, 1) draws x.
 Tensor standard_gamma_grad(const Tensor& alpha, const Tensor& x);

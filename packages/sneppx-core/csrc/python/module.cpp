@@ -273,6 +273,9 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
     x->offset = offset;
     return x;
   });
+  m.def("_log_standard_gamma", [](const Tensor& alpha, py::handle g) {
+    return log_standard_gamma(alpha, py_conv::opt_generator(g));
+  }, py::arg("alpha"), py::arg("generator") = py::none());
   m.def("_standard_gamma_grad", &standard_gamma_grad, py::arg("alpha"), py::arg("x"));
   m.def("_beta_sample_grad", &beta_sample_grad, py::arg("x"), py::arg("alpha"), py::arg("total"));
   m.def("_default_dtype", &default_float_dtype);

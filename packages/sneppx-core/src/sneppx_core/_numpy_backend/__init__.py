@@ -21,8 +21,8 @@ from ._core import (  # noqa: F401  (names of the compiled module)
     _set_inference_mode, is_grad_enabled, needs_tape, unsupported,
 )
 from ._factory import (  # noqa: F401
-    Generator, _arange, _empty, _eye, _full, _linspace, _rand, _randint, _randn, _randperm, _to_device, _to_dtype,
-    _zeros, bernoulli, default_generator, multinomial,
+    Generator, _arange, _empty, _eye, _full, _linspace, _log_standard_gamma, _rand, _randint, _randn, _randperm,
+    _to_device, _to_dtype, _zeros, bernoulli, default_generator, multinomial,
 )
 from ._math import *  # noqa: F401,F403
 from ._math import UNARY_FUNCS, _unary_ops  # noqa: F401

@@ -177,6 +177,22 @@ def bernoulli(input, *, generator=None):
     return wrap(_rng(generator).random(input._a.shape) < input._a, input._dt)
 
 
+def _log_standard_gamma(alpha, generator=None):
+    """Logs of Gamma(alpha, 1) draws (float64) for a float64 tensor ``alpha``: NumPy's gamma sampler, boosted below
+    ``alpha = 1`` by ``u^(1/alpha)`` in log space (tiny concentrations do not underflow); NaN for NaN or negative
+    ``alpha``."""
+    need_tensor(alpha, "_log_standard_gamma")
+    a = np.asarray(alpha._a, np.float64)
+    rng = _rng(generator)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ok = a >= 0  # False for NaN
+        boost = ok & (a < 1)
+        out = np.full(a.shape, np.nan)
+        out[ok] = np.log(rng.standard_gamma(np.where(boost, a + 1, a)[ok]))
+        out[boost] += np.log1p(-rng.random(np.count_nonzero(boost))) / a[boost]
+    return wrap(out, as_dtype("float64"))
+
+
 def multinomial(input, num_samples, replacement=False, *, generator=None):
     """int64 indices drawn from the rows of ``input`` (non-negative weights)."""
     need_tensor(input, "multinomial")

@@ -8,7 +8,7 @@ from sneppx_core.autograd.function import once_differentiable
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .gamma import _check_floating, _host64, _log_standard_gamma, _on_host
+from .gamma import _check_floating, _host64, _like, _log_standard_gamma, _on_host
 
 
 def _sample_dirichlet(concentration):
@@ -16,8 +16,7 @@ def _sample_dirichlet(concentration):
     normalised Gamma(concentration_i, 1) draws, computed in float64 from the gammas' logs (so tiny concentrations
     do not underflow to 0/0), returned in the concentration's dtype and clamped to at least its ``tiny``."""
     _check_floating(concentration, "_sample_dirichlet")
-    flat = concentration.detach().reshape(-1).to(sx.float64)
-    log_gammas = _log_standard_gamma(flat).reshape(tuple(concentration.shape))
+    log_gammas = _log_standard_gamma(concentration.detach().reshape(-1)).reshape(tuple(concentration.shape))
     x = sx.functional.softmax(log_gammas, dim=-1).to(concentration.dtype)
     return x.clamp(min=sx.finfo(concentration.dtype).tiny)
 
@@ -39,8 +38,7 @@ def _beta_sample_grad(x, alpha, total):
 def _dirichlet_grad(x, concentration, total):
     """``torch._dirichlet_grad``'s quantity: :func:`_beta_sample_grad` of each component ``x_i`` of a Dirichlet
     sample, as a Beta(concentration_i, total_i - concentration_i) sample (tensors of one shape)."""
-    grad = _C._beta_sample_grad(_host64(x), _host64(concentration), _host64(total))
-    return grad.to(concentration.dtype).to(concentration.device)
+    return _like(_C._beta_sample_grad(_host64(x), _host64(concentration), _host64(total)), concentration)
 
 
 def _Dirichlet_backward(x, concentration, grad_output):

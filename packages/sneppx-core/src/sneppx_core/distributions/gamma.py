@@ -21,12 +21,19 @@ from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
-_TINY = 1e-300  # the log's floor in the sampler
-
-
 def _host64(t):
-    """``t`` as a float64 CPU tensor without autograd (what the compiled gradient kernels take)."""
-    return t.detach().cpu().to(sx.float64).contiguous()
+    """``t`` as a contiguous float64 CPU tensor without autograd (what the compiled kernels take)."""
+    t = t.detach()
+    if t.device.type != "cpu":
+        t = t.cpu()
+    return (t if t.dtype == sx.float64 else t.to(sx.float64)).contiguous()
+
+
+def _like(t, like):
+    """``t`` (a kernel's float64 CPU result) in ``like``'s dtype and on its device."""
+    if t.dtype != like.dtype:
+        t = t.to(like.dtype)
+    return t if like.device.type == "cpu" else t.to(like.device)
 
 
 def _on_host(fn, *arrays):
@@ -50,31 +57,12 @@ def _gamma_sample_grad(alpha, x):
 
 
 def _log_standard_gamma(alpha):
-    """Logs of Gamma(alpha, 1) draws for a flat float64 tensor ``alpha``, from SneppX's generator: Marsaglia and
-    Tsang's squeeze-free rejection method (acceptance >= 95%), boosted below ``alpha = 1`` by ``u^(1/alpha)``
-    (added in log space, so tiny concentrations do not underflow). NaN for NaN or negative ``alpha``."""
-    dev = alpha.device
-    out = sx.full(tuple(alpha.shape), float("nan"), dtype=sx.float64, device=dev)
-    out = sx.where(sx.isinf(alpha) & (alpha > 0), float("inf"), out)
-    boost = alpha < 1
-    a = sx.where(boost, alpha + 1, alpha)
-    d = a - 1.0 / 3.0
-    c = (9 * d).rsqrt()
-    pending = sx.arange(alpha.numel(), device=dev)[sx.isfinite(alpha) & (alpha >= 0)]
-    while pending.numel():
-        n, dp, cp = pending.numel(), d[pending], c[pending]
-        z = sx.randn(n, dtype=sx.float64, device=dev)
-        u = sx.rand(n, dtype=sx.float64, device=dev)
-        v = (1 + cp * z) ** 3
-        log_v = v.clamp(min=_TINY).log()
-        accept = (v > 0) & (u.log() < 0.5 * z * z + dp - dp * v + dp * log_v)
-        out[pending[accept]] = (dp.log() + log_v)[accept]
-        pending = pending[~accept]
-    boosted = sx.arange(alpha.numel(), device=dev)[boost]
-    if boosted.numel():
-        u = sx.rand(boosted.numel(), dtype=sx.float64, device=dev)
-        out[boosted] = out[boosted] + u.log() / alpha[boosted]
-    return out
+    """Logs of Gamma(alpha, 1) draws for a float64 tensor ``alpha``, from SneppX's generator: Marsaglia and Tsang's
+    method (acceptance >= 95%), boosted below ``alpha = 1`` by ``u^(1/alpha)`` (added in log space, so tiny
+    concentrations do not underflow), by the backend's kernel (``csrc/ops/sample_grad.cpp``; on the host, then
+    moved to ``alpha``'s device). NaN for NaN or negative ``alpha``."""
+    out = _C._log_standard_gamma(_host64(alpha))
+    return out if alpha.device.type == "cpu" else out.to(alpha.device)
 
 
 def _check_floating(concentration, op):
@@ -91,9 +79,8 @@ class _StandardGamma(sx.autograd.Function):
     @staticmethod
     def forward(ctx, concentration):
         """Draws in float64 (SneppX's generator), returned in the concentration's dtype, at least its ``tiny``."""
-        flat = concentration.detach().reshape(-1).to(sx.float64)
-        x = _log_standard_gamma(flat).exp().reshape(tuple(concentration.shape)).to(concentration.dtype)
-        x = x.clamp(min=sx.finfo(concentration.dtype).tiny)
+        x = _log_standard_gamma(concentration.reshape(-1)).exp().reshape(tuple(concentration.shape))
+        x = _like(x, concentration).clamp(min=sx.finfo(concentration.dtype).tiny)
         ctx.save_for_backward(concentration, x)
         return x
 
@@ -103,7 +90,7 @@ class _StandardGamma(sx.autograd.Function):
         """``grad_output * dx/dalpha`` (see :func:`_gamma_sample_grad`)."""
         concentration, x = ctx.saved_tensors
         grad = _C._standard_gamma_grad(_host64(concentration), _host64(x))
-        return grad_output * grad.to(concentration.dtype).to(concentration.device)
+        return grad_output * _like(grad, concentration)
 
 
 def _standard_gamma(concentration):
