@@ -1,5 +1,6 @@
-"""Function transforms, as ``torch.func``: ``vmap``, ``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``,
-``jacfwd``, ``hessian``, ``functional_call`` and ``stack_module_state``.
+"""Function transforms, as ``torch.func``: ``vmap``, ``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``linearize``,
+``jacrev``, ``jacfwd``, ``hessian``, ``functional_call``, ``stack_module_state``, ``replace_all_batch_norm_modules_``,
+and ``functionalize`` and ``debug_unwrap`` (which have nothing to do here and return their argument).
 
 SneppX has no batching rules and no forward-mode AD, so the transforms are built from what it has:
 
