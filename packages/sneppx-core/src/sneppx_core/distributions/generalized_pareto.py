@@ -28,13 +28,7 @@ class GeneralizedPareto(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         """A new GeneralizedPareto with all parameters expanded to ``batch_shape``."""
-        new = self._get_checked_instance(GeneralizedPareto, _instance)
-        batch_shape = tuple(batch_shape)
-        new.loc, new.scale, new.concentration = (p.expand(batch_shape)
-                                                 for p in (self.loc, self.scale, self.concentration))
-        super(GeneralizedPareto, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(GeneralizedPareto, batch_shape, _instance, ("loc", "scale", "concentration"))
 
     def rsample(self, sample_shape=()):
         """``icdf(u)`` with ``u`` uniform on [0, 1): differentiable in all three parameters."""

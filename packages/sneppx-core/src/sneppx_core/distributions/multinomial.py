@@ -30,12 +30,8 @@ class Multinomial(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         """A new distribution with batch dims expanded to ``batch_shape`` (parameters are expanded views)."""
-        new = self._get_checked_instance(Multinomial, _instance)
-        batch_shape = tuple(batch_shape)
+        new = self._expand_params(Multinomial, batch_shape, _instance, ("_categorical",))
         new.total_count = self.total_count
-        new._categorical = self._categorical.expand(batch_shape)
-        super(Multinomial, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)

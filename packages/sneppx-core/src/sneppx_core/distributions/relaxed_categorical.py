@@ -31,12 +31,8 @@ class ExpRelaxedCategorical(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         """A copy with the batch expanded to ``batch_shape``."""
-        new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
-        batch_shape = tuple(batch_shape)
+        new = self._expand_params(ExpRelaxedCategorical, batch_shape, _instance, ("_categorical",))
         new.temperature = self.temperature
-        new._categorical = self._categorical.expand(batch_shape)
-        super(ExpRelaxedCategorical, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     @property

@@ -43,13 +43,7 @@ class StudentT(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         """A new StudentT with all parameters expanded to ``batch_shape``."""
-        new = self._get_checked_instance(StudentT, _instance)
-        batch_shape = tuple(batch_shape)
-        new.df, new.loc, new.scale = (p.expand(batch_shape) for p in (self.df, self.loc, self.scale))
-        new._chi2 = self._chi2.expand(batch_shape)
-        super(StudentT, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(StudentT, batch_shape, _instance, ("df", "loc", "scale", "_chi2"))
 
     def rsample(self, sample_shape=()):
         """``loc + scale * X / sqrt(Z / df)``, ``X`` standard normal, ``Z`` chi-squared (``df``): differentiable
