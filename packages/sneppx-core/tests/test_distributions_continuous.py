@@ -662,3 +662,90 @@ def test_gamma_draws_do_not_depend_on_the_thread_count():
     assert np.isnan(logs[1000]) and np.isnan(logs[1001])
     with pytest.raises(TypeError, match=r"_log_standard_gamma\] alpha must be a float64 CPU tensor"):
         _C._log_standard_gamma(alpha.float())
+
+
+def _threads(n, fn):
+    """``fn()`` run with ``n`` threads (the previous count restored)."""
+    before = sx.get_num_threads()
+    try:
+        sx.set_num_threads(n)
+        return fn()
+    finally:
+        sx.set_num_threads(before)
+
+
+@pytest.mark.parametrize("dtype, rtol", [(sx.float32, 1e-6), (sx.float64, 1e-13)])
+def test_compiled_gamma_sampler_and_its_node(dtype, rtol):
+    """``_C._standard_gamma`` (what ``_standard_gamma`` runs for float32/float64 CPU tensors) draws what the float64
+    log sampler draws on the same counters, and its node's gradient is the float64 kernel's at the draws (to the
+    dtype's precision: float32 gradients stop their sums at 2^-40); an expanded concentration sums its gradient."""
+    from sneppx_core._backend import _C
+    from sneppx_core.distributions.gamma import _StandardGamma
+
+    alpha = np.concatenate([RNG.uniform(0.05, 8, 300), [1e-3, 0.5, 30.0, 900.0, 2e5]])
+    conc = sx.tensor(alpha, dtype=dtype, requires_grad=True)
+    a64 = npy(conc).astype(np.float64)
+    draw = lambda: (sx.manual_seed(21), _C._standard_gamma(conc))[1]  # noqa: E731
+    x = _threads(1, draw)
+    assert x.dtype == dtype and x.grad_fn is not None
+    np.testing.assert_array_equal(npy(x), npy(_threads(2, draw)))
+    sx.manual_seed(21)
+    logs = npy(_C._log_standard_gamma(sx.tensor(a64)))
+    tiny = np.finfo(npy(x).dtype).tiny
+    np.testing.assert_allclose(npy(x), np.maximum(np.exp(logs), tiny).astype(npy(x).dtype), rtol=2e-7)
+    go = RNG.standard_normal(alpha.shape)
+    (g,) = sx.autograd.grad((x * sx.tensor(go, dtype=dtype)).sum(), conc)
+    want = go * _gamma_sample_grad(a64, npy(x).astype(np.float64))
+    np.testing.assert_allclose(npy(g), want, rtol=rtol, atol=1e-30)
+    # the autograd.Function kept for other devices and dtypes computes the same draws and gradients
+    sx.manual_seed(21)
+    y = _StandardGamma.apply(conc)
+    np.testing.assert_allclose(npy(y), npy(x), rtol=2e-7 if dtype == sx.float32 else 1e-15)
+    (gy,) = sx.autograd.grad(y.sum(), conc)
+    np.testing.assert_allclose(npy(gy), _gamma_sample_grad(a64, npy(y).astype(np.float64)), rtol=rtol, atol=1e-30)
+    c = sx.tensor([1.5, 4.0], dtype=dtype, requires_grad=True)
+    xe = _standard_gamma(c.expand(1000, 2))
+    (ge,) = sx.autograd.grad(xe.sum(), c)
+    want = _gamma_sample_grad(np.broadcast_to([1.5, 4.0], (1000, 2)), npy(xe).astype(np.float64)).sum(0)
+    np.testing.assert_allclose(npy(ge), want, rtol=1e-5 if dtype == sx.float32 else 1e-12)
+
+
+def test_compiled_dirichlet_sampler_and_its_node():
+    """``_C._sample_dirichlet``: normalised gammas of the same counters as the log sampler, the same at 1 and 2
+    threads, and a node whose gradient is PyTorch's formula over the float64 Beta-marginal kernel."""
+    from sneppx_core._backend import _C
+
+    conc = t64(RNG.uniform(0.2, 5, (40, 4)), True)
+    draw = lambda: (sx.manual_seed(8), _C._sample_dirichlet(conc))[1]  # noqa: E731
+    x = _threads(1, draw)
+    np.testing.assert_array_equal(npy(x), npy(_threads(2, draw)))
+    sx.manual_seed(8)
+    logs = npy(_C._log_standard_gamma(conc.detach().reshape(-1))).reshape(40, 4)
+    want = np.exp(logs - logs.max(-1, keepdims=True))
+    np.testing.assert_allclose(npy(x), want / want.sum(-1, keepdims=True), rtol=1e-14)
+    go = t64(RNG.standard_normal((40, 4)))
+    (g,) = sx.autograd.grad((x * go).sum(), conc)
+    np.testing.assert_allclose(npy(g), npy(_Dirichlet_backward(x.detach(), conc.detach(), go)), rtol=1e-12)
+    c32 = sx.tensor([0.7, 2.0, 3.5], dtype=sx.float32, requires_grad=True)
+    x32 = D.Dirichlet(c32).rsample((500,))
+    (g32,) = sx.autograd.grad(x32[..., 0].sum(), c32)
+    go32 = np.zeros((500, 3))
+    go32[:, 0] = 1
+    ref = _Dirichlet_backward(t64(npy(x32)), t64(npy(c32)).expand(500, 3), t64(go32))
+    np.testing.assert_allclose(npy(g32), npy(ref).sum(0), rtol=1e-5)
+    with pytest.raises(ValueError, match="_sample_dirichlet"):
+        _C._sample_dirichlet(t64(2.0))
+    with pytest.raises(TypeError, match="_sample_dirichlet"):
+        _C._sample_dirichlet(sx.ones(3, dtype=sx.int64))
+    assert _C._sample_dirichlet(sx.ones((2, 0))).shape == (2, 0)
+
+
+def test_compiled_samplers_are_first_order():
+    """create_graph=True gives the first gradient; differentiating that gradient raises (as PyTorch's
+    ``_standard_gamma_grad`` and ``_dirichlet_grad`` have no derivative)."""
+    for sample in (lambda c: _standard_gamma(c), lambda c: D.Dirichlet(c).rsample()):
+        conc = t64([0.8, 2.5], True)
+        (g,) = sx.autograd.grad((sample(conc) ** 2).sum(), conc, create_graph=True)
+        assert g.requires_grad
+        with pytest.raises(RuntimeError, match="first order"):
+            g.sum().backward()

@@ -1,18 +1,24 @@
-// Gamma draws and the implicit reparameterisation gradients of gamma and beta draws (sneppx_core.distributions).
+// Gamma and Dirichlet draws and the implicit reparameterisation gradients of gamma and beta draws
+// (sneppx_core.distributions).
 //
 // Draws: Marsaglia and Tsang's method in double, one element per step of a parallel loop, each element's tries
 // on counters of its own (so the draws do not depend on the thread count), boosted below a = 1 by u^(1/a).
 //
-// Gradients: for a draw x of
-// a distribution with CDF F(x; a), dx/da = -(dF/da) / (dF/dx). dF/da is differentiated exactly, in forward
-// mode (a value and its derivative carried through every step), through the series or continued fraction that
-// computes F: the regularised incomplete gamma function for Gamma(a, 1), the regularised incomplete beta
-// function for Beta(a, b) (the Dirichlet's marginals). Double precision on the host, one element per step of
-// a parallel loop; results within about 1e-13 relative of high-precision references.
+// Gradients: for a draw x of a distribution with CDF F(x; a), dx/da = -(dF/da) / (dF/dx). dF/da is
+// differentiated exactly, in forward mode (a value and its derivative carried through every step), through the
+// series or continued fraction that computes F: the regularised incomplete gamma function for Gamma(a, 1), the
+// regularised incomplete beta function for Beta(a, b) (the Dirichlet's marginals). Double precision on the host,
+// one element per step of a parallel loop; a sum or fraction stops when its steps fall below the result dtype's
+// tolerance (about 1e-13 relative of high-precision references for float64, 1e-12 for float32 results).
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
 
 #include "core/generator.h"
 
+#include "autograd/node.h"
 #include "core/parallel.h"
 #include "ops/common.h"
 #include "ops/sample_grad.h"
@@ -21,7 +27,8 @@
 namespace sx {
 namespace {
 
-constexpr double kEps = 0x1p-53;   // float64 unit roundoff: when a sum or a fraction stops changing
+constexpr double kEps64 = 0x1p-53;  // float64 unit roundoff: when a sum or a fraction stops changing
+constexpr double kEps32 = 0x1p-40;  // enough for float32 results (cancellation in the final formulas included)
 constexpr double kTiny = 1e-300;   // Lentz's stand-in for a zero denominator
 constexpr int kMaxTerms = 20000;   // steps per element (a <= 1e5 needs under 3000)
 constexpr double kAsymptotic = 1e5;  // above it, the gamma gradient comes from the Cornish-Fisher expansion
@@ -33,18 +40,17 @@ struct Dual {
 inline Dual operator+(Dual a, Dual b) { return {a.v + b.v, a.d + b.d}; }
 inline Dual operator-(Dual a, Dual b) { return {a.v - b.v, a.d - b.d}; }
 inline Dual operator*(Dual a, Dual b) { return {a.v * b.v, a.d * b.v + a.v * b.d}; }
-inline Dual operator/(Dual a, Dual b) {
-  double q = a.v / b.v;
-  return {q, (a.d - q * b.d) / b.v};
+inline Dual operator/(Dual a, Dual b) {  // one division: the loops' dependency chains run through them
+  double r = 1 / b.v, q = a.v * r;
+  return {q, (a.d - q * b.d) * r};
 }
 inline Dual constant(double v) { return {v, 0.0}; }
-inline bool converged(Dual increment, Dual total) {
-  return std::fabs(increment.v) <= kEps * std::fabs(total.v) &&
-         std::fabs(increment.d) <= kEps * std::fabs(total.d);
+inline bool converged(Dual increment, Dual total, double eps) {
+  return std::fabs(increment.v) <= eps * std::fabs(total.v) && std::fabs(increment.d) <= eps * std::fabs(total.d);
 }
 
 // b0 + a1 / (b1 + a2 / (b2 + ...)) by the modified Lentz method; term(n) gives (a_n, b_n).
-template <class Term> Dual continued_fraction(Dual b0, Term term) {
+template <class Term> Dual continued_fraction(Dual b0, Term term, double eps) {
   auto guard = [](Dual z) { return z.v == 0 ? Dual{kTiny, z.d} : z; };
   Dual f = guard(b0), c = f, d = constant(0.0);
   for (int n = 1; n <= kMaxTerms; ++n) {
@@ -52,7 +58,7 @@ template <class Term> Dual continued_fraction(Dual b0, Term term) {
     d = constant(1.0) / guard(bn + an * d);
     c = guard(bn + an / c);
     Dual next = f * (c * d);
-    bool done = converged(next - f, next);
+    bool done = converged(next - f, next, eps);
     f = next;
     if (done) break;
   }
@@ -60,24 +66,28 @@ template <class Term> Dual continued_fraction(Dual b0, Term term) {
 }
 
 // dx/da for x < a + 1: P = x^a e^-x / Gamma(a + 1) * sum_n x^n / ((a + 1) ... (a + n)).
-double gamma_grad_series(double alpha, double x) {
-  Dual a{alpha, 1.0}, total = constant(1.0), term = constant(1.0);
+double gamma_grad_series(double alpha, double x, double eps) {
+  // The term t_n = x^n / ((a + 1) ... (a + n)) has d t_n / da = -t_n H_n with H_n = sum_k 1 / (a + k): the loop's
+  // dependency chains are one multiply (t) and one add (H); the division is off them.
+  double t = 1, h = 0, sum = 1, dsum = 0;
   for (int n = 1; n <= kMaxTerms; ++n) {
-    term = term * constant(x) / (a + constant(n));
-    Dual next = total + term;
-    bool done = converged(term, next);
-    total = next;
-    if (done) break;
+    double r = 1 / (alpha + n);
+    t *= x * r;
+    h += r;
+    double dt = -t * h;
+    sum += t;
+    dsum += dt;
+    if (t <= eps * sum && std::fabs(dt) <= eps * std::fabs(dsum)) break;
   }
-  return -(x / alpha) * ((std::log(x) - spm::digamma(alpha + 1)) * total.v + total.d);
+  return -(x / alpha) * ((std::log(x) - spm::digamma(alpha + 1)) * sum + dsum);
 }
 
 // dx/da for x >= a + 1, from Legendre's continued fraction of Q = 1 - P.
-double gamma_grad_continued_fraction(double alpha, double x) {
+double gamma_grad_continued_fraction(double alpha, double x, double eps) {
   Dual a{alpha, 1.0};
   Dual h = constant(1.0) / continued_fraction(constant(x + 1) - a, [&](int n) {
              return std::pair{constant(-n) * (constant(n) - a), constant(x + 2 * n + 1) - a};
-           });
+           }, eps);
   return x * (h.v * (std::log(x) - spm::digamma(alpha)) + h.d);
 }
 
@@ -95,16 +105,19 @@ double gamma_grad_asymptotic(double alpha, double x) {
   return 1 + z / (2 * s) - (z2 * z - 7 * z) / (72 * alpha * s) + (3 * z2 * z2 + 7 * z2 - 16) / (810 * alpha * alpha);
 }
 
-double gamma_grad(double alpha, double x) {
+double gamma_grad(double alpha, double x, double eps) {
   if (!(std::isfinite(alpha) && alpha > 0 && x >= 0)) return NAN;
   if (x == 0) return 0.0;  // an underflowed draw
   if (alpha > kAsymptotic) return gamma_grad_asymptotic(alpha, x);
-  return x < alpha + 1 ? gamma_grad_series(alpha, x) : gamma_grad_continued_fraction(alpha, x);
+  // The series of P converges at any x; past the mean its sum nearly cancels in dP/da, by a factor of about 1/Q,
+  // which stays under 10 before a + 1 + sqrt(a + 1). Beyond it the continued fraction of Q, slower per step.
+  bool series = x < alpha + 1 + std::sqrt(alpha + 1);
+  return series ? gamma_grad_series(alpha, x, eps) : gamma_grad_continued_fraction(alpha, x, eps);
 }
 
 // 1 / f with I_x(a, b) = x^a (1-x)^b / (a B(a, b)) / f: the incomplete beta function's continued fraction,
 // which converges fast for x < (a + 1) / (a + b + 2).
-Dual beta_continued_fraction(Dual a, Dual b, double x) {
+Dual beta_continued_fraction(Dual a, Dual b, double x, double eps) {
   return constant(1.0) / continued_fraction(constant(1.0), [&](int n) {
            int m = n / 2;
            Dual top = n % 2 ? constant(-x) * (a + constant(m)) * (a + b + constant(m))
@@ -112,21 +125,21 @@ Dual beta_continued_fraction(Dual a, Dual b, double x) {
            Dual bottom = n % 2 ? (a + constant(2 * m)) * (a + constant(2 * m + 1))
                                : (a + constant(2 * m - 1)) * (a + constant(2 * m));
            return std::pair{top / bottom, constant(1.0)};
-         });
+         }, eps);
 }
 
 // -(dI_x(a, b)/da) / pdf(x) / (1 - x) with b = total - a held fixed: the scaled implicit gradient of a
 // Beta(a, b) draw x; the continued fraction of I_{1-x}(b, a) past the mean.
-double beta_grad(double x, double alpha, double total) {
+double beta_grad(double x, double alpha, double total, double eps) {
   double beta = total - alpha;
   if (!(std::isfinite(alpha) && std::isfinite(beta) && alpha > 0 && beta >= 0 && x >= 0 && x <= 1)) return NAN;
   if (x == 0 || beta == 0) return 0.0;  // a draw at 0, or a one-component Dirichlet (always 1)
   double shared = spm::digamma(alpha + beta) - spm::digamma(alpha);
   if (x > (alpha + 1) / (total + 2)) {
-    Dual h = beta_continued_fraction(constant(beta), Dual{alpha, 1.0}, 1 - x);
+    Dual h = beta_continued_fraction(constant(beta), Dual{alpha, 1.0}, 1 - x, eps);
     return (x / beta) * (h.v * (std::log(x) + shared) + h.d);
   }
-  Dual h = beta_continued_fraction(Dual{alpha, 1.0}, constant(beta), x);
+  Dual h = beta_continued_fraction(Dual{alpha, 1.0}, constant(beta), x, eps);
   return -(x / alpha) * (h.v * (std::log(x) - 1 / alpha + shared) + h.d);
 }
 
@@ -163,6 +176,12 @@ double log_gamma_draw(double alpha, uint64_t seed, uint64_t base, int64_t i) {
   return out;
 }
 
+// The key and the first counter of n elements' draws on g (the default generator when null).
+std::pair<uint64_t, uint64_t> reserve_draws(Generator* g, int64_t n) {
+  Generator& gen = *gen_or_default(g);
+  return {gen.seed, gen.reserve(uint64_t(n) * kPerElement)};
+}
+
 Tensor host_float64(const Tensor& t, const char* op, const char* name) {
   SX_CHECK(t->dtype == DType::Float64 && t->device().type == DeviceType::CPU, TypeError, "[", op, "] ", name,
            " must be a float64 CPU tensor, got ", describe(t));
@@ -185,19 +204,38 @@ template <class Fn> Tensor map_elements(const char* op, const TensorList& in, co
   return out;
 }
 
+// The float32 or float64 CPU tensor t, contiguous (no autograd); TypeError naming op otherwise.
+Tensor host_float(const Tensor& t, const char* op) {
+  SX_CHECK(t->device().type == DeviceType::CPU && (t->dtype == DType::Float32 || t->dtype == DType::Float64),
+           TypeError, "[", op, "] expects a float32 or float64 CPU tensor, got ", describe(t));
+  return t->is_contiguous() ? t : clone_nograd(t);
+}
+
+// The draw's floor: the smallest normal number of the result type (PyTorch clamps to it too).
+template <class T> double tiny() { return double(std::numeric_limits<T>::min()); }
+template <class T> double tolerance() { return std::is_same_v<T, float> ? kEps32 : kEps64; }
+
+// The gradient a backward closure returns: computed without recording; under create_graph, a result whose own
+// backward raises (these gradients are first order only, as PyTorch's).
+Tensor first_order(const char* node, const Tensor& g, Tensor grad) {
+  if (!grad_mode::enabled() || !g->requires_grad) return grad;
+  return record(node, {g}, grad, [node](const Tensor&) -> TensorList {
+    throw RuntimeError(msg("[", node, "] is first order only: its gradient has no gradient"));
+  });
+}
+
 }  // namespace
 
 Tensor standard_gamma_grad(const Tensor& alpha, const Tensor& x) {
   static const char* const names[] = {"alpha", "x"};
   return map_elements("_standard_gamma_grad", {alpha, x}, names, [](const TensorList& c, int64_t i) {
-    return gamma_grad(c[0]->data<double>()[i], c[1]->data<double>()[i]);
+    return gamma_grad(c[0]->data<double>()[i], c[1]->data<double>()[i], kEps64);
   });
 }
 
 Tensor log_standard_gamma(const Tensor& alpha, Generator* g) {
   Tensor a = host_float64(alpha, "_log_standard_gamma", "alpha");
-  Generator& gen = *gen_or_default(g);
-  uint64_t seed = gen.seed, base = gen.reserve(uint64_t(a->numel()) * kPerElement);
+  auto [seed, base] = reserve_draws(g, a->numel());
   Tensor out = empty(a->shape, DType::Float64);
   const double* in = a->data<double>();
   double* o = out->data<double>();
@@ -210,7 +248,83 @@ Tensor log_standard_gamma(const Tensor& alpha, Generator* g) {
 Tensor beta_sample_grad(const Tensor& x, const Tensor& alpha, const Tensor& total) {
   static const char* const names[] = {"x", "alpha", "total"};
   return map_elements("_beta_sample_grad", {x, alpha, total}, names, [](const TensorList& c, int64_t i) {
-    return beta_grad(c[0]->data<double>()[i], c[1]->data<double>()[i], c[2]->data<double>()[i]);
+    return beta_grad(c[0]->data<double>()[i], c[1]->data<double>()[i], c[2]->data<double>()[i], kEps64);
+  });
+}
+
+}  // namespace sx
+
+namespace sx {
+
+Tensor standard_gamma(const Tensor& alpha, Generator* g) {
+  const char* op = "_standard_gamma";
+  Tensor a = host_float(alpha, op);
+  auto [seed, base] = reserve_draws(g, a->numel());
+  Tensor out = empty(a->shape, a->dtype);
+  SX_DISPATCH_F32_F64(a->dtype, op, [&] {
+    const scalar_t* in = a->data<scalar_t>();
+    scalar_t* o = out->data<scalar_t>();
+    parallel_for(out->numel(), 16, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i)
+        o[i] = scalar_t(std::max(std::exp(log_gamma_draw(in[i], seed, base, i)), tiny<scalar_t>()));
+    });
+  });
+  if (!needs_grad({&alpha})) return out;
+  Saved sa(a), so(alias_detached(out));
+  return record("StandardGammaBackward", {alpha}, out, [sa, so](const Tensor& g) {
+    const Tensor &a = sa.get(), &x = so.get();
+    Tensor gc = host_float(cast_nograd(g, a->dtype), "_standard_gamma backward"), grad = empty(a->shape, a->dtype);
+    SX_DISPATCH_F32_F64(a->dtype, "_standard_gamma backward", [&] {
+      const scalar_t *pa = a->data<scalar_t>(), *px = x->data<scalar_t>(), *pg = gc->data<scalar_t>();
+      scalar_t* o = grad->data<scalar_t>();
+      parallel_for(grad->numel(), 16, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) o[i] = scalar_t(pg[i] * gamma_grad(pa[i], px[i], tolerance<scalar_t>()));
+      });
+    });
+    return TensorList{first_order("StandardGammaBackward", g, grad)};
+  });
+}
+
+Tensor sample_dirichlet(const Tensor& alpha, Generator* g) {
+  const char* op = "_sample_dirichlet";
+  SX_CHECK(alpha->dim() >= 1, ValueError, "[", op, "] concentration must have at least one dim, got ", describe(alpha));
+  Tensor a = host_float(alpha, op);
+  int64_t k = a->shape.back(), rows = k ? a->numel() / k : 0;
+  auto [seed, base] = reserve_draws(g, a->numel());
+  Tensor out = empty(a->shape, a->dtype);
+  SX_DISPATCH_F32_F64(a->dtype, op, [&] {
+    const scalar_t* in = a->data<scalar_t>();
+    scalar_t* o = out->data<scalar_t>();
+    parallel_for(rows, 4, [&](int64_t lo, int64_t hi) {
+      std::vector<double> logs(static_cast<size_t>(k));
+      for (int64_t r = lo; r < hi; ++r) {  // normalised gammas, from their logs (tiny concentrations underflow)
+        double top = -INFINITY, total = 0;
+        for (int64_t j = 0; j < k; ++j)
+          top = std::max(top, logs[j] = log_gamma_draw(in[r * k + j], seed, base, r * k + j));
+        for (int64_t j = 0; j < k; ++j) total += logs[j] = std::exp(logs[j] - top);
+        for (int64_t j = 0; j < k; ++j) o[r * k + j] = scalar_t(std::max(logs[j] / total, tiny<scalar_t>()));
+      }
+    });
+  });
+  if (!needs_grad({&alpha})) return out;
+  Saved sa(a), so(alias_detached(out));
+  return record("DirichletBackward", {alpha}, out, [sa, so, k, rows](const Tensor& g) {
+    const Tensor &a = sa.get(), &x = so.get();
+    Tensor gc = host_float(cast_nograd(g, a->dtype), "_sample_dirichlet backward"), grad = empty(a->shape, a->dtype);
+    SX_DISPATCH_F32_F64(a->dtype, "_sample_dirichlet backward", [&] {
+      const scalar_t *pa = a->data<scalar_t>(), *px = x->data<scalar_t>(), *pg = gc->data<scalar_t>();
+      scalar_t* o = grad->data<scalar_t>();
+      parallel_for(rows, 4, [&](int64_t lo, int64_t hi) {
+        for (int64_t r = lo; r < hi; ++r) {  // g_j (grad_j - sum_i x_i grad_i), g_j the Beta marginal's gradient
+          const scalar_t *ar = pa + r * k, *xr = px + r * k, *gr = pg + r * k;
+          double total = 0, dot = 0;
+          for (int64_t j = 0; j < k; ++j) total += ar[j], dot += double(xr[j]) * gr[j];
+          for (int64_t j = 0; j < k; ++j)
+            o[r * k + j] = scalar_t(beta_grad(xr[j], ar[j], total, tolerance<scalar_t>()) * (gr[j] - dot));
+        }
+      });
+    });
+    return TensorList{first_order("DirichletBackward", g, grad)};
   });
 }
 

@@ -80,6 +80,35 @@ std::optional<Scalar> opt_scalar(py::handle h, const char* op) {
   if (h.is_none()) return std::nullopt;
   return to_scalar(h, op);
 }
+// x.view(dtype): x's bytes read as dtype, sharing its storage (PyTorch's rules). With another element size the
+// last dim must have stride 1; it and the offset and other strides are rescaled (each must divide evenly). Not
+// recorded by autograd (the result does not require grad). A non-bool tensor cannot be viewed as bool here: its
+// bytes need not be 0 or 1, which the bool kernels assume.
+Tensor view_dtype(const Tensor& x, DType dt) {
+  if (dt == x->dtype) return alias_detached(x);
+  SX_CHECK(dt != DType::Bool, TypeError, "[view] viewing ", describe(x), " as bool is not supported (its bytes need "
+           "not be 0 or 1); use x != 0 or x.to(bool)");
+  const int64_t from = int64_t(itemsize(x->dtype)), to = int64_t(itemsize(dt));
+  Tensor v = alias_detached(x);
+  v->dtype = dt;
+  if (from == to) return v;
+  SX_CHECK(x->dim() > 0, RuntimeError, "[view] a 0-d ", describe(x), " cannot be viewed as ", dtype_name(dt),
+           " (another element size)");
+  SX_CHECK(x->strides.back() == 1 || x->shape.back() == 1, RuntimeError, "[view] the last dim of ", describe(x),
+           " must have stride 1 to be viewed as ", dtype_name(dt), " (another element size), got stride ",
+           x->strides.back());
+  auto scale = [&](int64_t n, const char* what) {  // n elements of x's dtype, in elements of dt
+    SX_CHECK(n * from % to == 0, RuntimeError, "[view] ", what, " (", n, ") of ", describe(x), " must be divisible by ",
+             to / std::min(from, to), " to view ", dtype_name(x->dtype), " as ", dtype_name(dt));
+    return n * from / to;
+  };
+  v->shape.back() = scale(x->shape.back(), "the last dim's size");
+  for (size_t d = 0; d + 1 < x->shape.size(); ++d) v->strides[d] = scale(x->strides[d], "a stride");
+  v->strides.back() = 1;
+  v->offset = scale(x->offset, "the storage offset");
+  return v;
+}
+
 }  // namespace
 
 void bind_ops(py::module_& m, Cls& cls) {
@@ -321,7 +350,7 @@ void bind_ops(py::module_& m, Cls& cls) {
   cls.def("reshape", [](const Tensor& x, py::args s) { return reshape(x, shape_args(s, "reshape")); });
   cls.def("view", [](const Tensor& x, py::args s) {
     if (s.size() == 1 && !PyLong_Check(s[0].ptr()) && !py::isinstance<py::tuple>(s[0]) && !py::isinstance<py::list>(s[0]))
-      return to_dtype(x, parse_dtype(s[0]));  // view(dtype) is not a reinterpretation here
+      return view_dtype(x, parse_dtype(s[0]));  // the bytes reinterpreted (module.cpp)
     return view(x, shape_args(s, "view"));
   });
   both(m, cls, "transpose", &transpose, py::arg("input"), py::arg("dim0"), py::arg("dim1"));

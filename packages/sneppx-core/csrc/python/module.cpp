@@ -273,8 +273,15 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
     x->offset = offset;
     return x;
   });
+  m.def("_storage_nbytes", [](const Tensor& x) { return x->storage ? x->storage->nbytes : size_t(0); });
   m.def("_log_standard_gamma", [](const Tensor& alpha, py::handle g) {
     return log_standard_gamma(alpha, py_conv::opt_generator(g));
+  }, py::arg("alpha"), py::arg("generator") = py::none());
+  m.def("_standard_gamma", [](const Tensor& alpha, py::handle g) {
+    return standard_gamma(alpha, py_conv::opt_generator(g));
+  }, py::arg("alpha"), py::arg("generator") = py::none());
+  m.def("_sample_dirichlet", [](const Tensor& alpha, py::handle g) {
+    return sample_dirichlet(alpha, py_conv::opt_generator(g));
   }, py::arg("alpha"), py::arg("generator") = py::none());
   m.def("_standard_gamma_grad", &standard_gamma_grad, py::arg("alpha"), py::arg("x"));
   m.def("_beta_sample_grad", &beta_sample_grad, py::arg("x"), py::arg("alpha"), py::arg("total"));

@@ -47,6 +47,8 @@ SOLVE_EX = _result("linalg_solve_ex", "result info", "The solution and LAPACK's 
 LU_FACTOR = _result("linalg_lu_factor", "LU pivots", "Packed LU factors and 1-based row pivots.")
 LU_FACTOR_EX = _result("linalg_lu_factor_ex", "LU pivots info", "Packed LU factors, pivots and LAPACK's info.")
 LU = _result("linalg_lu", "P L U", "``A = P @ L @ U``.")
+LDL_FACTOR = _result("linalg_ldl_factor", "LD pivots", "Compact LDL^T factors (LAPACK's sytrf) and pivots.")
+LDL_FACTOR_EX = _result("linalg_ldl_factor_ex", "LD pivots info", "Compact LDL^T factors, pivots and LAPACK's info.")
 
 
 def desc(x):

@@ -7,6 +7,8 @@ from __future__ import annotations
 from . import _legacy_types, _tensor_fill, _tensor_install, _tensor_math, _tensor_more, _tensor_shape, _torch_more
 from . import _linalg_torch
 from . import _tensor_misc, _tensor_strided, _torch_aliases, _torch_misc, _torch_nn_forms, _torch_reach, _torch_rnn
+from . import _tensor_storage
+from . import _legacy_names
 from . import accelerator, amp, backends, cpu, cuda
 from ._C_face import Device, Tensor
 from ._dtype_info import finfo, iinfo
@@ -52,7 +54,8 @@ globals().update(_ALIASES)  # torch.* forms of methods and functional (module-le
 # only as an attribute of the package, as torch.range does
 _MISC = {**_torch_misc.FUNCTIONS, **{k: _guarded(v, k) for k, v in _torch_nn_forms.FUNCTIONS.items()},
          **{k: _checked(v, k) for k, v in _tensor_misc.FUNCTIONS.items()}, **_torch_reach.FUNCTIONS,
-         **{k: _guarded(v, k) for k, v in _torch_rnn.FUNCTIONS.items()}, **_tensor_strided.FUNCTIONS}
+         **{k: _guarded(v, k) for k, v in _torch_rnn.FUNCTIONS.items()}, **_tensor_strided.FUNCTIONS,
+         **_tensor_storage.FUNCTIONS, **_legacy_names.FUNCTIONS}
 _MISC = {k: v for k, v in _MISC.items() if k not in _ops_names and k not in globals()}  # earlier names win
 globals().update(_MISC)
 
@@ -60,7 +63,8 @@ globals().update(_MISC)
 def install(cls=Tensor):
     """Attaches the added functions as Tensor methods (with in-place forms) and the legacy type names."""
     methods = {**_tensor_shape.METHODS, **_tensor_fill.METHODS, **_tensor_more.METHODS, **_tensor_misc.METHODS,
-               **_torch_reach.METHODS, **_tensor_strided.METHODS}
+               **_torch_reach.METHODS, **_tensor_strided.METHODS, **_tensor_storage.METHODS,
+               **_legacy_names.METHODS}
     inplace = _tensor_math.INPLACE + _tensor_fill.INPLACE + _tensor_more.INPLACE + ["addmv", "addr"]
     _tensor_install._install(cls, _FUNCTIONS, methods, _tensor_shape.METHOD_DOCS, inplace)
     _legacy_types._install(cls)

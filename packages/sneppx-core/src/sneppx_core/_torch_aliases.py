@@ -115,8 +115,10 @@ def is_inference(input):
 
 
 def is_storage(obj):
-    """False: sneppx_core has no storage type, so nothing is a storage object."""
-    return False
+    """True for the storage objects of ``Tensor.untyped_storage()`` and ``Tensor.storage()``."""
+    from ._tensor_storage import TypedStorage, UntypedStorage
+
+    return isinstance(obj, (TypedStorage, UntypedStorage))
 
 
 def get_default_dtype():

@@ -109,12 +109,13 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 
 # ---------------------------------------------------------------- autocast state
-_AUTOCAST = {"dtype": {"cpu": Dtype.BFLOAT16, "cuda": Dtype.FLOAT16}, "cache": True}
+_AUTOCAST = {"dtype": {"cpu": Dtype.BFLOAT16, "cuda": Dtype.FLOAT16, "ipu": Dtype.FLOAT16, "xla": Dtype.BFLOAT16},
+             "cache": True}  # PyTorch's defaults; "ipu" and "xla" only keep state (no such devices here)
 
 
 def _device_type(device_type, op):
     if device_type not in _AUTOCAST["dtype"]:
-        raise ValueError(f"[{op}] device_type must be 'cpu' or 'cuda', got {device_type!r}")
+        raise ValueError(f"[{op}] device_type must be one of {list(_AUTOCAST['dtype'])}, got {device_type!r}")
     return device_type
 
 

@@ -5,7 +5,9 @@ a batch of them (leading dims) in float32 or float64 (integer and half-precision
 TypeError, as PyTorch) and returns its result in the input's dtype, on the input's device.
 
 How it is computed: the decompositions, inverses and solves run on the host through NumPy's LAPACK in
-float64 (LU by a batched elimination in NumPy). Their gradients are surrogates built of differentiable
+float64 (LU by a batched elimination in NumPy; ``ldl_factor`` / ``ldl_solve`` by LAPACK's Bunch-Kaufman
+sytf2 / sytrs written in NumPy, in the input's precision, and, as PyTorch's, without a derivative: a
+backward pass through them raises RuntimeError). Their gradients are surrogates built of differentiable
 core ops whose differential at the input is the op's (``value + (s - s.detach())``), written beside
 each formula: inverse, solves, Cholesky (Murray), QR, SVD and eigh (the F-matrix ``1 / (s_j^2 - s_i^2)``,
 ``1 / (w_j - w_i)``), LU, pinv and lstsq (the constant-rank pseudo-inverse derivative), det and slogdet.
@@ -28,6 +30,7 @@ from __future__ import annotations
 from ._backend import _C
 from ._linalg_common import LinAlgError
 from ._linalg_decomp import cholesky, cholesky_ex, eigh, eigvalsh, lu, lu_factor, lu_factor_ex, qr, svd, svdvals
+from ._linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from ._linalg_misc import (
     cond, cross, diagonal, householder_product, matrix_exp, matrix_norm, matrix_power, multi_dot, norm,
     tensorinv, tensorsolve, vander, vecdot, vector_norm,
@@ -58,7 +61,8 @@ def matmul(input, other):
 
 __all__ = [
     "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
-    "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
+    "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq", "lu",
+    "lu_factor", "lu_factor_ex", "lu_solve",
     "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
     "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander",
     "vecdot", "vector_norm",

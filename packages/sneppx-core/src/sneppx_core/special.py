@@ -14,7 +14,9 @@ their integral forms, series about 0 and Hankel's expansions (``_special_bessel_
 by Euler-Maclaurin (``_special_gamma``); the orthogonal polynomials (``*_polynomial_*``, no gradient, as
 PyTorch) by their recurrences or closed forms (``_special_poly``). ``gammainc``/``gammaincc`` run on the
 host in float64 NumPy (series and continued fraction), with a first-order gradient in ``x`` and none in
-``a`` (the backward pass raises, as PyTorch). ``airy_ai`` is not provided.
+``a`` (the backward pass raises, as PyTorch). ``airy_ai`` also runs on the host in float64 NumPy (Taylor series
+about tabulated nodes, asymptotic expansions beyond ``|x| = 10``: ``_special_airy``) and, as in PyTorch, records no
+gradient.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import math
 
 from ._backend import _C
 from ._C_face import Dtype
+from ._special_airy import airy_ai
 from ._special_bessel import i0e, i1, i1e, spherical_bessel_j0
 from ._special_bessel_jyk import (
     bessel_j0, bessel_j1, bessel_y0, bessel_y1, modified_bessel_k0, modified_bessel_k1, scaled_modified_bessel_k0,
@@ -162,7 +165,7 @@ def log_softmax(input, dim, *, dtype=None):
 
 
 __all__ = [
-    "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0", "modified_bessel_k1",
+    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0", "modified_bessel_k1",
     "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
     "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
     "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",

@@ -8,6 +8,7 @@ from .._backend import _C
 from .._C_face import Tensor
 from .._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
 from . import anomaly_mode, function, functional  # noqa: F401
+from ._legacy import NestedIOFunction, enforce_grad_layout_policy, set_multithreading_enabled
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -56,6 +57,15 @@ class Variable(metaclass=_VariableMeta):
         return data.detach().requires_grad_(requires_grad)
 
 
+# After Variable: the module sneppx_core.autograd.variable imports it. The deprecated function then shadows the
+# module's name on the package, as in PyTorch.
+from . import variable as _variable_module  # noqa: E402,F401
+from ._legacy import variable  # noqa: E402
+
+variable.Variable = Variable  # as torch.autograd.variable.Variable
+
+
 __all__ = ["grad", "backward", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "Function",
            "Variable", "detect_anomaly", "set_detect_anomaly", "function", "functional", "anomaly_mode", "gradcheck",
-           "gradgradcheck", "GradcheckError"]
+           "gradgradcheck", "GradcheckError", "NestedIOFunction", "enforce_grad_layout_policy",
+           "set_multithreading_enabled", "variable"]

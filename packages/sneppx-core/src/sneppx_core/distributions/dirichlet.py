@@ -8,7 +8,7 @@ from sneppx_core.autograd.function import once_differentiable
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .gamma import _check_floating, _host64, _like, _log_standard_gamma, _on_host
+from .gamma import _check_floating, _host64, _like, _log_standard_gamma, _native, _on_host
 
 
 def _sample_dirichlet(concentration):
@@ -16,6 +16,8 @@ def _sample_dirichlet(concentration):
     normalised Gamma(concentration_i, 1) draws, computed in float64 from the gammas' logs (so tiny concentrations
     do not underflow to 0/0), returned in the concentration's dtype and clamped to at least its ``tiny``."""
     _check_floating(concentration, "_sample_dirichlet")
+    if _native(concentration):
+        return _C._sample_dirichlet(concentration.detach())
     log_gammas = _log_standard_gamma(concentration.detach().reshape(-1)).reshape(tuple(concentration.shape))
     x = sx.functional.softmax(log_gammas, dim=-1).to(concentration.dtype)
     return x.clamp(min=sx.finfo(concentration.dtype).tiny)
@@ -96,7 +98,8 @@ class Dirichlet(ExponentialFamily):
     def rsample(self, sample_shape=()):
         """Normalised gammas, differentiable in the concentration (PyTorch's implicit gradient)."""
         shape = self._extended_shape(sample_shape)
-        return _Dirichlet.apply(self.concentration.expand(shape))
+        concentration = self.concentration.expand(shape)
+        return _C._sample_dirichlet(concentration) if _native(concentration) else _Dirichlet.apply(concentration)
 
     def log_prob(self, value):
         """``sum (alpha_i - 1) log x_i + lgamma(sum alpha_i) - sum lgamma(alpha_i)``."""
