@@ -4,9 +4,10 @@
 
 Needs torch installed beside SneppX (``nox -s coverage`` sets that up). The names are read from
 both libraries at run time: ``torch.nn`` modules against ``sneppx_nn``, ``torch.nn.functional``
-against ``sneppx_core.functional``, ``torch.Tensor`` methods against ``sneppx_core.Tensor``, the
-functions of ``torch`` (its ``__all__``, less backend kernels, quantization and compiler helpers)
-against ``sneppx_core``, the callables of ``torch.linalg`` against ``sneppx_core.linalg``, those of
+against ``sneppx_core.functional``, ``torch.Tensor`` methods and properties against ``sneppx_core.Tensor``,
+the functions of ``torch`` (its ``__all__``, less backend kernels, quantization and compiler helpers)
+and its other public objects (constants, dtypes, layouts, memory formats, flags) against
+``sneppx_core``, the callables of ``torch.linalg`` against ``sneppx_core.linalg``, those of
 ``torch.special`` (its ``__all__``) against ``sneppx_core.special``, the functions and classes of
 ``torch.autograd`` (and ``torch.autograd.functional``) against ``sneppx_core.autograd``, ``torch.optim``
 optimizers and LR schedulers against ``sneppx_optim``, and the ``__all__`` of ``torch.distributions`` and
@@ -34,10 +35,31 @@ TORCH_INTERNAL = {"compile", "cond", "fork", "wait", "vmap", "while_loop", "merg
                   "unify_type_list", "compiled_with_cxx11_abi", "prepare_multiprocessing_environment", "dequantize",
                   "int_repr", "is_vulkan_available", "classproperty", "typename", "get_file_path",
                   "thread_safe_generator"}
+# torch's public non-callable objects that are not API: the import's build switches and torch._C's aggregation
+# enum (for its stats counters); quantization's dtypes and schemes are left out as its functions are.
+NOT_API_OBJECTS = {"USE_GLOBAL_DEPS", "USE_RTLD_GLOBAL_WITH_LIBTORCH", "PRIVATE_OPS", "AVG", "SUM"}
+QUANTIZATION_OBJECTS = ("qint", "quint", "per_tensor_", "per_channel_")
 
 
 def _public(names) -> set:
     return {n for n in names if not n.startswith("_")}
+
+
+def torch_objects(torch) -> set:
+    """The public objects of ``torch`` that are neither callables nor modules (``pi``, ``newaxis``, dtypes,
+    layouts, memory formats, ``has_mkl``), less the names it imports from ``typing`` (``TYPE_CHECKING``), build
+    switches and quantization's."""
+    import typing
+
+    missing = object()
+    out = set()
+    for n in _public(dir(torch)):
+        obj = getattr(torch, n)
+        if (callable(obj) or inspect.ismodule(obj) or n in NOT_API_OBJECTS or n.startswith(QUANTIZATION_OBJECTS)
+                or getattr(typing, n, missing) is obj):
+            continue
+        out.add(n)
+    return out
 
 
 def torch_sections() -> list:
@@ -58,7 +80,7 @@ def torch_sections() -> list:
                    and getattr(getattr(TF, n), "__module__", "").startswith("torch")}
                   | {n for n in _public(dir(TF)) if type(getattr(TF, n)).__name__ == "builtin_function_or_method"})
     functional -= NOT_API
-    tensor = {n for n in _public(dir(torch.Tensor)) if callable(getattr(torch.Tensor, n, None))}
+    tensor = _public(dir(torch.Tensor))  # methods and properties (is_xpu, layout, grad_fn, ...)
     functions = {n for n in _public(torch.__all__) if callable(getattr(torch, n, None))
                  and not inspect.isclass(getattr(torch, n)) and n not in TORCH_INTERNAL
                  and not n.startswith(TORCH_INTERNAL_PREFIXES) and not n.endswith("_copy")}
@@ -83,8 +105,9 @@ def torch_sections() -> list:
         ("Modules", "torch.nn", modules, "sneppx_nn", set(sneppx_nn.__all__)),
         ("Functional ops", "torch.nn.functional", functional, "sneppx_core.functional",
          _public(dir(SF)) | _public(sx.__all__)),
-        ("Tensor methods", "torch.Tensor", tensor, "sneppx_core.Tensor", _public(dir(sx.Tensor))),
+        ("Tensor methods and properties", "torch.Tensor", tensor, "sneppx_core.Tensor", _public(dir(sx.Tensor))),
         ("Functions", "torch", functions, "sneppx_core", _public(dir(sx))),
+        ("Constants and objects", "torch", torch_objects(torch), "sneppx_core", _public(dir(sx))),
         ("Linear algebra", "torch.linalg", linalg, "sneppx_core.linalg", set(SLA.__all__)),
         ("Special functions", "torch.special", special, "sneppx_core.special", set(SSP.__all__)),
         ("Autograd", "torch.autograd", autograd, "sneppx_core.autograd", _autograd_names(sx.autograd)),
@@ -130,8 +153,10 @@ def render(sections: list, torch_version: str, extras: dict | None = None) -> st
              "(`nox -s parity`). Functional ops count as covered when `sneppx_core.functional` or "
              "`sneppx_core` has them. Functions are `torch.__all__`'s, less the kernels of one backend (cuDNN, "
              "MIOpen, oneDNN, FBGEMM), quantization, the compiler's and symbolic shapes' helpers and the `*_copy` "
-             "forms of views. One name means something else on purpose: SneppX's `Transformer` is a "
-             "decoder-only language model, not PyTorch's encoder-decoder.", "",
+             "forms of views. Constants and objects are torch's other public attributes that are neither functions "
+             "nor modules (constants, dtypes, layouts, memory formats, build flags), less quantization's. One name "
+             "means something else on purpose: SneppX's `Transformer` is a decoder-only language model, not "
+             "PyTorch's encoder-decoder.", "",
              "| API | PyTorch | SneppX | covered | of | share |", "| --- | --- | --- | ---: | ---: | ---: |"]
     for title, tplace, tnames, splace, snames in sections:
         have = tnames & snames

@@ -101,7 +101,9 @@ def test_standard_gamma_grad_against_mpmath():
     mp = pytest.importorskip("mpmath")
     mp.mp.dps = 30
     cases = [(1e-3, 1e-200), (0.05, 1e-9), (0.5, 0.3), (0.7, 4.0), (2.0, 0.5), (2.0, 7.0), (7.5, 7.0), (30.0, 41.0),
-             (1e3, 960.0), (3e4, 30100.0), (2e5, 199000.0), (2e6, 2.0015e6)]
+             (1e3, 960.0), (3e4, 30100.0), (2e5, 199000.0), (2e6, 2.0015e6),
+             # the series past the mean, up to its end at a + 1 + sqrt(a + 1), and the continued fraction after
+             (1e-3, 1.9), (1e-3, 2.0006), (0.5, 2.72), (0.5, 2.73), (50.0, 58.1), (50.0, 58.2)]
     for a, x in cases:
         am, xm = mp.mpf(a), mp.mpf(x)
         dp = mp.diff(lambda s: -mp.gammainc(s, xm, mp.inf, regularized=True), am)  # converges for large a

@@ -479,7 +479,7 @@ def test_dropouts_in_training():
     assert np.all((ratio >= 0.1 - 1e-12) & (ratio <= 0.3 + 1e-12))
     with pytest.raises(ValueError, match=r"\[dropout\] dropout probability has to be between 0 and 1, but got 1.5"):
         sx.dropout(sx.tensor(a), 1.5, True)
-    with pytest.raises(ValueError, match=r"\[feature_dropout\] needs input of 2 dims"):
+    with pytest.raises(RuntimeError, match=r"\[feature_dropout\] Feature dropout requires at least 2 dim"):
         sx.feature_dropout(sx.ones(4), 0.5, True)
     with pytest.raises(NotImplementedError, match=r"\[rrelu\] a generator is not supported"):
         sx.rrelu(sx.tensor(a), 0.1, 0.3, True, sx.Generator())

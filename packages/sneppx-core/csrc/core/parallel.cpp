@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -196,7 +197,14 @@ class Pool {
   std::atomic<bool> quit_{false};
 };
 
+// OMP_NUM_THREADS when it starts with a positive count (as PyTorch honours it; "4,2" means 4), else the
+// hardware's thread count.
 int default_threads() {
+  if (const char* env = std::getenv("OMP_NUM_THREADS")) {
+    char* end = nullptr;
+    long n = std::strtol(env, &end, 10);
+    if (end != env && n > 0 && n <= 4096) return int(n);
+  }
   unsigned h = std::thread::hardware_concurrency();
   return h == 0 ? 1 : int(h);
 }

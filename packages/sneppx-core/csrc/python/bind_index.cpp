@@ -58,6 +58,8 @@ Item convert(py::handle it) {
     SX_CHECK(r.step > 0, ValueError, "[index] slice step must be positive, got ", int64_t(r.step), "; use flip()");
   } else if (is_tensor(it)) {
     r.t = it.cast<Tensor>();
+  } else if (PyRange_Check(it.ptr())) {  // x[range(3)]: the range's ints, as a list of them
+    r.t = from_data(py::list(py::reinterpret_borrow<py::object>(it)), DType::Int64);
   } else if (is_bool_seq(it)) {
     r.t = from_data(it, DType::Bool);
   } else if (py::isinstance<py::list>(it) || py::isinstance<py::tuple>(it) || py::isinstance<py::array>(it) ||

@@ -198,7 +198,16 @@ void bind_ops(py::module_& m, Cls& cls) {
   m.def("where", [](const Tensor& c, py::handle x, py::handle y) {
     Tensor xt = is_tensor(x) ? x.cast<Tensor>() : Tensor();
     Tensor yt = is_tensor(y) ? y.cast<Tensor>() : Tensor();
-    SX_CHECK(xt || yt, TypeError, "[where] at least one of input and other must be a tensor");
+    if (!xt && !yt) {  // two Python scalars: PyTorch's result type (bool, int64, else the default float)
+      auto is_bool = [](py::handle h) { return PyBool_Check(h.ptr()); };
+      auto is_int = [&](py::handle h) { return is_bool(h) || PyLong_Check(h.ptr()); };
+      SX_CHECK(is_int(x) || PyFloat_Check(x.ptr()), TypeError, "[where] input must be a tensor or a number, got ",
+               std::string(py::str(py::type::of(x).attr("__name__"))));
+      SX_CHECK(is_int(y) || PyFloat_Check(y.ptr()), TypeError, "[where] other must be a tensor or a number, got ",
+               std::string(py::str(py::type::of(y).attr("__name__"))));
+      DType dt = is_bool(x) && is_bool(y) ? DType::Bool : is_int(x) && is_int(y) ? DType::Int64 : default_float_dtype();
+      xt = to_device(from_data(x, dt), c->device());
+    }
     if (!xt) xt = operand(x, yt, "where");
     if (!yt) yt = operand(y, xt, "where");
     return where(c, xt, yt);

@@ -1,6 +1,10 @@
 // The Tensor class: construction, properties, NumPy exchange, operators and autograd entry points.
+#include <algorithm>
+
 #include "python/convert.h"
 #include "python/dlpack.h"
+
+#include "core/default_dtype.h"
 
 #include "cpu/kernels.h"
 #include "ops/common.h"
@@ -68,16 +72,39 @@ void setitem(const Tensor& x, py::handle idx, py::handle value);
 
 void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls);
 void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
-  cls.def(py::init([](py::object data, py::object dtype, py::object device, bool requires_grad) {
-        Tensor t = from_data(data, opt_dtype(dtype));
-        Device d = parse_device(device);
-        if (d != Device{}) t = to_device(t, d);
-        SX_CHECK(!requires_grad || is_floating(t->dtype), RuntimeError,
-                 "[tensor] only floating point tensors can require gradients, got ", dtype_name(t->dtype));
-        t->requires_grad = requires_grad;
-        return t;
-      }),
-      py::arg("data"), py::arg("dtype") = py::none(), py::arg("device") = py::none(), py::arg("requires_grad") = false);
+  // Tensor(data, dtype=None, device=None, requires_grad=False) is tensor(data). Without arguments, or with two
+  // or more ints, it is PyTorch's legacy sizes form: Tensor() is empty, Tensor(2, 3) a (2, 3) tensor of the
+  // default float dtype (zeros; PyTorch leaves it uninitialised). One int stays data: Tensor(5) holds 5.
+  cls.def(py::init([](const py::args& args, const py::kwargs& kw) {
+    auto is_int = [](py::handle h) { return PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()); };
+    if (kw.empty() && args.size() != 1 && std::all_of(args.begin(), args.end(), is_int)) {
+      Shape shape = args.size() ? Shape() : Shape{0};
+      for (py::handle s : args) shape.push_back(s.cast<int64_t>());
+      return zeros(shape, default_float_dtype());
+    }
+    static const char* const names[] = {"data", "dtype", "device", "requires_grad"};
+    py::object v[4];
+    SX_CHECK(args.size() <= 4, TypeError, "[Tensor] takes at most 4 positional arguments (data, dtype, device, "
+             "requires_grad), got ", args.size());
+    for (size_t i = 0; i < args.size(); ++i) v[i] = args[i];
+    for (auto [k, val] : kw) {
+      std::string key = py::str(k);
+      auto at = std::find_if(std::begin(names), std::end(names), [&](const char* n) { return key == n; });
+      SX_CHECK(at != std::end(names), TypeError, "[Tensor] unexpected keyword argument '", key, "'");
+      size_t i = size_t(at - std::begin(names));
+      SX_CHECK(!v[i], TypeError, "[Tensor] got multiple values for argument '", key, "'");
+      v[i] = py::reinterpret_borrow<py::object>(val);
+    }
+    SX_CHECK(v[0], TypeError, "[Tensor] missing the data argument");
+    Tensor t = from_data(v[0], opt_dtype(v[1] ? v[1] : py::none()));
+    Device d = parse_device(v[2] ? v[2] : py::none());
+    if (d != Device{}) t = to_device(t, d);
+    bool requires_grad = v[3] && v[3].cast<bool>();
+    SX_CHECK(!requires_grad || is_floating(t->dtype), RuntimeError,
+             "[tensor] only floating point tensors can require gradients, got ", dtype_name(t->dtype));
+    t->requires_grad = requires_grad;
+    return t;
+  }));
 
   cls.def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t->shape)); })
       .def_property_readonly("ndim", [](const Tensor& t) { return t->dim(); })

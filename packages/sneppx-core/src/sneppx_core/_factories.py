@@ -9,6 +9,7 @@ import numpy as np
 
 from ._backend import _C
 from ._C_face import Dtype, Tensor, float32, int64  # noqa: F401  (float32: imported from here)
+from ._tensor_props import like_format, preserve_format
 
 _default_seed = [67280421310721]
 class _PerThread(threading.local):
@@ -48,10 +49,21 @@ def _shape(size, op="factory") -> list:
         size = tuple(size[0])
     out = []
     for s in size:
-        if isinstance(s, builtins.bool) or not (isinstance(s, builtins.int) or hasattr(s, "__index__")):
-            raise TypeError(f"[{op}] sizes must be integers, got {s!r}")
-        out.append(s.__index__())
+        if type(s) is not builtins.int:  # plain ints (the usual case) skip the checks
+            if isinstance(s, builtins.bool) or not (isinstance(s, builtins.int) or hasattr(s, "__index__")):
+                raise TypeError(f"[{op}] sizes must be integers, got {s!r}")
+            s = s.__index__()
+        out.append(s)
     return out
+
+
+def _size_kw(sizes, size, op) -> list:
+    """The shape given as ``size=``: a sequence of ints, and no positional sizes beside it (as in PyTorch)."""
+    if sizes:
+        raise TypeError(f"{op}() got multiple values for argument 'size'")
+    if not hasattr(size, "__iter__"):
+        raise TypeError(f"[{op}] argument 'size' must be a tuple of ints, not {type(size).__name__}")
+    return _shape((size,), op)
 
 
 def _finish(t, requires_grad, device=None):
@@ -96,19 +108,22 @@ def _float_dtype(dtype):
     return _FLOAT[0] if dtype is None else _dtype(dtype, _FLOAT[0])
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False):
     """A tensor of zeros of the given shape (the default dtype, float32 unless set, if ``dtype`` is None)."""
-    return _finish(_C._zeros(_shape(size, "zeros"), dtype, None), requires_grad, device)
+    shape = _shape(sizes, "zeros") if size is None else _size_kw(sizes, size, "zeros")
+    return _finish(_C._zeros(shape, dtype, None), requires_grad, device)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False):
     """A tensor of ones of the given shape."""
-    return _finish(_C._full(_shape(size, "ones"), 1, _float_dtype(dtype), None), requires_grad, device)
+    shape = _shape(sizes, "ones") if size is None else _size_kw(sizes, size, "ones")
+    return _finish(_C._full(shape, 1, _float_dtype(dtype), None), requires_grad, device)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False):
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor of the given shape."""
-    return _finish(_C._empty(_shape(size, "empty"), dtype, None), requires_grad, device)
+    shape = _shape(sizes, "empty") if size is None else _size_kw(sizes, size, "empty")
+    return _finish(_C._empty(shape, dtype, None), requires_grad, device)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
@@ -149,28 +164,32 @@ def _like_device(t, device):
     return t.device if device is None else device
 
 
-def zeros_like(t, dtype=None, device=None, requires_grad=False):
-    """Zeros with the shape (and, by default, dtype) of ``t``."""
-    return zeros(_like(t, "zeros_like"), dtype=_dtype(dtype, t.dtype), device=_like_device(t, device),
-             requires_grad=requires_grad)
-
-
-def ones_like(t, dtype=None, device=None, requires_grad=False):
-    """Ones with the shape (and, by default, dtype) of ``t``."""
-    return ones(_like(t, "ones_like"), dtype=_dtype(dtype, t.dtype), device=_like_device(t, device),
-            requires_grad=requires_grad)
-
-
-def empty_like(t, dtype=None, device=None, requires_grad=False):
-    """An uninitialised tensor like ``t``."""
-    return empty(_like(t, "empty_like"), dtype=_dtype(dtype, t.dtype), device=_like_device(t, device),
-             requires_grad=requires_grad)
-
-
-def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
-    """A tensor like ``t`` filled with ``fill_value``."""
-    return full(_like(t, "full_like"), fill_value, dtype=_dtype(dtype, t.dtype), device=_like_device(t, device),
+def zeros_like(t, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    """Zeros with the shape (and, by default, dtype and channels-last layout) of ``t``."""
+    out = zeros(_like(t, "zeros_like"), dtype=_dtype(dtype, t.dtype), device=_like_device(t, device),
                 requires_grad=requires_grad)
+    return like_format(t, out, memory_format, "zeros_like")
+
+
+def ones_like(t, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    """Ones with the shape (and, by default, dtype and channels-last layout) of ``t``."""
+    out = ones(_like(t, "ones_like"), dtype=_dtype(dtype, t.dtype), device=_like_device(t, device),
+               requires_grad=requires_grad)
+    return like_format(t, out, memory_format, "ones_like")
+
+
+def empty_like(t, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    """An uninitialised tensor like ``t``."""
+    out = empty(_like(t, "empty_like"), dtype=_dtype(dtype, t.dtype), device=_like_device(t, device),
+                requires_grad=requires_grad)
+    return like_format(t, out, memory_format, "empty_like")
+
+
+def full_like(t, fill_value, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    """A tensor like ``t`` filled with ``fill_value``."""
+    out = full(_like(t, "full_like"), fill_value, dtype=_dtype(dtype, t.dtype), device=_like_device(t, device),
+               requires_grad=requires_grad)
+    return like_format(t, out, memory_format, "full_like")
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
@@ -185,8 +204,9 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    return _finish(_C._linspace(_float(start, "linspace", "start"), _float(end, "linspace", "end"), _int(steps, "linspace", "steps"), _float_dtype(dtype)),
-                   requires_grad, device)
+    out = _C._linspace(_float(start, "linspace", "start"), _float(end, "linspace", "end"),
+                       _int(steps, "linspace", "steps"), _float_dtype(dtype))
+    return _finish(out, requires_grad, device)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
@@ -194,14 +214,16 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     return _finish(_C._eye(n, n if m is None else m, _float_dtype(dtype)), requires_grad, device)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform random numbers in [0, 1)."""
-    return _finish(_C._rand(_shape(size, "rand"), _float_dtype(dtype), generator), requires_grad, device)
+    shape = _shape(sizes, "rand") if size is None else _size_kw(sizes, size, "rand")
+    return _finish(_C._rand(shape, _float_dtype(dtype), generator), requires_grad, device)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal random numbers."""
-    return _finish(_C._randn(_shape(size, "randn"), _float_dtype(dtype), generator), requires_grad, device)
+    shape = _shape(sizes, "randn") if size is None else _size_kw(sizes, size, "randn")
+    return _finish(_C._randn(shape, _float_dtype(dtype), generator), requires_grad, device)
 
 
 def randint(low, high=None, size=None, generator=None, dtype=None, device=None, requires_grad=False):
@@ -213,8 +235,9 @@ def randint(low, high=None, size=None, generator=None, dtype=None, device=None, 
     elif high is None:
         low, high = 0, low
     size = (size,) if isinstance(size, builtins.int) else size
-    return _finish(_C._randint(_int(low, "randint", "low"), _int(high, "randint", "high"), _shape((size,), "randint"), _dtype(dtype, int64), generator),
-                   requires_grad, device)
+    out = _C._randint(_int(low, "randint", "low"), _int(high, "randint", "high"), _shape((size,), "randint"),
+                      _dtype(dtype, int64), generator)
+    return _finish(out, requires_grad, device)
 
 
 def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
@@ -222,22 +245,25 @@ def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
     return _finish(_C._randperm(_int(n, "randperm", "n"), _dtype(dtype, int64), generator), requires_grad, device)
 
 
-def rand_like(t, generator=None, dtype=None, device=None):
+def rand_like(t, generator=None, dtype=None, device=None, memory_format=preserve_format):
     """Uniform random numbers shaped like ``t`` (on ``t``'s device unless ``device`` is given)."""
-    return rand(_like(t, "rand_like"), generator=generator, dtype=_dtype(dtype, t.dtype),
-                device=_like_device(t, device))
+    out = rand(_like(t, "rand_like"), generator=generator, dtype=_dtype(dtype, t.dtype),
+               device=_like_device(t, device))
+    return like_format(t, out, memory_format, "rand_like")
 
 
-def randn_like(t, generator=None, dtype=None, device=None):
+def randn_like(t, generator=None, dtype=None, device=None, memory_format=preserve_format):
     """Normal random numbers shaped like ``t`` (on ``t``'s device unless ``device`` is given)."""
-    return randn(_like(t, "randn_like"), generator=generator, dtype=_dtype(dtype, t.dtype),
-                 device=_like_device(t, device))
+    out = randn(_like(t, "randn_like"), generator=generator, dtype=_dtype(dtype, t.dtype),
+                device=_like_device(t, device))
+    return like_format(t, out, memory_format, "randn_like")
 
 
-def randint_like(t, low, high=None, generator=None, dtype=None, device=None):
+def randint_like(t, low, high=None, generator=None, dtype=None, device=None, memory_format=preserve_format):
     """Random integers shaped like ``t`` (on ``t``'s device unless ``device`` is given)."""
-    return randint(low, high, _like(t, "randint_like"), generator=generator, dtype=_dtype(dtype, t.dtype),
-                   device=_like_device(t, device))
+    out = randint(low, high, _like(t, "randint_like"), generator=generator, dtype=_dtype(dtype, t.dtype),
+                  device=_like_device(t, device))
+    return like_format(t, out, memory_format, "randint_like")
 
 
 def manual_seed(seed) -> Tensor.__class__:
@@ -270,3 +296,4 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     """Copies ``data`` (nested lists, numbers, arrays or tensors) into a new tensor, like ``torch.tensor``."""
     return Tensor(data, dtype=dtype, device=_default_device(device) if _DEVICE_SET[0] else device,
                   requires_grad=requires_grad)
+

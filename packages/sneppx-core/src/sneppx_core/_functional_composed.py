@@ -5,6 +5,8 @@ and pixel (un)shuffle, all differentiable through the core ops they are built fr
 
 from __future__ import annotations
 
+import warnings
+
 from ._backend import _C
 from ._factories import ones
 
@@ -132,25 +134,65 @@ def _probability(p, op):
     return p
 
 
-def _channel_dropout(input, p, training, inplace, nsp, op):
-    p = _probability(p, op)
-    if not training or p == 0.0:
+def _feature_mask_shape(input, lead, op):
+    """The shape of a channel-dropout mask: ``input``'s first ``lead`` dims (2: (N, C, *) input; 1: unbatched
+    (C, *) input, which PyTorch gives a batch dim of 1), then ones. RuntimeError, as in PyTorch, when the input
+    so read has fewer than 2 dims."""
+    if input.ndim + 2 - lead < 2:
+        raise RuntimeError(f"[{op}] Feature dropout requires at least 2 dimensions in the input, got shape "
+                           f"{tuple(input.shape)}")
+    return tuple(input.shape[:lead]) + (1,) * (input.ndim - lead)
+
+
+def _feature_dropout(input, p, training, inplace, lead, op):
+    """Dropout of whole channels (mask shape from :func:`_feature_mask_shape`), the kept ones scaled by
+    1 / (1 - p); ``input`` itself when not training, when ``p`` is 0 or when it is empty."""
+    if not training or p == 0.0 or input.numel() == 0:
         return input
-    if input.ndim not in (nsp + 1, nsp + 2):
-        raise ValueError(f"[{op}] expected {nsp + 1}-D or {nsp + 2}-D input, got shape {tuple(input.shape)}")
-    lead = input.ndim - nsp
-    mask_shape = tuple(input.shape[:lead]) + (1,) * nsp
-    keep = _C._nn.dropout(ones(mask_shape, dtype=input.dtype, device=input.device), float(p), True, None)
+    shape = _feature_mask_shape(input, lead, op)
+    keep = _C._nn.dropout(ones(shape, dtype=input.dtype, device=input.device), float(p), True, None)
     return _act(input, input * keep, inplace)
 
 
+def _channel_dropout(input, p, training, inplace, nsp, op):
+    """dropout1d/2d/3d with PyTorch's rank rules: ``nsp`` spatial dims, a channel dim and an optional batch dim.
+
+    dropout1d raises RuntimeError for other ranks; dropout2d and dropout3d warn (UserWarning) and go on.
+    dropout2d never adds a batch dim (a 3-D input is read as (N, C, L), with a warning, as PyTorch does), so a
+    mask is drawn per (dim 0, dim 1) for any rank; dropout1d and dropout3d read only 3-D and 5-D input as
+    batched, and the rest as unbatched (one mask per index of dim 0)."""
+    p = _probability(p, op)
+    nd = input.ndim
+    note = (f"Note that {op} exists to provide channel-wise dropout on inputs with {nsp} spatial "
+            f"dimension{'s' if nsp > 1 else ''}, a channel dimension, and an optional batch dimension "
+            f"(i.e. {nsp + 1}D or {nsp + 2}D inputs).")
+    if nd not in (nsp + 1, nsp + 2):
+        if nsp == 1:
+            raise RuntimeError(f"{op}: Expected 2D or 3D input, but received a {nd}D input. {note}")
+        warnings.warn(f"{op}: Received a {nd}-D input to {op}, which is deprecated and will result in an error "
+                      f"in a future release. To retain the behavior and silence this warning, please use dropout "
+                      f"instead. {note}", UserWarning, stacklevel=3)
+    elif nsp == 2 and nd == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "This behavior will change in a future release to interpret the input as one without a "
+                      "batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, "
+                      "please switch to using dropout1d instead.", UserWarning, stacklevel=3)
+    batched = nsp == 2 or nd == nsp + 2
+    return _feature_dropout(input, p, training, inplace, 2 if batched else 1, op)
+
+
 def dropout1d(input, p=0.5, training=True, inplace=False):
-    """Zeroes whole channels of (N, C, L) input with probability p, scaling the rest by 1 / (1 - p)."""
+    """Zeroes whole channels of (N, C, L) or (C, L) input with probability p, scaling the rest by 1 / (1 - p);
+    other ranks raise RuntimeError, as in PyTorch."""
     return _channel_dropout(input, p, training, inplace, 1, "dropout1d")
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    """Zeroes whole channels of (N, C, H, W) input with probability p, scaling the rest by 1 / (1 - p)."""
+    """Zeroes whole channels of (N, C, H, W) input with probability p, scaling the rest by 1 / (1 - p).
+
+    As in PyTorch, 3-D input is read as (N, C, L) and other ranks as (N, C, *) (a mask per (N, C); fewer than
+    2 dims raise RuntimeError in training), each with a UserWarning."""
     return _channel_dropout(input, p, training, inplace, 2, "dropout2d")
 
 

@@ -12,7 +12,7 @@ import warnings
 from ._backend import _C
 from ._C_face import int32, int64
 from ._factories import arange, empty_like, ones, rand, rand_like, tensor, zeros, zeros_like
-from ._functional_composed import _act, _channel_dropout, _probability
+from ._functional_composed import _act, _channel_dropout, _feature_mask_shape, _probability
 from ._grad_mode import no_grad
 from ._tensor_extra import triu_indices
 
@@ -191,11 +191,9 @@ def _alpha_dropout(input, p, training, inplace, feature, op):
     if not training or p == 0.0 or input.numel() == 0:
         return input
     _floating(input, op)
-    if feature and input.ndim < 2:
-        raise ValueError(f"[{op}] needs input of 2 dims or more (N, C, *), got shape {tuple(input.shape)}")
+    shape = _feature_mask_shape(input, 2, op) if feature else tuple(input.shape)
     if p == 1.0:
         return _act(input, input * 0.0, inplace)
-    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
     keep = (rand(shape, dtype=input.dtype, device=input.device) < 1.0 - p).to(input.dtype)
     a = 1.0 / math.sqrt((_SELU_SATURATION ** 2 * p + 1.0) * (1.0 - p))
     out = (input * keep + (keep - 1.0) * _SELU_SATURATION) * a + _SELU_SATURATION * a * p
@@ -219,7 +217,8 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
     """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p, scaling the rest
-    by 1 / (1 - p)."""
+    by 1 / (1 - p). As in PyTorch, other ranks warn (UserWarning) and are read as unbatched (a mask per index
+    of dim 0)."""
     return _channel_dropout(input, p, training, inplace, 3, "dropout3d")
 
 

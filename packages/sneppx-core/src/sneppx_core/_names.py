@@ -9,6 +9,7 @@ from . import _linalg_torch
 from . import _tensor_misc, _tensor_strided, _torch_aliases, _torch_misc, _torch_nn_forms, _torch_reach, _torch_rnn
 from . import _tensor_storage
 from . import _legacy_names
+from . import _tensor_props
 from . import accelerator, amp, backends, cpu, cuda
 from ._C_face import Device, Tensor
 from ._dtype_info import finfo, iinfo
@@ -19,10 +20,11 @@ from ._ops import __all__ as _ops_names
 from ._serialization import load, save
 from ._tensor_extra import FUNCTIONS, tril_indices, triu_indices
 from ._tensor_install import _checked
+from ._tensor_props import *  # noqa: F401,F403  (layouts, memory formats, pi, e, inf, nan, newaxis)
 from ._torch_more import _guarded
 from .backends import (  # noqa: F401
-    are_deterministic_algorithms_enabled, get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
-    set_float32_matmul_precision, use_deterministic_algorithms,
+    are_deterministic_algorithms_enabled, get_float32_matmul_precision, has_mkl, has_openmp,
+    is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision, use_deterministic_algorithms,
 )
 
 device = Device  # sneppx_core.device("cuda", 0), as torch.device
@@ -68,8 +70,9 @@ def install(cls=Tensor):
     inplace = _tensor_math.INPLACE + _tensor_fill.INPLACE + _tensor_more.INPLACE + ["addmv", "addr"]
     _tensor_install._install(cls, _FUNCTIONS, methods, _tensor_shape.METHOD_DOCS, inplace)
     _legacy_types._install(cls)
+    _tensor_props.install(cls)  # last: its contiguous/is_contiguous/clone take memory_format
 
 
 __all__ = ["save", "load", "device", "finfo", "iinfo", "accelerator", "backends", "amp", "autocast", "cpu",
            "is_autocast_enabled", "tril_indices", "triu_indices", *_legacy_types.__all__, *backends.__all__[4:],
-           *_FUNCTIONS, *_torch_more.FUNCTIONS, *_linalg_torch.MODULE_ONLY, *_ALIASES, *_MISC]
+           *_tensor_props.__all__, *_FUNCTIONS, *_torch_more.FUNCTIONS, *_linalg_torch.MODULE_ONLY, *_ALIASES, *_MISC]

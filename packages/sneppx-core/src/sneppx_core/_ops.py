@@ -29,6 +29,7 @@ _NAMES = UNARY_OPS + [
     "multinomial", "bernoulli", "repeat_interleave",
 ]
 globals().update({n: getattr(_C, n) for n in _NAMES})
+from ._tensor_props import clone  # noqa: E402,F401  (with memory_format, as torch.clone)
 # Special functions beyond the formula sheet's one-tensor form, bound by the compiled engine (the NumPy
 # backend has none of them).
 _SPECIAL = [n for n in ("polygamma", "mvlgamma", "nextafter", "gcd", "lcm", "ldexp") if hasattr(_C, n)]

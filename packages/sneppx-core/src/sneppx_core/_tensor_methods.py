@@ -9,7 +9,7 @@ import sys
 import numpy as np
 
 from ._backend import _C
-from . import _ops
+from . import _ops, _tensor_props
 from ._C_face import Device, Dtype, Tensor, bool_
 
 
@@ -41,26 +41,29 @@ def _parse_to(args, kwargs):
 
 
 def to(self, *args, **kwargs):
-    """Converts dtype and/or device: ``to(dtype)``, ``to("cpu")``, ``to(device, dtype)``, ``to(other)``.
+    """Converts dtype and/or device: ``to(dtype)``, ``to("cpu")``, ``to(device, dtype)``, ``to(other)``; the
+    keyword ``memory_format`` (default ``preserve_format``) lays the result out as ``contiguous`` does.
 
     ``non_blocking=True`` lets a copy between a GPU and page-locked (``pin_memory()``) host memory run
     in the background: synchronize before reading (or overwriting) the host side."""
     non_blocking = bool(kwargs.pop("non_blocking", False))
     copy = kwargs.pop("copy", False)
+    memory_format = kwargs.pop("memory_format", _tensor_props.preserve_format)
     dtype, device = _parse_to(args, kwargs)
     out = self
     if device is not None and Device(device) != out.device:
         out = _C._to_device(out, device, non_blocking)
     if dtype is not None:
         out = _C._to_dtype(out, dtype)
-    return out.clone() if copy and out is self else out
+    out = out.clone() if copy and out is self else out
+    return _tensor_props.convert(self, out, memory_format, "to")
 
 
 def _caster(dtype):
-    def cast(self):
-        return _C._to_dtype(self, dtype)
+    def cast(self, memory_format=_tensor_props.preserve_format):
+        return _tensor_props.convert(self, _C._to_dtype(self, dtype), memory_format, cast.__name__)
 
-    cast.__doc__ = f"Returns the tensor converted to {dtype!r} (self if it already is)."
+    cast.__doc__ = f"Returns the tensor converted to {dtype!r} (self if it already is), laid out in memory_format."
     return cast
 
 

@@ -1,6 +1,6 @@
 """More Tensor methods with PyTorch's names: the Python-loop element maps ``apply_``, ``map_`` and ``map2_``
-(CPU only, as in PyTorch), ``histogram``, ``dim_order``, ``const_data_ptr`` and ``nonzero_static`` (the last
-also a module-level function).
+(CPU only, as in PyTorch), ``histogram``, ``dim_order``, ``const_data_ptr``, ``to_dense`` and ``nonzero_static``
+(the last also a module-level function).
 
 ``METHODS`` are attached to Tensor; ``FUNCTIONS`` are the module-level names.
 """
@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from . import _special_gamma
-from ._C_face import Tensor
+from ._C_face import Dtype, Tensor
 from ._factories import tensor
 from ._tensor_extra import _need
 
@@ -133,6 +133,17 @@ def igammac(input, other):
     return _special_gamma.gammaincc(input, other)
 
 
+def to_dense(self, dtype=None, *, masked_grad=True):
+    """``self`` itself, as PyTorch returns a strided tensor (SneppX has no other layout); with a ``dtype`` other
+    than its own, a converted copy. ``masked_grad`` only matters for sparse tensors and is ignored."""
+    _need(self, "to_dense", "self")
+    if dtype is None or dtype == self.dtype:
+        return self
+    if not isinstance(dtype, Dtype):
+        raise TypeError(f"[to_dense] expected dtype to be a dtype such as sneppx_core.float64, got {dtype!r}")
+    return self.to(dtype)
+
+
 def _inplace(fn, name):
     def method(self, other):
         out = fn(self, other)
@@ -147,6 +158,7 @@ def _inplace(fn, name):
 
 METHODS = {"apply_": apply_, "map_": map_, "map2_": map2_, "histogram": histogram, "dim_order": dim_order,
            "const_data_ptr": const_data_ptr, "nonzero_static": nonzero_static, "igamma": igamma, "igammac": igammac,
+           "to_dense": to_dense,
            "igamma_": _inplace(igamma, "igamma_"), "igammac_": _inplace(igammac, "igammac_")}
 FUNCTIONS = {"nonzero_static": nonzero_static, "igamma": igamma, "igammac": igammac}
 __all__ = list(FUNCTIONS)

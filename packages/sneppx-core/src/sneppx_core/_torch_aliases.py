@@ -5,7 +5,7 @@ signatures (which often differ from ``torch.nn.functional``'s in argument order 
 - the neural-network functions PyTorch exposes at top level (``batch_norm``, ``dropout``, ``conv2d``,
   the losses with integer ``reduction``, ...), delegating to ``sneppx_core.functional``;
 - predicates and dtype helpers (``is_floating_point``, ``promote_types``, ``can_cast``, ...) and a few
-  numerical functions (``gradient``, ``histogram``, ``chain_matmul``, ``frobenius_norm``, ``fill``).
+  numerical functions (``gradient``, ``histogram``, ``chain_matmul``, ``spmm``, ``frobenius_norm``, ``fill``).
 
 ``FUNCTIONS`` holds the module-level names (none of them becomes a Tensor method).
 """
@@ -22,6 +22,7 @@ from . import functional as F
 from ._backend import _C
 from ._C_face import Dtype, Tensor
 from ._factories import _default_float, _set_default_float, ones, tensor
+from ._functional_composed import _feature_dropout as _channels_dropout
 from ._functional_composed import _probability
 from ._tensor_extra import _need
 from ._tensor_math import _FLOATS
@@ -218,13 +219,23 @@ def chain_matmul(*matrices, out=None):
             return matrices[i]
         return _C.mm(product(i, split[i][j]), product(split[i][j] + 1, j))
 
-    result = matrices[0].clone() if n == 1 else product(0, n - 1)
+    return _into_out(matrices[0].clone() if n == 1 else product(0, n - 1), out, "chain_matmul")
+
+
+def _into_out(result, out, op):
+    """``result``, or (with ``out``, of the result's shape) ``out`` holding a copy of it."""
     if out is None:
         return result
-    _need(out, "chain_matmul", "out")
+    _need(out, op, "out")
     if tuple(out.shape) != tuple(result.shape):
-        raise ValueError(f"[chain_matmul] out has shape {tuple(out.shape)}, the result {tuple(result.shape)}")
+        raise ValueError(f"[{op}] out has shape {tuple(out.shape)}, the result {tuple(result.shape)}")
     return out.copy_(result)
+
+
+def spmm(input, mat2, *, out=None):
+    """The matrix product ``mm(input, mat2)``, which is what PyTorch's spmm computes for strided (dense)
+    tensors, the only layout SneppX has. With ``out`` (of the result's shape) the result is copied there."""
+    return _into_out(_C.mm(_need(input, "spmm", "input"), _need(mat2, "spmm", "mat2")), out, "spmm")
 
 
 # ---------------------------------------------------------------- gradient
@@ -451,14 +462,7 @@ def feature_alpha_dropout_(input, p, train):
 
 
 def _feature_dropout(input, p, train, op):
-    _need(input, op)
-    p = _probability(p, op)
-    if not train or p == 0.0 or input.numel() == 0:
-        return input
-    if input.ndim < 2:
-        raise ValueError(f"[{op}] needs input of 2 dims or more (N, C, *), got shape {tuple(input.shape)}")
-    mask = ones(tuple(input.shape[:2]) + (1,) * (input.ndim - 2), dtype=input.dtype, device=input.device)
-    return input * F.dropout(mask, p, True)
+    return _channels_dropout(_need(input, op), _probability(p, op), train, False, 2, op)
 
 
 def feature_dropout(input, p, train):
@@ -649,7 +653,7 @@ _SAME = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "
 _PLAIN = [
     is_floating_point, is_complex, is_nonzero, is_same_size, is_signed, is_inference, is_storage,
     get_default_dtype, set_default_dtype, promote_types, can_cast, positive, fill, frobenius_norm, chain_matmul,
-    gradient,
+    spmm, gradient,
     histogram, conv_tbc, dropout, dropout_, alpha_dropout, alpha_dropout_, feature_alpha_dropout,
     feature_alpha_dropout_, feature_dropout, feature_dropout_, batch_norm, instance_norm, layer_norm,
     group_norm, embedding, bilinear, pixel_shuffle, pixel_unshuffle, channel_shuffle, native_channel_shuffle,

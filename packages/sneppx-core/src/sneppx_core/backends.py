@@ -8,7 +8,13 @@ products on a GPU may use TF32 tensor cores (10-bit mantissa products, float32 s
 
 from __future__ import annotations
 
+import importlib.machinery
+import sys
+import types
+
 from ._backend import CPU, _C
+
+__path__ = []  # a package: `import sneppx_core.backends.cudnn` finds the submodules made below (in sys.modules)
 
 _state = {"precision": "highest", "deterministic": False, "warn_only": False}
 
@@ -19,7 +25,7 @@ def _set_precision(precision: str) -> None:
         _C.cuda_set_allow_tf32(precision != "highest")
 
 
-class _Cudnn:
+class _Cudnn(types.ModuleType):
     """``backends.cudnn``: cuDNN is never used by this build."""
 
     benchmark = False
@@ -54,7 +60,7 @@ class _Matmul:
         _set_precision("high" if value else "highest")
 
 
-class _Cuda:
+class _Cuda(types.ModuleType):
     """``backends.cuda``."""
 
     matmul = _Matmul()
@@ -65,7 +71,7 @@ class _Cuda:
         return bool(_C._HAS_CUDA)
 
 
-class _Mps:
+class _Mps(types.ModuleType):
     """``backends.mps``: Apple GPUs are not supported."""
 
     @staticmethod
@@ -79,7 +85,7 @@ class _Mps:
         return False
 
 
-class _Cpu:
+class _Cpu(types.ModuleType):
     """``backends.cpu``."""
 
     @staticmethod
@@ -89,10 +95,91 @@ class _Cpu:
         return {"avx512": "AVX512", "avx2": "AVX2"}.get(CPU, "DEFAULT")
 
 
-cpu = _Cpu()
-cudnn = _Cudnn()
-cuda = _Cuda()
-mps = _Mps()
+class _Mkldnn(types.ModuleType):
+    """``backends.mkldnn``: oneDNN (MKL-DNN) is not part of this build; the flags are accepted and change nothing."""
+
+    enabled = True
+    deterministic = False
+    allow_tf32 = True
+
+    @staticmethod
+    def is_available() -> bool:
+        """False: this build has no oneDNN."""
+        return False
+
+
+class _Mkl(types.ModuleType):
+    """``backends.mkl``: the matrix products use OpenBLAS, not MKL."""
+
+    @staticmethod
+    def is_available() -> bool:
+        """False: this build does not use MKL."""
+        return False
+
+
+class _Openmp(types.ModuleType):
+    """``backends.openmp``: the CPU kernels run on SneppX's own thread pool, not OpenMP."""
+
+    @staticmethod
+    def is_available() -> bool:
+        """False: this build does not use OpenMP."""
+        return False
+
+
+class _OptEinsum(types.ModuleType):
+    """``backends.opt_einsum``: ``einsum`` contracts from left to right and never uses the opt_einsum package, so
+    this answers as PyTorch does where that package is missing."""
+
+    @staticmethod
+    def is_available() -> bool:
+        """False: einsum does not use opt_einsum."""
+        return False
+
+    @staticmethod
+    def get_opt_einsum():
+        """None: einsum does not use opt_einsum."""
+        return None
+
+    @property
+    def enabled(self) -> bool:
+        """False: no contraction-path optimisation."""
+        return False
+
+    @enabled.setter
+    def enabled(self, value) -> None:
+        if value:
+            raise ValueError(f"[opt_einsum] opt_einsum is not available, so setting `enabled` to {value} will not "
+                             f"reap the benefits of calculating an optimal path for einsum")
+
+    @property
+    def strategy(self):
+        """None: no contraction-path optimisation."""
+        return None
+
+    @strategy.setter
+    def strategy(self, value) -> None:
+        raise ValueError(f"[opt_einsum] opt_einsum is not available, so setting `strategy` to {value} will not be "
+                         "meaningful")
+
+
+def _submodule(cls, name):
+    """The ``backends.<name>`` submodule: an instance of ``cls``, importable as ``sneppx_core.backends.<name>``."""
+    module = cls(f"{__name__}.{name}", cls.__doc__)
+    module.__spec__ = importlib.machinery.ModuleSpec(module.__name__, None)  # made here, loaded by no finder
+    sys.modules[module.__name__] = module
+    return module
+
+
+cpu = _submodule(_Cpu, "cpu")
+cudnn = _submodule(_Cudnn, "cudnn")
+cuda = _submodule(_Cuda, "cuda")
+mps = _submodule(_Mps, "mps")
+mkldnn = _submodule(_Mkldnn, "mkldnn")
+mkl = _submodule(_Mkl, "mkl")
+openmp = _submodule(_Openmp, "openmp")
+opt_einsum = _submodule(_OptEinsum, "opt_einsum")
+has_mkl = False  # torch.has_mkl: no MKL in this build
+has_openmp = False  # torch.has_openmp: SneppX's own thread pool, not OpenMP
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
@@ -126,7 +213,7 @@ def get_float32_matmul_precision() -> str:
     return _state["precision"]
 
 
-__all__ = ["cpu", "cudnn", "cuda", "mps",  # the first four are reached as backends.X only
+__all__ = ["cpu", "cudnn", "cuda", "mps",  # the first four are reached as backends.X only (and imported as modules)
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_float32_matmul_precision",
-           "get_float32_matmul_precision"]
+           "get_float32_matmul_precision", "has_mkl", "has_openmp"]

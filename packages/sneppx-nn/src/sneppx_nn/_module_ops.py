@@ -55,7 +55,8 @@ class ModuleOps:
         ``to(tensor)``; only floating-point tensors change dtype. Returns self.
 
         Parameters whose dtype or device changes are replaced by new Parameter objects (build
-        optimizers after calling ``to``)."""
+        optimizers after calling ``to``). ``memory_format`` (e.g. ``channels_last``) is accepted and leaves the
+        parameters row-major (a layout changes no result; SneppX's ops return row-major tensors anyway)."""
         return _state.module_to(self, args, kwargs)
 
     def float(self) -> "Module":

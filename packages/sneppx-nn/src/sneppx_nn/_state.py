@@ -78,6 +78,8 @@ def load_state_dict(module, state, strict: bool) -> IncompatibleKeys:
         if key not in state:
             continue
         value, target = _as_tensor(state[key], key), getattr(owner, store)[name]
+        if target.ndim == 0 and tuple(value.shape) == (1,):  # PyTorch's backward compatibility: [x] loads into 0-d
+            value = value[0]
         if tuple(value.shape) != tuple(target.shape):
             errors.append(f"size mismatch for {key}: copying a param with shape {tuple(value.shape)} from "
                           f"checkpoint, the shape in current model is {tuple(target.shape)}.")
@@ -94,6 +96,9 @@ def load_state_dict(module, state, strict: bool) -> IncompatibleKeys:
 def _parse_to(args, kwargs):
     dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
     kwargs.pop("non_blocking", None)
+    fmt = kwargs.pop("memory_format", None)  # a layout hint: accepted, parameters stay row-major (same values)
+    if fmt is not None and not isinstance(fmt, sx.memory_format):
+        raise TypeError(f"[Module.to] memory_format must be a sneppx_core.memory_format, got {fmt!r}")
     if kwargs:
         raise TypeError(f"[Module.to] unexpected keyword arguments {sorted(kwargs)}")
     for a in args:

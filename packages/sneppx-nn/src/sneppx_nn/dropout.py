@@ -36,17 +36,18 @@ class Dropout1d(Dropout, record_config=True):
     the kept ones by 1 / (1 - p)."""
 
     def forward(self, input):
-        """dropout1d(input, p, training)."""
-        return F.dropout1d(input, self.p, self.training)
+        """dropout1d(input, p, training, inplace)."""
+        return F.dropout1d(input, self.p, self.training, self.inplace)
 
 
 class Dropout2d(Dropout, record_config=True):
-    """Zeroes whole channels of (N, C, H, W) or (C, H, W) input with probability ``p`` in training mode and
-    scales the kept ones by 1 / (1 - p)."""
+    """Zeroes whole channels of (N, C, H, W) input with probability ``p`` in training mode and scales the kept
+    ones by 1 / (1 - p). As in PyTorch, 3-D input is read as (N, C, L) and other ranks as (N, C, *), with a
+    UserWarning (see ``sneppx_core.functional.dropout2d``)."""
 
     def forward(self, input):
-        """dropout2d(input, p, training)."""
-        return F.dropout2d(input, self.p, self.training)
+        """dropout2d(input, p, training, inplace)."""
+        return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
 class Dropout3d(Dropout, record_config=True):

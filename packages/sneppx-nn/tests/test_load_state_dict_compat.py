@@ -1,0 +1,71 @@
+"""load_state_dict's backward-compatibility rule from PyTorch: a 1-d value of one element loads into a 0-d
+parameter or buffer (old checkpoints stored scalars such as BatchNorm's ``num_batches_tracked`` as [n])."""
+
+import numpy as np
+import pytest
+import sneppx_core as sx
+
+import sneppx_nn as nn
+
+
+class Scalar(nn.Module):
+    """A module with a 0-d parameter and a 0-d buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(sx.tensor(1.0, dtype=sx.float64))
+        self.register_buffer("count", sx.tensor(0))
+
+
+def test_one_element_1d_value_loads_into_0d_buffer():
+    bn = nn.BatchNorm1d(3)
+    sd = bn.state_dict()
+    sd["num_batches_tracked"] = sx.tensor([7])
+    assert bn.load_state_dict(sd) == ([], [])
+    assert tuple(bn.num_batches_tracked.shape) == () and bn.num_batches_tracked.item() == 7
+    sd["num_batches_tracked"] = np.array([9], dtype=np.int64)
+    bn.load_state_dict(sd)
+    assert tuple(bn.num_batches_tracked.shape) == () and bn.num_batches_tracked.item() == 9
+
+
+def test_one_element_1d_value_loads_into_0d_parameter_in_place():
+    m = Scalar()
+    p = m.scale
+    m.load_state_dict({"scale": sx.tensor([2.5], dtype=sx.float64), "count": sx.tensor([4])})
+    assert m.scale is p and isinstance(m.scale, nn.Parameter) and tuple(m.scale.shape) == ()
+    assert m.scale.item() == 2.5 and m.count.item() == 4
+
+
+@pytest.mark.parametrize("value,shape", [([1, 2], r"\(2,\)"), ([[3]], r"\(1, 1\)"), ([], r"\(0,\)")])
+def test_other_shapes_still_mismatch(value, shape):
+    m = Scalar()
+    with pytest.raises(RuntimeError, match=r"size mismatch for count: copying a param with shape " + shape):
+        m.load_state_dict({"scale": sx.tensor(1.0, dtype=sx.float64), "count": sx.tensor(value, dtype=sx.int64)})
+    assert m.count.item() == 0  # nothing was copied
+
+
+def test_0d_value_does_not_load_into_one_element_1d_parameter():
+    lin = nn.Linear(2, 1)
+    sd = lin.state_dict()
+    sd["bias"] = sx.tensor(0.5)
+    with pytest.raises(RuntimeError, match=r"size mismatch for bias: copying a param with shape \(\) from"):
+        lin.load_state_dict(sd)
+
+
+@pytest.mark.parity
+def test_matches_torch():
+    torch = pytest.importorskip("torch")
+    for value in ([7], [1, 2], [[3]]):
+        t, s = torch.nn.BatchNorm1d(3), nn.BatchNorm1d(3)
+        tsd, ssd = t.state_dict(), s.state_dict()
+        tsd["num_batches_tracked"] = torch.tensor(value)
+        ssd["num_batches_tracked"] = sx.tensor(value, dtype=sx.int64)
+        try:
+            t.load_state_dict(tsd)
+        except RuntimeError:
+            with pytest.raises(RuntimeError, match="size mismatch for num_batches_tracked"):
+                s.load_state_dict(ssd)
+        else:
+            s.load_state_dict(ssd)
+            assert s.num_batches_tracked.item() == t.num_batches_tracked.item()
+            assert tuple(s.num_batches_tracked.shape) == tuple(t.num_batches_tracked.shape) == ()
