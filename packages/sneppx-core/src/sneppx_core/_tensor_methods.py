@@ -60,8 +60,12 @@ def to(self, *args, **kwargs):
 
 
 def _caster(dtype):
-    def cast(self, memory_format=_tensor_props.preserve_format):
-        return _tensor_props.convert(self, _C._to_dtype(self, dtype), memory_format, cast.__name__)
+    preserve, to_dtype = _tensor_props.preserve_format, _C._to_dtype
+    def cast(self, memory_format=preserve):
+        out = to_dtype(self, dtype)
+        if memory_format is preserve and self.ndim < 4:  # the usual call: nothing to lay out
+            return out
+        return _tensor_props.convert(self, out, memory_format, cast.__name__)
 
     cast.__doc__ = f"Returns the tensor converted to {dtype!r} (self if it already is), laid out in memory_format."
     return cast

@@ -63,6 +63,7 @@ pi, e, inf, nan, newaxis = math.pi, math.e, math.inf, math.nan, None
 # channels-last formats: the rank they need and the permutation that makes them row-major
 _PERM = {channels_last: (4, (0, 2, 3, 1)), channels_last_3d: (5, (0, 2, 3, 4, 1))}
 _IS_CONTIGUOUS = Tensor.is_contiguous  # the backend's row-major test (before install() wraps it)
+_CONTIGUOUS, _CLONE = _C.contiguous, _C.clone  # the backend's ops, bound once (the default formats' fast paths)
 
 
 def _check(x, fmt, op):
@@ -134,7 +135,7 @@ def is_contiguous(self, memory_format=contiguous_format):
 def contiguous(self, memory_format=contiguous_format):
     """The tensor itself when laid out in ``memory_format``, else a copy so laid out (recorded for autograd)."""
     if memory_format is contiguous_format:  # the usual call: the backend's op alone
-        return _C.contiguous(self)
+        return _CONTIGUOUS(self)
     _check(self, memory_format, "contiguous")
     if memory_format in _PERM:
         return _to_format(self, memory_format, "contiguous", copy=False)
@@ -149,7 +150,7 @@ def clone(input, *, memory_format=preserve_format):
     """A copy of ``input`` (recorded for autograd), laid out in ``memory_format``; ``preserve_format`` keeps a
     channels-last layout, any other layout is copied row-major."""
     if memory_format is preserve_format and isinstance(input, Tensor) and input.ndim < 4:  # nothing to preserve
-        return _C.clone(input)
+        return _CLONE(input)
     _check(input, memory_format, "clone")
     fmt = _suggest(input) if memory_format is preserve_format else memory_format
     if fmt in _PERM:
@@ -162,6 +163,8 @@ def convert(src, out, memory_format, op):
     """``out`` (``src`` converted by ``op``, or ``src`` itself when nothing changed) laid out in ``memory_format``.
     As in PyTorch, ``src`` itself is kept when its strides suggest that format (always for ``preserve_format``);
     a converted ``out`` takes ``src``'s suggested format under ``preserve_format``."""
+    if memory_format is preserve_format and isinstance(src, Tensor) and src.ndim < 4:  # the usual call
+        return out
     _check(src, memory_format, op)
     if out is src:
         if memory_format is preserve_format or _suggest(src) is memory_format:
