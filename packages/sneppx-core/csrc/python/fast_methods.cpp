@@ -1,8 +1,9 @@
 // The Tensor attributes that Python code reads on every layer call (dtype, device, shape, ndim) and
-// the argument-free methods contiguous(), dim(), numel() and is_contiguous(), as plain CPython
-// descriptors. pybind11's dispatcher (argument vectors, overload loop, a fresh enum or Device object
-// per read) costs 100-200 ns a call, more than these take themselves; a method descriptor with
-// METH_NOARGS is called by the interpreter without building a bound method. dtype and device return
+// the methods contiguous(), dim(), numel() and is_contiguous(), as plain CPython descriptors.
+// pybind11's dispatcher (argument vectors, overload loop, a fresh enum or Device object per read)
+// costs 100-200 ns a call, more than these take themselves; a method descriptor is called by the
+// interpreter without building a bound method. contiguous() and is_contiguous() given a memory_format
+// hand the call to their Python forms. dtype and device return
 // shared objects (`x.dtype is sneppx.float32`, as in PyTorch), and contiguous() returns the tensor
 // itself when it is already contiguous. Installed over the pybind11 definitions at the end of module
 // initialisation; the module functions (sneppx.contiguous, ...) keep their pybind11 bindings.
@@ -81,11 +82,40 @@ PyObject* m_numel(PyObject* self, PyObject*) {
   return guarded([&] { return PyLong_FromLongLong(self_tensor(self)->numel()); });
 }
 
-PyObject* m_is_contiguous(PyObject* self, PyObject*) {
-  return guarded([&] { return PyBool_FromLong(self_tensor(self)->is_contiguous()); });
+// contiguous(memory_format=...) and is_contiguous(memory_format=...): with an argument, the Python forms
+// registered by _C._set_format_methods (sneppx_core._tensor_props) take the call; without, the fast paths below.
+PyObject* g_format_methods = nullptr;  // {"contiguous": fn, "is_contiguous": fn}
+
+PyObject* with_format(const char* name, PyObject* self, PyObject* args, PyObject* kwargs) {
+  PyObject* fn = g_format_methods ? PyDict_GetItemString(g_format_methods, name) : nullptr;  // borrowed
+  if (!fn) {
+    PyErr_Format(PyExc_TypeError, "[%s] takes no arguments here", name);
+    return nullptr;
+  }
+  Py_ssize_t n = PyTuple_GET_SIZE(args);
+  PyObject* full = PyTuple_New(n + 1);
+  if (!full) return nullptr;
+  PyTuple_SET_ITEM(full, 0, new_ref(self));
+  for (Py_ssize_t i = 0; i < n; ++i) PyTuple_SET_ITEM(full, i + 1, new_ref(PyTuple_GET_ITEM(args, i)));
+  PyObject* r = PyObject_Call(fn, full, kwargs);
+  Py_DECREF(full);
+  return r;
 }
 
-PyObject* m_contiguous(PyObject* self, PyObject*) {
+bool has_arguments(PyObject* args, PyObject* kwargs) {
+  return PyTuple_GET_SIZE(args) || (kwargs && PyDict_GET_SIZE(kwargs));
+}
+
+PyObject* m_is_contiguous(PyObject* self, PyObject* args, PyObject* kwargs) {
+  if (has_arguments(args, kwargs)) return with_format("is_contiguous", self, args, kwargs);
+  return guarded([&] {  // an empty tensor counts as contiguous, as in PyTorch
+    const Tensor& x = self_tensor(self);
+    return PyBool_FromLong(x->is_contiguous() || x->numel() == 0);
+  });
+}
+
+PyObject* m_contiguous(PyObject* self, PyObject* args, PyObject* kwargs) {
+  if (has_arguments(args, kwargs)) return with_format("contiguous", self, args, kwargs);
   return guarded([&]() -> PyObject* {
     const Tensor& x = self_tensor(self);
     if (x->is_contiguous()) return new_ref(self);
@@ -106,11 +136,15 @@ PyGetSetDef g_getters[] = {
 };
 
 PyMethodDef g_methods[] = {
-    {"contiguous", m_contiguous, METH_NOARGS,
-     "The tensor itself when contiguous, else a contiguous copy (recorded for autograd)."},
+    {"contiguous", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(m_contiguous)),
+     METH_VARARGS | METH_KEYWORDS,
+     "The tensor itself when laid out in memory_format (default: row-major), else a copy so laid out (recorded for "
+     "autograd)."},
     {"dim", m_dim, METH_NOARGS, "Number of dims."},
     {"numel", m_numel, METH_NOARGS, "Number of elements."},
-    {"is_contiguous", m_is_contiguous, METH_NOARGS, "Whether the elements lie in row-major order without gaps."},
+    {"is_contiguous", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(m_is_contiguous)),
+     METH_VARARGS | METH_KEYWORDS,
+     "Whether the elements lie in memory_format's order (default: row-major) without gaps."},
 };
 
 }  // namespace
@@ -129,6 +163,9 @@ void install_fast_methods(py::module_& m, py::handle tensor_type) {
   };
   for (auto& g : g_getters) install(g.name, PyDescr_NewGetSet(type, &g));
   for (auto& f : g_methods) install(f.ml_name, PyDescr_NewMethod(type, &f));
+  m.def("_set_format_methods", [](py::dict methods) {
+    Py_XSETREF(g_format_methods, new_ref(methods.ptr()));
+  }, "Registers the Python forms of contiguous/is_contiguous that take memory_format (sneppx_core._tensor_props).");
 }
 
 }  // namespace sx
