@@ -36,9 +36,9 @@ import sneppx_core as sx
 import sneppx_nn as nn
 
 try:
-    from .common import interleaved, timing_row
+    from .common import interleaved, set_threads, timing_row, try_torch
 except ImportError:  # run as a script
-    from common import interleaved, timing_row
+    from common import interleaved, set_threads, timing_row, try_torch
 
 FULL = {"warmup": 3, "steps": 20}
 QUICK = {"warmup": 1, "steps": 4}
@@ -112,13 +112,8 @@ def run(quick: bool = False) -> list:
     import sneppx_optim as optim
 
     cfg = QUICK if quick else FULL
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    sx.set_num_threads(2)
-    if torch is not None:
-        torch.set_num_threads(2)
+    torch = try_torch()
+    set_threads()
     rng = np.random.default_rng(0)
     x = rng.standard_normal((32, 3, 32, 32)).astype(np.float32)
     y = rng.integers(0, 10, 32)

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import sneppx_core as sx
-from common import interleaved, timing_row
+from common import interleaved, set_threads, timing_row, try_torch
 
 FULL = {"warmup": 20, "repeat": 15}
 QUICK = {"warmup": 3, "repeat": 3}
@@ -74,17 +74,14 @@ def _data():
 def run(quick: bool = False) -> list:
     """Times each case in both libraries; rows name, sneppx, torch, ratio, unit (us per call)."""
     cfg = QUICK if quick else FULL
-    try:
-        import torch
-        import torch.distributions as TD
-    except ImportError:
-        torch = None
-    sx.set_num_threads(2)
+    torch = try_torch()
+    set_threads()
     data = _data()
     ours = _cases(sx, sx.distributions, data)
     theirs = None
     if torch is not None:
-        torch.set_num_threads(2)
+        import torch.distributions as TD
+
         theirs = _cases(torch, TD, data)
     rows = []
     for name, fn in ours.items():

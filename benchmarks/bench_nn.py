@@ -28,9 +28,9 @@ import sneppx_core.functional as F
 import sneppx_nn as nn
 
 try:
-    from .common import interleaved, timing_row
+    from .common import interleaved, set_threads, timing_row, try_torch
 except ImportError:  # run as a script
-    from common import interleaved, timing_row
+    from common import interleaved, set_threads, timing_row, try_torch
 
 FULL = {"warmup": 10, "steps": 100}
 QUICK = {"warmup": 3, "steps": 15}
@@ -172,13 +172,8 @@ def scaling(torch, cfg=SCALING, widths=WIDTHS) -> list:
 def run(quick: bool = False) -> list:
     """Times one training step of each case in both libraries; rows name, sneppx, torch, ratio, unit."""
     cfg = QUICK if quick else FULL
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    sx.set_num_threads(2)
-    if torch is not None:
-        torch.set_num_threads(2)
+    torch = try_torch()
+    set_threads()
     x, y, ids, targets = _data()
     ours = {"mlp train step 784-256-10 batch 64": (MLP(), x, y), _gpt_name(GPT): (_sx_gpt(GPT), ids, targets)}
     theirs = dict(zip(ours, _torch_models(torch))) if torch is not None else {}

@@ -17,7 +17,7 @@ import sneppx_core as sx
 import sneppx_nn as nn
 import sneppx_optim as optim
 from bench_nn import FULL, QUICK, _median_ms
-from common import timing_row
+from common import set_threads, timing_row, try_torch
 
 LM = {"vocab": 2000, "hidden": 256, "layers": 2, "seq": 35, "batch": 20}
 LR = 0.1
@@ -82,13 +82,8 @@ def _torch_step(torch, model, ids, targets):
 def run(quick: bool = False) -> list:
     """Times one training step of each case in both libraries; rows name, sneppx, torch, ratio, unit."""
     cfg = QUICK if quick else FULL
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    sx.set_num_threads(2)
-    if torch is not None:
-        torch.set_num_threads(2)
+    torch = try_torch()
+    set_threads()
     rng = np.random.default_rng(0)
     ids = rng.integers(0, LM["vocab"], (LM["seq"] + 1, LM["batch"]))
     x, y = ids[:-1].copy(), ids[1:].reshape(-1).copy()

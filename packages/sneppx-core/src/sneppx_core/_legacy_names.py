@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from ._C_face import Dtype, Tensor
+from ._C_face import Tensor
 from ._factories import _default_device, _float_dtype, empty
 from ._tensor_strided import _ints, empty_strided
 from ._torch_misc import frombuffer, get_autocast_dtype, set_autocast_dtype, set_autocast_enabled
@@ -46,10 +46,6 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     return empty_strided(size, stride, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-_NUMPY = {Dtype.BOOL: np.bool_, Dtype.UINT8: np.uint8, Dtype.INT32: np.int32, Dtype.INT64: np.int64,
-          Dtype.FLOAT16: np.float16, Dtype.BFLOAT16: np.uint16, Dtype.FLOAT32: np.float32, Dtype.FLOAT64: np.float64}
-
-
 def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None, pin_memory=False):
     """A 1-d CPU tensor of ``size`` elements of ``dtype`` (default: the default float dtype) read from the raw
     bytes at the start of ``filename`` (native byte order), which must hold at least ``size * itemsize`` bytes.
@@ -71,7 +67,7 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
     dt = _float_dtype(dtype)
     if size == 0:
         return empty(0, dtype=dt, device="cpu")
-    need = builtins.int(size) * np.dtype(_NUMPY[dt]).itemsize
+    need = builtins.int(size) * empty(0, dtype=dt).element_size()
     try:
         with open(filename, "rb") as f:
             have = os.fstat(f.fileno()).st_size

@@ -62,7 +62,7 @@ pi, e, inf, nan, newaxis = math.pi, math.e, math.inf, math.nan, None
 
 # channels-last formats: the rank they need and the permutation that makes them row-major
 _PERM = {channels_last: (4, (0, 2, 3, 1)), channels_last_3d: (5, (0, 2, 3, 4, 1))}
-_IS_CONTIGUOUS = Tensor.is_contiguous  # the backend's row-major test (before install() wraps it)
+_IS_CONTIGUOUS = Tensor.is_contiguous  # the backend's argument-free row-major test
 _CONTIGUOUS, _CLONE = _C.contiguous, _C.clone  # the backend's ops, bound once (the default formats' fast paths)
 
 
