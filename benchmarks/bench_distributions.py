@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import sneppx_core as sx
-from common import interleaved, set_threads, timing_row, try_torch
+from common import case_rows, print_rows, set_threads, try_torch
 
 FULL = {"warmup": 20, "repeat": 15}
 QUICK = {"warmup": 3, "repeat": 3}
@@ -83,20 +83,12 @@ def run(quick: bool = False) -> list:
         import torch.distributions as TD
 
         theirs = _cases(torch, TD, data)
-    rows = []
-    for name, fn in ours.items():
-        fns = [fn] + ([theirs[name]] if theirs else [])
-        res = interleaved(fns, repeat=cfg["repeat"], warmup=cfg["warmup"])
-        rows.append(timing_row(name, res[0], res[1] if theirs else None, "us"))
-    return rows
+    return case_rows(ours, theirs, cfg)
 
 
 def main(argv: list) -> None:
     """Prints the rows of :func:`run` as a table."""
-    for r in run(quick="--quick" in argv):
-        torch_s = "-" if r["torch"] is None else f"{r['torch']:.1f}"
-        ratio_s = "-" if r["ratio"] is None else f"{r['ratio']:.2f}x"
-        print(f"{r['name']:62s} {r['sneppx']:9.1f} {torch_s:>9s} {ratio_s:>7s}  {r['unit']}")
+    print_rows(run(quick="--quick" in argv), 62)
 
 
 if __name__ == "__main__":

@@ -136,6 +136,25 @@ def timing_row(name: str, s: Timing, t: Timing | None, unit: str = "ms", work: f
     return r
 
 
+def case_rows(ours: dict, theirs: dict | None, cfg: dict, unit: str = "us") -> list:
+    """Rows of named cases: ``ours[name]`` and ``theirs[name]`` (when PyTorch is installed) run interleaved,
+    ``cfg`` giving ``repeat`` and ``warmup``."""
+    rows = []
+    for name, fn in ours.items():
+        fns = [fn] + ([theirs[name]] if theirs else [])
+        res = interleaved(fns, repeat=cfg["repeat"], warmup=cfg["warmup"])
+        rows.append(timing_row(name, res[0], res[1] if theirs else None, unit))
+    return rows
+
+
+def print_rows(rows: list, width: int = 62) -> None:
+    """Prints rows as a plain table: name, SneppX, PyTorch, ratio, unit."""
+    for r in rows:
+        torch_s = "-" if r["torch"] is None else f"{r['torch']:.1f}"
+        ratio_s = "-" if r["ratio"] is None else f"{r['ratio']:.2f}x"
+        print(f"{r['name']:{width}s} {r['sneppx']:9.1f} {torch_s:>9s} {ratio_s:>7s}  {r['unit']}")
+
+
 def row(name: str, sneppx: float, torch: float | None, unit: str, higher_is_better: bool = False) -> dict:
     """A result row; ``ratio`` is SneppX over PyTorch in the row's unit.
 

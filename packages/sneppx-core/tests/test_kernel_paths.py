@@ -4,8 +4,9 @@ copies by tiles (ragged edges included), copies of whole rows under permuted out
 products split over the thread pool (and with a transposed B whose rows lie 4 KiB apart), and
 one-row / one-column matrix products in every operand layout; copies of short rows, of rows into
 shifted views (roll, cat), of flipped rows and of rows that repeat one source element; the one-pass
-lerp; the reuse order of the block cache; integer powers by squaring; and float16 / bfloat16 binary
-ops, which compute on blocks widened to float, on every operand layout."""
+lerp; the reuse order of the block cache; integer powers by squaring; float16 / bfloat16 binary
+ops, which compute on blocks widened to float, on every operand layout; and index_select / index_add of many
+short rows along dim 0."""
 
 from __future__ import annotations
 
@@ -1035,3 +1036,37 @@ def test_float_erf_and_gelu_accuracy(threads):
     np.testing.assert_allclose(y.detach().numpy(), v * cdf, rtol=0, atol=4e-7 * np.abs(v).max())
     pdf = np.exp(-0.5 * v * v) / math.sqrt(2 * math.pi)
     np.testing.assert_allclose(x.grad.numpy(), cdf + v * pdf, rtol=0, atol=2e-6)
+
+
+@pytest.mark.parametrize("rows, width, n", [(300, 16, 19551), (5, 3, 40_000), (2000, 1, 70_000), (64, 1023, 64),
+                                            (7, 2, 10)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.bool_])
+def test_index_select_and_index_add_of_many_short_rows(threads, rows, width, n, dtype):
+    """Along dim 0, index_select copies whole rows per thread and index_add gives each thread a range of the
+    output's rows (each adding its rows' sources in index order): same results as NumPy, the same bits at any
+    thread count, negative indices and duplicates included."""
+    rng = np.random.default_rng(rows * width + n)
+    x = (rng.standard_normal((rows, width)) * 4).astype(dtype)
+    idx = rng.integers(-rows, rows, n)
+    idx[: min(n, 5)] = rows - 1  # duplicates of one row
+    src = (rng.standard_normal((n, width)) * 4).astype(dtype)
+    np.testing.assert_array_equal(sx.from_numpy(x).index_select(0, sx.tensor(idx)).numpy(), x[idx])
+    got = sx.from_numpy(x).index_add(0, sx.tensor(idx), sx.from_numpy(src)).numpy()
+    if dtype == np.bool_:
+        want = x.copy()
+        np.logical_or.at(want, idx % rows, src)
+        np.testing.assert_array_equal(got, want)
+        return
+    want = x.astype(np.float64)
+    for k in range(n):  # in index order, as the kernel adds
+        want[idx[k] % rows] = (want[idx[k] % rows].astype(dtype) + src[k]).astype(np.float64)
+    np.testing.assert_array_equal(got, want.astype(dtype))
+    alpha = sx.from_numpy(x).index_add(0, sx.tensor(idx), sx.from_numpy(src), alpha=2).numpy()
+    np.testing.assert_allclose(alpha.astype(np.float64), x + 2 * _scatter_sum(src, idx % rows, rows), rtol=1e-5,
+                               atol=1e-3)
+
+
+def _scatter_sum(src, rows_of, rows):
+    out = np.zeros((rows, src.shape[1]))
+    np.add.at(out, rows_of, src.astype(np.float64))
+    return out

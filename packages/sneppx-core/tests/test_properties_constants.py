@@ -255,3 +255,24 @@ def test_parity_memory_format_errors(torch):
         with pytest.raises(Exception) as se:
             case(sx)
         assert type(se.value) is type(te.value), (te.value, se.value)
+
+
+def test_real_imag_functions_and_more_constants():
+    x = sx.arange(3.0)
+    assert sx.real(x) is x
+    with pytest.raises(RuntimeError, match="non-complex"):
+        sx.imag(x)
+    assert sx.legacy_contiguous_format is sx.contiguous_format and x.contiguous(
+        memory_format=sx.legacy_contiguous_format) is x
+    assert sx.has_lapack is True and sx.has_spectral is False  # linalg on NumPy's LAPACK; no FFT
+
+
+@pytest.mark.parity
+def test_real_imag_and_resize_match_torch(torch):
+    t = torch.arange(6.0)
+    assert torch.real(t) is t and sx.legacy_contiguous_format is sx.contiguous_format
+    assert torch.legacy_contiguous_format is torch.contiguous_format
+    with pytest.raises(RuntimeError):
+        torch.imag(t)
+    with pytest.warns(UserWarning):
+        assert tuple(t.resize(3, 2).shape) == tuple(sx.arange(6.0).resize(3, 2).shape)

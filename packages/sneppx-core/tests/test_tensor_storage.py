@@ -502,3 +502,15 @@ def test_view_dtype_matches_torch(torch):
             bad(torch)
         with pytest.raises(RuntimeError):
             bad(sx)
+
+
+def test_out_of_place_resize_keeps_the_number_of_elements():
+    x = sx.arange(6.0, requires_grad=True)
+    with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
+        y = x.resize(2, 3)
+    assert y.shape == (2, 3) and y.grad_fn is not None
+    np.testing.assert_array_equal(y.detach().numpy(), np.arange(6.0).reshape(2, 3))
+    with pytest.warns(UserWarning, match="non-inplace resize_as is deprecated"):
+        assert x.resize_as(sx.ones(3, 2)).shape == (3, 2)
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError, match=r"\[resize\] requested resize to 4"):
+        x.resize(4)

@@ -338,14 +338,24 @@ void bind_ops(py::module_& m, Cls& cls) {
   }, py::arg("input"), py::arg("dim"), py::arg("is_max"));
 
   // ---- linear algebra
-  both(m, cls, "matmul", [](const Tensor& x, const Tensor& y) {
-    ReleaseGilIf nogil(heavy(x) || heavy(y));
-    return matmul(x, y);
+  both(m, cls, "matmul", [](py::handle a, py::handle b) -> py::object {
+    if (!is_tensor(a) || !is_tensor(b)) return sparse_call("matmul", a, b);
+    Tensor x = a.cast<Tensor>(), y = b.cast<Tensor>(), r;
+    {
+      ReleaseGilIf nogil(heavy(x) || heavy(y));
+      r = matmul(x, y);
+    }
+    return py::cast(r);
   }, py::arg("input"), py::arg("other"));
-  both(m, cls, "mm", [](const Tensor& x, const Tensor& y) {
+  both(m, cls, "mm", [](py::handle a, py::handle b) -> py::object {
+    if (!is_tensor(a) || !is_tensor(b)) return sparse_call("mm", a, b);
+    Tensor x = a.cast<Tensor>(), y = b.cast<Tensor>(), r;
     SX_CHECK(x->dim() == 2 && y->dim() == 2, ValueError, "[mm] expected 2-D tensors, got ", shape_str(x->shape), " and ", shape_str(y->shape));
-    ReleaseGilIf nogil(heavy(x) || heavy(y));
-    return matmul(x, y);
+    {
+      ReleaseGilIf nogil(heavy(x) || heavy(y));
+      r = matmul(x, y);
+    }
+    return py::cast(r);
   }, py::arg("input"), py::arg("mat2"));
   both(m, cls, "bmm", [](const Tensor& x, const Tensor& y) {
     ReleaseGilIf nogil(heavy(x) || heavy(y));

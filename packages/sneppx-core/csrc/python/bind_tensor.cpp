@@ -256,21 +256,29 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
       });
 
   // Arithmetic and comparison operators.
-#define SX_BINOP(PY, OP, REV) cls.def(PY, [](const Tensor& a, py::handle b) { return binop(BinaryOp::OP, a, b, REV); }, py::is_operator())
-  SX_BINOP("__add__", Add, false); SX_BINOP("__radd__", Add, true);
-  SX_BINOP("__sub__", Sub, false); SX_BINOP("__rsub__", Sub, true);
-  SX_BINOP("__mul__", Mul, false); SX_BINOP("__rmul__", Mul, true);
-  SX_BINOP("__truediv__", Div, false); SX_BINOP("__rtruediv__", Div, true);
-  SX_BINOP("__floordiv__", FloorDiv, false); SX_BINOP("__rfloordiv__", FloorDiv, true);
-  SX_BINOP("__mod__", Rem, false); SX_BINOP("__rmod__", Rem, true);
-  SX_BINOP("__rpow__", Pow, true);
-  SX_BINOP("__eq__", Eq, false); SX_BINOP("__ne__", Ne, false);
-  SX_BINOP("__lt__", Lt, false); SX_BINOP("__le__", Le, false);
-  SX_BINOP("__gt__", Gt, false); SX_BINOP("__ge__", Ge, false);
-  SX_BINOP("__and__", BitAnd, false); SX_BINOP("__or__", BitOr, false); SX_BINOP("__xor__", BitXor, false);
-  SX_BINOP("__rand__", BitAnd, true); SX_BINOP("__ror__", BitOr, true); SX_BINOP("__rxor__", BitXor, true);
-  SX_BINOP("__lshift__", Shl, false); SX_BINOP("__rshift__", Shr, false);
-  SX_BINOP("__rlshift__", Shl, true); SX_BINOP("__rrshift__", Shr, true);
+// A forward operator given an object whose type has the reflected method (a sparse tensor) returns
+// NotImplemented, so that Python calls that method; other objects get operand()'s TypeError.
+#define SX_BINOP(PY, OP, REV, RFL)                                                              \
+  cls.def(PY, [](const Tensor& a, py::handle b) -> py::object {                                \
+    if (RFL && !is_tensor(b) && defers_to(b, RFL)) return py::reinterpret_borrow<py::object>(Py_NotImplemented); \
+    return py::cast(binop(BinaryOp::OP, a, b, REV));                                           \
+  }, py::is_operator())
+  SX_BINOP("__add__", Add, false, "__radd__"); SX_BINOP("__radd__", Add, true, nullptr);
+  SX_BINOP("__sub__", Sub, false, "__rsub__"); SX_BINOP("__rsub__", Sub, true, nullptr);
+  SX_BINOP("__mul__", Mul, false, "__rmul__"); SX_BINOP("__rmul__", Mul, true, nullptr);
+  SX_BINOP("__truediv__", Div, false, "__rtruediv__"); SX_BINOP("__rtruediv__", Div, true, nullptr);
+  SX_BINOP("__floordiv__", FloorDiv, false, nullptr); SX_BINOP("__rfloordiv__", FloorDiv, true, nullptr);
+  SX_BINOP("__mod__", Rem, false, nullptr); SX_BINOP("__rmod__", Rem, true, nullptr);
+  SX_BINOP("__rpow__", Pow, true, nullptr);
+  SX_BINOP("__eq__", Eq, false, nullptr); SX_BINOP("__ne__", Ne, false, nullptr);
+  SX_BINOP("__lt__", Lt, false, nullptr); SX_BINOP("__le__", Le, false, nullptr);
+  SX_BINOP("__gt__", Gt, false, nullptr); SX_BINOP("__ge__", Ge, false, nullptr);
+  SX_BINOP("__and__", BitAnd, false, nullptr); SX_BINOP("__or__", BitOr, false, nullptr);
+  SX_BINOP("__xor__", BitXor, false, nullptr);
+  SX_BINOP("__rand__", BitAnd, true, nullptr); SX_BINOP("__ror__", BitOr, true, nullptr);
+  SX_BINOP("__rxor__", BitXor, true, nullptr);
+  SX_BINOP("__lshift__", Shl, false, nullptr); SX_BINOP("__rshift__", Shr, false, nullptr);
+  SX_BINOP("__rlshift__", Shl, true, nullptr); SX_BINOP("__rrshift__", Shr, true, nullptr);
 #undef SX_BINOP
 #define SX_IOP(PY, OP) cls.def(PY, [](const Tensor& a, py::handle b) { return inplace(BinaryOp::OP, a, b); }, py::is_operator())
   SX_IOP("__iadd__", Add); SX_IOP("__isub__", Sub); SX_IOP("__imul__", Mul); SX_IOP("__itruediv__", Div);

@@ -103,6 +103,32 @@ Scalar to_scalar(py::handle h, const char* op) {
   throw TypeError(msg("[", op, "] expected a number, got ", std::string(py::str(py::type::of(h).attr("__name__")))));
 }
 
+bool defers_to(py::handle h, const char* reflected) {
+  PyObject* o = h.ptr();
+  if (is_tensor(h) || PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || py::isinstance<py::array>(h) ||
+      PyList_Check(o) || PyTuple_Check(o) || is_scalar(h))
+    return false;
+  return PyObject_HasAttrString(reinterpret_cast<PyObject*>(Py_TYPE(o)), reflected) == 1;
+}
+
+namespace {
+PyObject* g_sparse_call = nullptr;  // sneppx_core._sparse's handler; owned reference
+}
+
+void set_sparse_call(py::handle fn) {
+  Py_XINCREF(fn.ptr());
+  Py_XSETREF(g_sparse_call, fn.ptr());
+}
+
+py::object sparse_call(const char* op, py::handle a, py::handle b) {
+  if (g_sparse_call) {
+    py::object r = py::reinterpret_borrow<py::object>(g_sparse_call)(op, a, b);
+    if (!r.is(py::reinterpret_borrow<py::object>(Py_NotImplemented))) return r;
+  }
+  auto name = [](py::handle h) { return std::string(py::str(py::type::of(h).attr("__name__"))); };
+  throw TypeError(msg("[", op, "] expected two tensors, got ", name(a), " and ", name(b)));
+}
+
 Tensor operand(py::handle h, const Tensor& other, const char* op) {
   if (is_tensor(h)) return h.cast<Tensor>();
   if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr()) || is_scalar(h)) {

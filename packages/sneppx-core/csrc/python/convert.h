@@ -70,6 +70,13 @@ Device parse_device(py::handle h);               // "cpu", "cuda:0", Device, Non
 bool is_tensor(py::handle h);
 bool is_scalar(py::handle h);
 Scalar to_scalar(py::handle h, const char* op);
+// Whether x OP h should return NotImplemented so that Python calls h's reflected method: h is none
+// of the things operand() takes and its type defines `reflected` (sparse tensors do).
+bool defers_to(py::handle h, const char* reflected);
+// mm/matmul called with something other than two tensors: the sparse tensors' handler registered by
+// _C._set_sparse_call (sneppx_core._sparse) takes the call, or a TypeError names the op and types.
+py::object sparse_call(const char* op, py::handle a, py::handle b);
+void set_sparse_call(py::handle fn);
 // A Tensor operand for a binary op: tensors pass through, numbers become wrapped 0-d tensors.
 Tensor operand(py::handle h, const Tensor& other, const char* op);
 // The tensor an in-place op on x computes from: a clone when autograd tracks x (the op may save its

@@ -31,7 +31,7 @@ from ._ops import __all__ as _ops_all
 from ._einsum import einsum
 from . import _names, _tensor_methods
 from . import autograd, cuda, distributions, functional, linalg, special, testing, utils  # noqa: F401
-from . import compiler, func, jit, random, serialization  # noqa: F401
+from . import compiler, func, jit, random, serialization, sparse  # noqa: F401
 from .compiler import compile  # noqa: A004
 from .func import vmap
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
@@ -60,7 +60,7 @@ __all__ = [
     "is_grad_enabled", "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace", "manual_seed", "ones",
     "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm", "seed", "tensor",
     "zeros", "zeros_like", "enable_grad", "inference_mode", "no_grad", "set_grad_enabled", "autograd", "cuda",
-    "functional", "linalg", "special", "testing", "distributions", "compile", "vmap", "require_core", "__version__",
-    "_HAS_C_BACKEND", "_HAS_CUDA", "_BACKEND", "einsum", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
-    "set_anomaly_enabled", *_ops_all, *_names_all,
+    "functional", "linalg", "special", "sparse", "testing", "distributions", "compile", "vmap", "require_core",
+    "__version__", "_HAS_C_BACKEND", "_HAS_CUDA", "_BACKEND", "einsum", "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled", "set_anomaly_enabled", *_ops_all, *_names_all,
 ]

@@ -53,7 +53,11 @@ def t(input):
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    """``beta * input + alpha * (mat1 @ mat2)``; with ``beta=0`` ``input`` is ignored (NaN included)."""
+    """``beta * input + alpha * (mat1 @ mat2)``; with ``beta=0`` ``input`` is ignored (NaN included). A sparse
+    ``mat1`` takes ``sparse.addmm``."""
+    if not isinstance(mat1, Tensor) and hasattr(mat1, "to_sparse_coo"):
+        from .sparse import addmm as sparse_addmm
+        return sparse_addmm(input, mat1, mat2, beta=beta, alpha=alpha)
     for a in (input, mat1, mat2):
         _check(a, "addmm")
     if mat1.ndim != 2 or mat2.ndim != 2:

@@ -134,7 +134,7 @@ def igammac(input, other):
 
 
 def to_dense(self, dtype=None, *, masked_grad=True):
-    """``self`` itself, as PyTorch returns a strided tensor (SneppX has no other layout); with a ``dtype`` other
+    """``self`` itself for a dense tensor (sparse tensors have their own ``to_dense``); with a ``dtype`` other
     than its own, a converted copy. ``masked_grad`` only matters for sparse tensors and is ignored."""
     _need(self, "to_dense", "self")
     if dtype is None or dtype == self.dtype:

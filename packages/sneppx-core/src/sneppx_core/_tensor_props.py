@@ -1,5 +1,5 @@
 """PyTorch's layout and memory-format objects, its math constants and the Tensor properties that say what a
-tensor is not (no XPU/MPS/meta devices, no sparse, quantized or nested tensors in SneppX).
+tensor is not (no XPU/MPS/meta devices; a dense tensor is not sparse, quantized or nested).
 
 Memory formats: SneppX tensors are strided, so ``channels_last`` (NHWC order of an NCHW tensor) and
 ``channels_last_3d`` (NDHWC) are real stride orders: ``x.contiguous(memory_format=sx.channels_last)`` returns a
@@ -58,6 +58,7 @@ strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc = (
     layout._make(n) for n in ("strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc"))
 contiguous_format, preserve_format, channels_last, channels_last_3d = (
     memory_format._make(n) for n in ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d"))
+legacy_contiguous_format = contiguous_format  # PyTorch's alias
 pi, e, inf, nan, newaxis = math.pi, math.e, math.inf, math.nan, None
 
 # channels-last formats: the rank they need and the permutation that makes them row-major
@@ -207,6 +208,20 @@ def _imag(self, value=None):
     raise RuntimeError("[imag] imag is not implemented for tensors with non-complex dtypes.")
 
 
+def real(input):
+    """``input`` itself: the real part of a real tensor (SneppX has no complex dtypes)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"[real] expected a Tensor, got {type(input).__name__}")
+    return input
+
+
+def imag(input):
+    """Raises RuntimeError, as PyTorch does for real tensors (SneppX has no complex dtypes)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"[imag] expected a Tensor, got {type(input).__name__}")
+    _imag(input)
+
+
 def _grad_dtype_get(self):
     if not self.is_leaf:
         raise RuntimeError("[grad_dtype] grad_dtype can only be accessed on leaf tensors.")
@@ -229,6 +244,10 @@ _NOT = {"is_xpu": "an XPU", "is_mps": "an MPS (Apple GPU)", "is_meta": "a meta",
         "is_sparse_csr": "a sparse CSR", "is_nested": "a nested"}
 PROPERTIES = {name: property(lambda self: False, doc=f"False: SneppX has no {what} tensors.")
               for name, what in _NOT.items()}
+PROPERTIES["is_sparse"] = property(lambda self: False, doc="False: a dense tensor (sparse COO tensors are their own "
+                                                            "type, ``sparse.SparseTensor``, where it is True).")
+PROPERTIES["is_sparse_csr"] = property(lambda self: False, doc="False: a dense tensor (CSR tensors are "
+                                                                 "``sparse.SparseCompressedTensor``).")
 PROPERTIES.update({
     "layout": property(lambda self: strided, doc="The memory layout: ``strided`` (the only one SneppX has)."),
     "output_nr": property(lambda self: 0, doc="Which output of its ``grad_fn`` the tensor is: 0 (every SneppX "
@@ -258,4 +277,4 @@ def install(cls=Tensor):
 
 __all__ = ["layout", "memory_format", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
            "sparse_bsc", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d", "pi", "e",
-           "inf", "nan", "newaxis"]
+           "inf", "nan", "newaxis", "legacy_contiguous_format", "real", "imag"]

@@ -113,6 +113,32 @@ def resize_as_(self, the_template, *, memory_format=None):
     return resize_(_tensor(self, "resize_as_"), tuple(the_template.shape), memory_format=memory_format)
 
 
+def resize(self, *sizes):
+    """Deprecated out-of-place resize, which can only change the shape: ``self`` reshaped to ``sizes`` (the same
+    number of elements; a view when the layout allows), with PyTorch's deprecation warning."""
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    return _reshape_same_numel(_tensor(self, "resize"), sizes, "resize")
+
+
+def resize_as(self, tensor):
+    """Deprecated out-of-place ``resize_as``: ``self`` reshaped to ``tensor``'s shape (see ``resize``)."""
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    _tensor(tensor, "resize_as", "tensor")
+    return _reshape_same_numel(_tensor(self, "resize_as"), tuple(tensor.shape), "resize_as")
+
+
+def _reshape_same_numel(self, sizes, op):
+    if len(sizes) == 1 and not isinstance(sizes[0], numbers.Integral):
+        sizes = sizes[0]
+    size = _ints(sizes, op, "size")
+    if math.prod(size) != self.numel():
+        raise RuntimeError(f"[{op}] requested resize to {'x'.join(map(str, size)) or '()'} ({math.prod(size)} "
+                           f"elements in total), but the given tensor has a size of {tuple(self.shape)} "
+                           f"({self.numel()} elements); the out-of-place form can only change the shape, keeping "
+                           f"the number of elements")
+    return self.reshape(size)
+
+
 def _set_source(self, source, op):
     """The tensor whose storage ``set_`` points ``self`` at (detached); checks dtypes and autograd."""
     if isinstance(source, (UntypedStorage, TypedStorage)):
@@ -369,7 +395,7 @@ def as_subclass(self, cls):
     return out
 
 
-METHODS = {"resize_": resize_, "resize_as_": resize_as_, "set_": set_, "is_set_to": is_set_to,
+METHODS = {"resize_": resize_, "resize_as_": resize_as_, "resize": resize, "resize_as": resize_as, "set_": set_, "is_set_to": is_set_to,
            "untyped_storage": untyped_storage, "storage": storage, "storage_type": storage_type,
            "is_shared": is_shared, "as_subclass": as_subclass}
 FUNCTIONS = {"resize_as_": resize_as_}

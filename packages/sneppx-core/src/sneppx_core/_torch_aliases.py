@@ -233,8 +233,13 @@ def _into_out(result, out, op):
 
 
 def spmm(input, mat2, *, out=None):
-    """The matrix product ``mm(input, mat2)``, which is what PyTorch's spmm computes for strided (dense)
-    tensors, the only layout SneppX has. With ``out`` (of the result's shape) the result is copied there."""
+    """The matrix product ``mm(input, mat2)``: a sparse ``input`` (COO, CSR, CSC) times a dense ``mat2`` gives a
+    dense result; two dense tensors multiply as ``mm``. With ``out`` (of the result's shape) the result is copied
+    there."""
+    if not isinstance(input, Tensor) or not isinstance(mat2, Tensor):
+        from ._sparse import _Sparse, _matmul
+        if isinstance(input, _Sparse) or isinstance(mat2, _Sparse):
+            return _into_out(_matmul(input, mat2, "spmm"), out, "spmm")
     return _into_out(_C.mm(_need(input, "spmm", "input"), _need(mat2, "spmm", "mat2")), out, "spmm")
 
 

@@ -180,6 +180,8 @@ openmp = _submodule(_Openmp, "openmp")
 opt_einsum = _submodule(_OptEinsum, "opt_einsum")
 has_mkl = False  # torch.has_mkl: no MKL in this build
 has_openmp = False  # torch.has_openmp: SneppX's own thread pool, not OpenMP
+has_lapack = True  # torch.has_lapack: the linalg factorizations run on NumPy's LAPACK
+has_spectral = False  # torch.has_spectral: no FFT (torch.fft) in SneppX
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
@@ -216,4 +218,4 @@ def get_float32_matmul_precision() -> str:
 __all__ = ["cpu", "cudnn", "cuda", "mps",  # the first four are reached as backends.X only (and imported as modules)
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_float32_matmul_precision",
-           "get_float32_matmul_precision", "has_mkl", "has_openmp"]
+           "get_float32_matmul_precision", "has_mkl", "has_openmp", "has_lapack", "has_spectral"]

@@ -94,12 +94,12 @@ class AdamW(Adam):
 
 
 class SparseAdam:
-    """``torch.optim.SparseAdam`` is not available: SneppX has no sparse tensors, so no gradient is
-    ever sparse and there is nothing for a sparse update to skip. Making one raises
+    """``torch.optim.SparseAdam`` is not available: parameters' gradients are always dense in SneppX (its
+    sparse tensors are not parameters' gradients), so there is nothing for a sparse update to skip. Making one raises
     ``NotImplementedError``; :class:`Adam` with the ordinary dense gradients is the alternative
     (``Embedding(sparse=True)`` raises as well)."""
 
     def __init__(self, params=None, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, maximize: bool = False):
         raise NotImplementedError(
-            "[SparseAdam] sparse gradients are not supported: SneppX has no sparse tensors. Use "
+            "[SparseAdam] sparse gradients are not supported: parameters' gradients are always dense. Use "
             "sneppx_optim.Adam, which updates with the dense gradients (lazy per-row updates are not available)")

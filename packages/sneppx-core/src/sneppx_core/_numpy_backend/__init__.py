@@ -25,7 +25,7 @@ from ._factory import (  # noqa: F401
     _to_device, _to_dtype, _zeros, bernoulli, default_generator, multinomial,
 )
 from ._math import *  # noqa: F401,F403
-from ._math import UNARY_FUNCS, _unary_ops  # noqa: F401
+from ._math import _NUMBER, UNARY_FUNCS, _unary_ops  # noqa: F401
 from ._reduce import *  # noqa: F401,F403
 from ._shape import *  # noqa: F401,F403
 from ._tensor import Tensor, wrap
@@ -190,8 +190,18 @@ _OPERATORS = {
     "pow": pow, "matmul": matmul, "and": bitwise_and, "or": bitwise_or, "xor": bitwise_xor,  # noqa: F405
     "lshift": bitwise_left_shift, "rshift": bitwise_right_shift,  # noqa: F405
 }
+def _forward_op(f, reflected):
+    """``self OP other``; NotImplemented for an operand of another kind whose type has the reflected method (a
+    sparse tensor), so that Python calls it, as the compiled backend does."""
+    def op(self, other):
+        if not isinstance(other, (Tensor, np.ndarray, list, tuple) + _NUMBER) and hasattr(type(other), reflected):
+            return NotImplemented
+        return f(self, other)
+    return op
+
+
 for _name, _fn in _OPERATORS.items():
-    setattr(Tensor, f"__{_name}__", (lambda f: lambda self, other: f(self, other))(_fn))
+    setattr(Tensor, f"__{_name}__", _forward_op(_fn, f"__r{_name}__"))
     setattr(Tensor, f"__r{_name}__", _rop(_fn))
     setattr(Tensor, f"__i{_name}__", _inplace(_fn, f"{_fn.__name__}_"))
 for _name, _fn in {"eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge}.items():  # noqa: F405

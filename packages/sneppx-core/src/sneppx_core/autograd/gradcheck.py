@@ -210,7 +210,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     ``fast_mode`` compares ``v^T J u`` for random unit ``u`` and ``v`` (seeded) instead of whole Jacobians.
     ``check_undefined_grad`` is accepted: the engine seeds every backward with a dense tensor (no undefined
     gradients), and each analytical row already backpropagates through one output alone. ``masked`` is accepted
-    and has no effect (there are no sparse tensors). The vmap and forward-AD checks raise NotImplementedError.
+    and has no effect (inputs are dense tensors). The vmap and forward-AD checks raise NotImplementedError.
     """
     _reject("gradcheck", check_batched_grad=check_batched_grad, check_batched_forward_grad=check_batched_forward_grad,
             check_forward_ad=check_forward_ad)
