@@ -135,6 +135,11 @@ def test_pytorch_paths_programs_name():
         sneppx_core.jit, sneppx_core.compiler, sneppx_core.random, sneppx_core.serialization)
     assert torch.compile is sneppx_core.compile and torch.Size is sneppx_core.Size
     assert "random" not in torch.__all__ and "jit" not in torch.__all__  # modules stay out of star imports
+    import SneppX_ALG.onnx as onnx  # word_language_model imports it at the top; exporting raises
+
+    assert onnx is sneppx_core.onnx and onnx.is_in_onnx_export() is False
+    with pytest.raises(NotImplementedError, match=r"\[onnx.export\] SneppX has no ONNX exporter"):
+        torch.onnx.export(None, (), "model.onnx")
     if "sneppx-optim" in torch.versions:
         import sneppx_optim
         from SneppX_ALG.utils.tensorboard import SummaryWriter

@@ -437,9 +437,11 @@ void index_add_cpu(const Tensor& out, const Tensor& idx, const Tensor& src, int6
     if (sp.outer == 1 && t0 == 1 && t1 == 1 && sp.inner < 1024 && size >= 2) {
       // Short rows along dim 0: each task owns a range of the output's rows and adds, in index order, the
       // source rows aimed at them (every task reads the whole index). Splitting the short rows themselves
-      // had threads writing parts of one cache line; the result is the same as one thread's.
+      // had threads writing parts of one cache line; the result is the same as one thread's. Rows under 8
+      // elements run on one thread: there the index scan, not the adds, is the work.
       const int64_t inner = sp.inner, n = sp.n;
-      int64_t threads = get_num_threads(), grain = n * inner > kGrain ? (size + threads - 1) / threads : size;
+      int64_t threads = inner >= 8 && n * inner > kGrain ? get_num_threads() : 1;
+      int64_t grain = (size + threads - 1) / threads;
       parallel_for(size, std::max<int64_t>(1, grain), [&](int64_t b, int64_t e) {
         for (int64_t k = 0; k < n; ++k) {
           int64_t r = wrap(pi[k], size);

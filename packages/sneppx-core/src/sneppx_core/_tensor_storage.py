@@ -395,7 +395,7 @@ def as_subclass(self, cls):
     return out
 
 
-METHODS = {"resize_": resize_, "resize_as_": resize_as_, "resize": resize, "resize_as": resize_as, "set_": set_, "is_set_to": is_set_to,
-           "untyped_storage": untyped_storage, "storage": storage, "storage_type": storage_type,
+METHODS = {"resize_": resize_, "resize_as_": resize_as_, "resize": resize, "resize_as": resize_as, "set_": set_,
+           "is_set_to": is_set_to, "untyped_storage": untyped_storage, "storage": storage, "storage_type": storage_type,
            "is_shared": is_shared, "as_subclass": as_subclass}
 FUNCTIONS = {"resize_as_": resize_as_}
