@@ -74,7 +74,7 @@ Scalar to_scalar(py::handle h, const char* op);
 // of the things operand() takes and its type defines `reflected` (sparse tensors do).
 bool defers_to(py::handle h, const char* reflected);
 // mm/matmul called with something other than two tensors: the sparse tensors' handler registered by
-// _C._set_sparse_call (sneppx_core._sparse) takes the call, or a TypeError names the op and types.
+// _C._set_sparse_call (sneppx_core._sparse_make) takes the call, or a TypeError names the op and types.
 py::object sparse_call(const char* op, py::handle a, py::handle b);
 void set_sparse_call(py::handle fn);
 // A Tensor operand for a binary op: tensors pass through, numbers become wrapped 0-d tensors.

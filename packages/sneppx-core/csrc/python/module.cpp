@@ -274,7 +274,7 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
     return x;
   });
   m.def("_set_sparse_call", [](py::handle fn) { py_conv::set_sparse_call(fn); },
-        "Registers the handler of mm/matmul calls that are given a sparse tensor (sneppx_core._sparse).");
+        "Registers the handler of mm/matmul calls that are given a sparse tensor (sneppx_core._sparse_make).");
   m.def("_storage_nbytes", [](const Tensor& x) { return x->storage ? x->storage->nbytes : size_t(0); });
   m.def("_log_standard_gamma", [](const Tensor& alpha, py::handle g) {
     return log_standard_gamma(alpha, py_conv::opt_generator(g));

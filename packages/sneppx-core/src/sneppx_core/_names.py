@@ -9,7 +9,7 @@ from . import _linalg_torch
 from . import _tensor_misc, _tensor_strided, _torch_aliases, _torch_misc, _torch_nn_forms, _torch_reach, _torch_rnn
 from . import _tensor_storage
 from . import _legacy_names
-from . import _sparse
+from . import _sparse_make
 from . import _tensor_props
 from . import accelerator, amp, backends, cpu, cuda
 from ._C_face import Device, Tensor
@@ -58,7 +58,7 @@ globals().update(_ALIASES)  # torch.* forms of methods and functional (module-le
 _MISC = {**_torch_misc.FUNCTIONS, **{k: _guarded(v, k) for k, v in _torch_nn_forms.FUNCTIONS.items()},
          **{k: _checked(v, k) for k, v in _tensor_misc.FUNCTIONS.items()}, **_torch_reach.FUNCTIONS,
          **{k: _guarded(v, k) for k, v in _torch_rnn.FUNCTIONS.items()}, **_tensor_strided.FUNCTIONS,
-         **_tensor_storage.FUNCTIONS, **_legacy_names.FUNCTIONS, **_sparse.FUNCTIONS}
+         **_tensor_storage.FUNCTIONS, **_legacy_names.FUNCTIONS, **_sparse_make.FUNCTIONS}
 _MISC = {k: v for k, v in _MISC.items() if k not in _ops_names and k not in globals()}  # earlier names win
 globals().update(_MISC)
 
@@ -67,7 +67,7 @@ def install(cls=Tensor):
     """Attaches the added functions as Tensor methods (with in-place forms) and the legacy type names."""
     methods = {**_tensor_shape.METHODS, **_tensor_fill.METHODS, **_tensor_more.METHODS, **_tensor_misc.METHODS,
                **_torch_reach.METHODS, **_tensor_strided.METHODS, **_tensor_storage.METHODS,
-               **_legacy_names.METHODS, **_sparse.METHODS}
+               **_legacy_names.METHODS, **_sparse_make.METHODS}
     inplace = _tensor_math.INPLACE + _tensor_fill.INPLACE + _tensor_more.INPLACE + ["addmv", "addr"]
     _tensor_install._install(cls, _FUNCTIONS, methods, _tensor_shape.METHOD_DOCS, inplace)
     _legacy_types._install(cls)

@@ -10,10 +10,8 @@ import numpy as np
 
 from ._C_face import Tensor
 from ._factories import zeros
-from ._sparse import (
-    SparseCompressedTensor, SparseTensor, _as_coo, _host, _index, _matmul, _need_sparse, _sum,
-    sparse_coo_tensor,
-)
+from ._sparse import SparseCompressedTensor, SparseTensor, _as_coo, _host, _index, _matmul, _need_sparse, _sum
+from ._sparse_make import sparse_coo_tensor
 from ._tensor_props import sparse_coo
 
 
