@@ -140,7 +140,7 @@ def sneppx_extras() -> dict:
 
 
 def _names(names) -> str:
-    return ", ".join(f"`{n}`" for n in sorted(names, key=str.lower)) or "none"
+    return ", ".join(f"`{n}`" for n in sorted(names, key=lambda n: (n.lower(), n))) or "none"
 
 
 def render(sections: list, torch_version: str, extras: dict | None = None) -> str:
