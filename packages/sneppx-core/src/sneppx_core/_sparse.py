@@ -20,8 +20,9 @@ import math
 import numpy as np
 
 from ._C_face import Tensor, bfloat16, bool_, float16, float32, float64, int32, int64
-from ._factories import tensor, zeros
+from ._factories import _default_float, tensor, zeros
 from ._tensor_props import sparse_coo, sparse_csc, sparse_csr
+from ._tensor_strided import _ints
 
 _CHUNK = 1 << 22  # elements of gathered rows per step of a sparse-dense product
 
@@ -36,12 +37,7 @@ def _index(a, device):
 
 
 def _shape(size, op):
-    if isinstance(size, int):
-        size = (size,)
-    try:
-        size = tuple(int(s) for s in size)
-    except TypeError:
-        raise TypeError(f"[{op}] size must be a sequence of ints, got {size!r}") from None
+    size = _ints(size, op, "size")
     if any(s < 0 for s in size):
         raise ValueError(f"[{op}] size must not be negative, got {size}")
     return size
@@ -217,11 +213,6 @@ def _cast(name, dtype):
 for _name, _dtype in {"float": float32, "double": float64, "half": float16, "bfloat16": bfloat16, "long": int64,
                       "int": int32, "bool": bool_}.items():
     setattr(_Sparse, _name, _cast(_name, _dtype))
-
-
-def _default_float():
-    from ._factories import _float_dtype
-    return _float_dtype(None)
 
 
 _SIZE = type(zeros((1,)).shape)  # the Size type of tensors' shapes
