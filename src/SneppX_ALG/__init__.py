@@ -20,9 +20,9 @@ import types as _types
 import sneppx_core as _core
 from sneppx_core import *  # noqa: F401,F403
 from sneppx_core import _HAS_C_BACKEND, _HAS_CUDA  # noqa: F401
-# torch.jit, torch.compiler, torch.func, torch.onnx, torch.random, torch.serialization: modules, so outside __all__
+# torch.jit, .compiler, .func, .multiprocessing, .onnx, .random, .serialization: modules, so outside __all__
 # (as in PyTorch)
-from sneppx_core import compiler, func, jit, onnx, random, serialization  # noqa: F401
+from sneppx_core import compiler, func, jit, multiprocessing, onnx, random, serialization  # noqa: F401
 
 from . import _paths
 from ._version import __version__

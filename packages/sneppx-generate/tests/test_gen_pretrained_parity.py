@@ -107,6 +107,53 @@ def test_sharded_checkpoint(tmp_path):
     assert _rel_err(_logits(load_model(tmp_path), ids), ref) <= 1e-4
 
 
+def _as_pytorch_bins(folder, model, shards=1, legacy=False):
+    """Replaces the folder's safetensors by PyTorch's older layout: ``pytorch_model.bin`` written with
+    ``torch.save`` (or ``shards`` of it listed in ``pytorch_model.bin.index.json``); ``legacy``: in
+    torch.save's pre-1.6 format, as the oldest models on the Hub are."""
+    import json
+
+    for f in folder.glob("model*.safetensors*"):
+        f.unlink()
+    state = model.state_dict()
+    if shards == 1:
+        torch.save(state, folder / "pytorch_model.bin", _use_new_zipfile_serialization=not legacy)
+        return
+    names, weight_map = list(state), {}
+    for i in range(shards):
+        part = f"pytorch_model-{i + 1:05d}-of-{shards:05d}.bin"
+        chunk = {n: state[n] for n in names[i::shards]}
+        torch.save(chunk, folder / part)
+        weight_map.update(dict.fromkeys(chunk, part))
+    (folder / "pytorch_model.bin.index.json").write_text(json.dumps({"weight_map": weight_map}))
+
+
+@pytest.mark.parametrize("family,legacy", [("gpt2", False), ("gpt2", True), ("llama_tied", False), ("qwen3", True)])
+def test_pytorch_model_bin(family, legacy, tmp_path):
+    ref_model = tiny_hf_model(family, tmp_path)
+    _as_pytorch_bins(tmp_path, ref_model, legacy=legacy)
+    ids = _ids()
+    with torch.no_grad():
+        ref = ref_model(torch.from_numpy(ids)).logits.numpy()
+    model = load_model(tmp_path)
+    assert type(model.weights_source.files[0]).__name__ == "TorchFile"
+    assert _rel_err(_logits(model, ids), ref) <= 1e-4
+    assert _rel_err(_logits(load_model(tmp_path, dtype="bfloat16"), ids), ref) <= 5e-2
+
+
+def test_sharded_pytorch_model_bin(tmp_path):
+    ref_model = tiny_hf_model("llama", tmp_path)
+    _as_pytorch_bins(tmp_path, ref_model, shards=3)
+    ids = _ids()
+    with torch.no_grad():
+        ref = ref_model(torch.from_numpy(ids)).logits.numpy()
+    assert len(load_model(tmp_path).weights_source.files) == 3
+    assert _rel_err(_logits(load_model(tmp_path), ids), ref) <= 1e-4
+    (tmp_path / "pytorch_model-00002-of-00003.bin").unlink()
+    with pytest.raises(FileNotFoundError, match="shards listed in .* are missing"):
+        load_model(tmp_path)
+
+
 def test_generation_config_defaults_are_used(tmp_path):
     ref_model = tiny_hf_model("gpt2", tmp_path)
     model = load_model(tmp_path)

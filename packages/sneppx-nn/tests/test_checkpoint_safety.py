@@ -154,3 +154,14 @@ def test_header_is_checked_before_any_tensor_is_read(tmp_path, entry, why):
         nn.load(path)
     with pytest.raises(ValueError, match=why):
         nn.Linear.from_checkpoint(path)
+
+
+def test_saved_files_get_the_mode_open_gives(tmp_path):
+    # mkstemp makes owner-only files; a saved checkpoint gets 0o666 less the umask, as PyTorch's does
+    mask = os.umask(0o027)
+    try:
+        nn.save({"w": sx.ones(2)}, tmp_path / "a.safetensors")
+    finally:
+        os.umask(mask)
+    modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()}
+    assert set(modes.values()) == {0o640}, modes

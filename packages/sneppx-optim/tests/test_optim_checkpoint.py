@@ -94,7 +94,8 @@ def test_checkpoint_contents_and_atomic_write(tmp_path):
     assert meta["versions"]["sneppx_optim"] == so.__version__
     tensors, _ = so.read_checkpoint(str(path))
     np.testing.assert_array_equal(to_np(tensors["model/w"]), to_np(model.w))
-    np.testing.assert_array_equal(to_np(tensors["optimizer/0/exp_avg"]), to_np(trainer.optimizer.state[model.w]["exp_avg"]))
+    np.testing.assert_array_equal(to_np(tensors["optimizer/0/exp_avg"]),
+                                  to_np(trainer.optimizer.state[model.w]["exp_avg"]))
 
 
 def test_save_and_load_checkpoint_functions(tmp_path):
@@ -191,3 +192,15 @@ def test_failed_write_raises_oserror_with_the_path_and_leaves_no_temp(tmp_path):
     done = _run(_FULL_DISK, path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines() == ["OSError True True True", "[]"]
+
+
+def test_saved_files_get_the_mode_open_gives(tmp_path):
+    # mkstemp makes owner-only files; a saved checkpoint gets 0o666 less the umask, as PyTorch's does
+    model = TinyModel()
+    mask = os.umask(0o027)
+    try:
+        so.save_checkpoint(str(tmp_path / "c.safetensors"), model, so.SGD(model.parameters(), lr=0.1))
+    finally:
+        os.umask(mask)
+    modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()}
+    assert set(modes.values()) == {0o640}, modes

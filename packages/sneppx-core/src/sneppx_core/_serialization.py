@@ -4,19 +4,22 @@ The file is standard safetensors (an 8-byte little-endian header length, a JSON 
 raw tensor bytes), written here directly so that core needs no extra package. Tensors are stored
 as entries ``"0"``, ``"1"``, ...; the container structure, the plain values and each tensor's
 ``requires_grad`` and device live in the header's ``__metadata__`` as JSON. Nothing is pickled,
-so loading a file never runs code from it.
+so loading a file never runs code from it. ``load`` also reads files written by PyTorch's
+``torch.save`` (``_torch_file``).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
+import secrets
 import struct
-import tempfile
 
 import numpy as np
 
+from . import _torch_file
 from ._C_face import Device, Dtype, Tensor
 
 _FORMAT = "sneppx.save"
@@ -108,7 +111,8 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
         return
     path = os.fspath(f)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    tmp = os.path.join(folder, f".tmp-{secrets.token_hex(8)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as with open()
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
@@ -167,14 +171,33 @@ def _read_tensor(info, body) -> Tensor:
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **kwargs):
-    """Loads an object stored by :func:`save`.
+    """Loads an object stored by :func:`save`, or by PyTorch's ``torch.save``.
 
     Args:
         f: a path or a binary file object.
         map_location: where tensors go: None (the device they were saved from), a device or its
             name (``"cpu"``), or a dict mapping saved device names to new ones.
-        pickle_module, weights_only, mmap: accepted for compatibility; nothing is unpickled.
+        weights_only: for PyTorch files, as in PyTorch: True or None (the default) resolves only
+            the globals a checkpoint of tensors and plain values needs, and those allowed with
+            ``serialization.add_safe_globals``; False lets the file import anything (run code from
+            it only when you trust it). SneppX's own files are never unpickled.
+        mmap: for PyTorch files given by path, map the file copy-on-write instead of reading it
+            (tensors share the mapped pages; writing to them never reaches the file).
+        pickle_module: accepted for compatibility.
     """
+    if not hasattr(f, "read"):
+        with open(os.fspath(f), "rb") as fh:
+            head = fh.read(4)
+    else:
+        if not f.seekable():
+            f = io.BytesIO(f.read())
+        start = f.tell()
+        head = f.read(4)
+        f.seek(start)
+    if _torch_file.is_torch_zip(head):
+        return _torch_file.load_torch(f, map_location, weights_only, mmap)
+    if _torch_file.is_legacy(head):
+        return _torch_file.load_torch(f, map_location, weights_only, mmap, legacy=True)
     if hasattr(f, "read"):
         data = f.read()
     else:

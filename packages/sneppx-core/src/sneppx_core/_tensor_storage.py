@@ -1,5 +1,5 @@
 """Storage-level Tensor methods, as in PyTorch: ``resize_``, ``resize_as_``, ``set_``, ``is_set_to``,
-``untyped_storage``, ``storage``, ``storage_type``, ``is_shared`` and ``as_subclass``.
+``untyped_storage``, ``storage``, ``storage_type``, ``is_shared``, ``share_memory_`` and ``as_subclass``.
 
 SneppX reaches a storage only through the tensors over it. Its base address is the tensor's ``data_ptr()`` less
 ``storage_offset()`` elements, its size ``_C._storage_nbytes``. Storage objects hold a flat view of the whole
@@ -18,6 +18,7 @@ import math
 import numbers
 import warnings
 
+from . import _shared
 from ._backend import _C
 from ._C_face import Tensor, uint8
 from ._factories import zeros
@@ -266,8 +267,13 @@ class UntypedStorage:
         return list(_raw_bytes(self._flat))
 
     def is_shared(self):
-        """False: SneppX has no shared-memory storages."""
-        return False
+        """True when the storage is in shared memory (``Tensor.share_memory_``)."""
+        return _shared.is_shared(self._flat)
+
+    def share_memory_(self):
+        """Not supported on a storage object: call ``share_memory_()`` on the tensor (its storage moves)."""
+        raise NotImplementedError("[share_memory_] on a storage: call share_memory_() on the tensor; SneppX moves "
+                                  "a tensor's storage, not a storage object")
 
     def __eq__(self, other):
         if not isinstance(other, UntypedStorage):
@@ -334,8 +340,13 @@ class TypedStorage:
         return UntypedStorage._of(self._flat)
 
     def is_shared(self):
-        """False: SneppX has no shared-memory storages."""
-        return False
+        """True when the storage is in shared memory (``Tensor.share_memory_``)."""
+        return _shared.is_shared(self._flat)
+
+    def share_memory_(self):
+        """Not supported on a storage object: call ``share_memory_()`` on the tensor (its storage moves)."""
+        raise NotImplementedError("[share_memory_] on a storage: call share_memory_() on the tensor; SneppX moves "
+                                  "a tensor's storage, not a storage object")
 
     def __repr__(self):
         return f"[sneppx.TypedStorage(dtype={self.dtype!r}, device={self.device}) of size {self.size()}]"
@@ -371,9 +382,10 @@ def storage_type(self):
 
 
 def is_shared(self):
-    """False: SneppX has no shared-memory tensors (PyTorch says True for every CUDA tensor)."""
+    """True when the tensor's storage is in shared memory (``share_memory_``, or received from another process
+    through ``multiprocessing``); False for CUDA tensors (PyTorch says True for every CUDA tensor)."""
     _tensor(self, "is_shared")
-    return False
+    return _shared.is_shared(self)
 
 
 def as_subclass(self, cls):
@@ -397,5 +409,5 @@ def as_subclass(self, cls):
 
 METHODS = {"resize_": resize_, "resize_as_": resize_as_, "resize": resize, "resize_as": resize_as, "set_": set_,
            "is_set_to": is_set_to, "untyped_storage": untyped_storage, "storage": storage, "storage_type": storage_type,
-           "is_shared": is_shared, "as_subclass": as_subclass}
+           "is_shared": is_shared, "share_memory_": _shared.share_memory_, "as_subclass": as_subclass}
 FUNCTIONS = {"resize_as_": resize_as_}

@@ -1,9 +1,9 @@
 """``torch.serialization``'s names: ``save``, ``load`` and the allow-list of globals for loading.
 
 PyTorch's ``weights_only`` loading unpickles only the globals on an allow-list (``add_safe_globals``,
-``safe_globals``). SneppX's files are safetensors with a JSON structure and are never unpickled, so no global
-is ever looked up while loading: the list is kept (``get_safe_globals`` returns it) so that programs calling
-these run unchanged, and it neither widens nor narrows what ``load`` reads.
+``safe_globals``). SneppX's own files are safetensors with a JSON structure and are never unpickled;
+files written by PyTorch's ``torch.save`` are, and there ``load`` resolves, besides what a checkpoint
+of tensors and plain values needs, exactly the globals on this list (see ``_torch_file``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Memory-mapped reading of safetensors files (single or sharded) into sneppx_core Tensors."""
+"""Memory-mapped reading of checkpoint files (safetensors, or PyTorch's ``pytorch_model.bin``; single or
+sharded) into sneppx_core Tensors."""
 
 from __future__ import annotations
 
@@ -78,20 +79,72 @@ class SafetensorsFile:
         if self._map is not None and hasattr(self._map, "madvise"):
             self._map.madvise(mmap.MADV_DONTNEED)
 
+    def get(self, name: str, dtype):
+        """Tensor ``name`` in ``dtype``: the mapped bytes when stored in ``dtype``, else converted in
+        chunks of ``_CHUNK`` elements, after which the mapped pages leave resident memory."""
+        a, kind = self.array(name)
+        if kind == "BF16" and dtype == sx.float32:
+            return sx.Tensor.from_numpy((a.astype(np.uint32) << 16).view(np.float32))
+        if kind != "BF16":
+            t = sx.Tensor.from_numpy(a)
+            if t.dtype == dtype:
+                return t
+        out = sx.empty(a.shape, dtype=dtype)
+        src, dst = a.reshape(-1), out.reshape(-1)
+        for i in range(0, src.size, _CHUNK):
+            piece = src[i:i + _CHUNK]
+            if kind == "BF16":
+                piece = (piece.astype(np.uint32) << 16).view(np.float32)
+            dst[i:i + piece.size] = sx.Tensor.from_numpy(piece)
+        self.release()
+        return out
+
+
+class TorchFile:
+    """One checkpoint written by PyTorch's ``torch.save`` (``pytorch_model.bin``): its state dict, read
+    weights-only by ``sneppx_core.load`` (no code from the file runs). A zip-format file is mapped
+    copy-on-write (``mmap=True``); one in PyTorch's legacy format, as older models have, is read."""
+
+    def __init__(self, path: str):
+        self.path = path
+        with open(path, "rb") as fh:
+            zipped = fh.read(4) == b"PK\x03\x04"
+        state = sx.load(path, map_location="cpu", mmap=zipped)
+        if not isinstance(state, dict) or not all(isinstance(v, sx.Tensor) for v in state.values()):
+            raise ValueError(f"[load_model] {path} holds a {type(state).__name__}, not a state dict of tensors")
+        self.tensors = state
+
+    def keys(self):
+        """Names of the tensors in the file."""
+        return self.tensors.keys()
+
+    def get(self, name: str, dtype):
+        """Tensor ``name`` in ``dtype``: the mapped storage when stored in ``dtype``, else a converted copy."""
+        t = self.tensors[name]
+        return t if t.dtype == dtype else t.to(dtype)
+
+
+def open_weights(path: str):
+    """A :class:`TorchFile` for a file ``torch.save`` wrote (a zip archive, or a pickle in its legacy
+    format), else a :class:`SafetensorsFile`."""
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+    return TorchFile(path) if head == b"PK\x03\x04" or head[:2] == b"\x80\x02" else SafetensorsFile(path)
+
 
 class Weights:
-    """The tensors of a checkpoint folder or file, read lazily from memory-mapped safetensors.
+    """The tensors of a checkpoint folder or file, read lazily from memory-mapped files.
 
     ``get(name, dtype)`` returns a Tensor in ``dtype``: a tensor stored in ``dtype`` shares the mapped
-    file (no copy); others are converted in chunks of ``_CHUNK`` elements, after which the mapped
-    pages they were read from leave the process's resident memory, so the model never holds the
-    weights twice.
+    file (no copy); others are converted (safetensors in chunks of ``_CHUNK`` elements, after which
+    the mapped pages they were read from leave the process's resident memory, so the model never
+    holds the weights twice).
     """
 
     def __init__(self, files):
-        """``files``: paths or already opened :class:`SafetensorsFile` objects (later files win on
-        duplicate names)."""
-        self.files = [f if isinstance(f, SafetensorsFile) else SafetensorsFile(f) for f in files]
+        """``files``: paths or already opened :class:`SafetensorsFile` / :class:`TorchFile` objects
+        (later files win on duplicate names)."""
+        self.files = [f if isinstance(f, (SafetensorsFile, TorchFile)) else open_weights(f) for f in files]
         self.where = {}
         for f in self.files:
             for k in f.keys():
@@ -109,38 +162,29 @@ class Weights:
         if name not in self.where:
             files = ", ".join(os.path.basename(f.path) for f in self.files)
             raise KeyError(f"[load_model] tensor {name!r} is missing from {files}")
-        f = self.where[name]
-        a, kind = f.array(name)
-        if kind == "BF16" and dtype == sx.float32:
-            return sx.Tensor.from_numpy((a.astype(np.uint32) << 16).view(np.float32))
-        if kind != "BF16":
-            t = sx.Tensor.from_numpy(a)
-            if t.dtype == dtype:
-                return t
-        out = sx.empty(a.shape, dtype=dtype)
-        src, dst = a.reshape(-1), out.reshape(-1)
-        for i in range(0, src.size, _CHUNK):
-            piece = src[i:i + _CHUNK]
-            if kind == "BF16":
-                piece = (piece.astype(np.uint32) << 16).view(np.float32)
-            dst[i:i + piece.size] = sx.Tensor.from_numpy(piece)
-        f.release()
-        return out
+        return self.where[name].get(name, dtype)
 
 
-def safetensors_paths(folder: str) -> list:
-    """The safetensors files of a Hugging Face folder: ``model.safetensors`` or the shards listed in
-    ``model.safetensors.index.json``."""
-    index = os.path.join(folder, "model.safetensors.index.json")
-    if os.path.isfile(index):
-        with open(index, encoding="utf-8") as fh:
-            shards = sorted(set(json.load(fh)["weight_map"].values()))
-        paths = [os.path.join(folder, s) for s in shards]
-        missing = [p for p in paths if not os.path.isfile(p)]
-        if missing:
-            raise FileNotFoundError(f"[load_model] shards listed in {index} are missing: {missing}")
-        return paths
-    single = os.path.join(folder, "model.safetensors")
-    if os.path.isfile(single):
-        return [single]
-    raise FileNotFoundError(f"[load_model] {folder} has neither model.safetensors nor model.safetensors.index.json")
+def _shards(folder: str, index: str) -> list:
+    with open(index, encoding="utf-8") as fh:
+        shards = sorted(set(json.load(fh)["weight_map"].values()))
+    paths = [os.path.join(folder, s) for s in shards]
+    missing = [p for p in paths if not os.path.isfile(p)]
+    if missing:
+        raise FileNotFoundError(f"[load_model] shards listed in {index} are missing: {missing}")
+    return paths
+
+
+def weight_paths(folder: str) -> list:
+    """The weight files of a Hugging Face folder: ``model.safetensors`` or the shards listed in
+    ``model.safetensors.index.json``; without those, PyTorch's ``pytorch_model.bin`` or the shards
+    listed in ``pytorch_model.bin.index.json``."""
+    for name in ("model.safetensors", "pytorch_model.bin"):
+        index = os.path.join(folder, name + ".index.json")
+        if os.path.isfile(index):
+            return _shards(folder, index)
+        single = os.path.join(folder, name)
+        if os.path.isfile(single):
+            return [single]
+    raise FileNotFoundError(f"[load_model] {folder} has none of model.safetensors, model.safetensors.index.json, "
+                            "pytorch_model.bin and pytorch_model.bin.index.json")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from ._weights import SafetensorsFile, Weights, compute_dtype, safetensors_paths
+from ._weights import SafetensorsFile, Weights, compute_dtype, weight_paths
 from .models import model_class
 
 # Positional constructor arguments of sneppx-nn's Transformer, for checkpoints that recorded them as args.
@@ -52,12 +52,14 @@ def load_model(path, dtype=None, device=None):
 
     Args:
         path: a Hugging Face folder (``config.json`` plus ``model.safetensors`` or shards listed in
-            ``model.safetensors.index.json``), a folder written by ``sneppx train`` or a SneppX
+            ``model.safetensors.index.json``, or, without those, PyTorch's ``pytorch_model.bin`` or
+            shards listed in ``pytorch_model.bin.index.json``), a folder written by ``sneppx train`` or a SneppX
             checkpoint file written by ``Module.save_checkpoint``.
         dtype: compute dtype, ``sneppx_core.float32`` (default), ``bfloat16``, ``float16`` or a name.
         device: where the weights go (``"cuda"`` in a CUDA build); the CPU by default.
 
-    The safetensors files are memory-mapped; float32 weights computed in float32 share the mapped
+    The weight files are memory-mapped (PyTorch's copy-on-write, read weights-only: no code from
+    them runs); float32 weights computed in float32 share the mapped
     pages, others are converted tensor by tensor. Returns a model with ``model(ids, cache=None)``,
     ``new_cache(batch, max_len)``, ``config`` (dict), ``generation_defaults`` (eos/bos/pad ids
     that ``generate`` uses when none are given) and ``weights_source`` (the mapped files).
@@ -86,7 +88,7 @@ def _load(path: str, dt):
     if "model_type" not in config:
         raise ValueError(f"[load_model] {path}/config.json has no model_type")
     cls = model_class(config["model_type"])
-    weights = Weights(safetensors_paths(path))
+    weights = Weights(weight_paths(path))
     return _build(config, weights, dt, path, generation_defaults(path, config), cls)
 
 

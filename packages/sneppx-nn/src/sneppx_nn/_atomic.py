@@ -12,8 +12,8 @@ from __future__ import annotations
 import errno
 import os
 import re
+import secrets
 import socket
-import tempfile
 import time
 
 import safetensors
@@ -93,10 +93,13 @@ def atomic_write(path: str, write, op: str = "save") -> None:
     path = os.fspath(path)
     folder, base = os.path.split(os.path.abspath(path))
     remove_stale_temps(path)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{base}.{os.getpid()}@{_HOST}.", suffix=".tmp")
+    tmp = os.path.join(folder, f".{base}.{os.getpid()}@{_HOST}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as with open()
+    mode = os.fstat(fd).st_mode & 0o777
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, mode)  # the writer may have replaced the file with one of another mode
         fd = os.open(tmp, os.O_RDONLY)
         try:
             os.fsync(fd)

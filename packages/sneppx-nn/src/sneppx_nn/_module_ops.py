@@ -83,6 +83,18 @@ class ModuleOps:
         """Moves parameters and buffers to a CUDA device."""
         return self.to(device or "cuda")
 
+    def share_memory(self) -> "Module":
+        """Moves parameters, their gradients and buffers into shared memory (``Tensor.share_memory_``),
+        so that processes started afterwards with ``multiprocessing`` update the same weights
+        (Hogwild training); returns self."""
+        for p in self.parameters():
+            p.share_memory_()
+            if p.grad is not None:
+                p.grad.share_memory_()
+        for b in self.buffers():
+            b.share_memory_()
+        return self
+
     # ----- state --------------------------------------------------------------------------
     def state_dict(self, *, destination=None, prefix: str = "", keep_vars: bool = False):
         """An ordered dict from qualified names to parameters and persistent buffers (detached

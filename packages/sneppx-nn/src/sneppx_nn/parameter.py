@@ -58,7 +58,11 @@ class Parameter(Tensor):
 
 
 def _rebuild_parameter(data, requires_grad):
-    return Parameter(data, requires_grad)
+    # over data's own memory, not a copy: a parameter received in shared memory stays shared
+    p = Parameter(sx.empty(0, dtype=data.dtype, device=data.device), requires_grad)
+    with sx.no_grad():
+        p.set_(data)
+    return p
 
 
 def is_parameter(obj) -> bool:

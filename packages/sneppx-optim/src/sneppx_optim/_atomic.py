@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import socket
-import tempfile
 import time
 
 _HOST = socket.gethostname()
@@ -78,7 +78,8 @@ def atomic_write(path: str, data: bytes) -> None:
     folder, base = os.path.split(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     remove_stale_temps(path)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{base}.{os.getpid()}@{_HOST}.", suffix=".tmp")
+    tmp = os.path.join(folder, f".{base}.{os.getpid()}@{_HOST}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as with open()
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
