@@ -2,8 +2,8 @@
 
 Usage: python benchmarks/run.py [--quick] [--only core,ops] [--no-write]
 
-Before the run the 1-minute load average is sampled; above 0.75 per core (1.5 on two cores) the runner waits up to a minute
-for it to fall. During each group it records how much CPU other processes took (from
+Before the run the 1-minute load average is sampled; above 0.75 per core (1.5 on two cores) the runner waits up
+to a minute for it to fall. During each group it records how much CPU other processes took (from
 /proc/stat, minus this process and its children), since the run's own threads count in the load
 average. If the machine was still loaded when the run
 started, or other processes took more than half a core during a group, the page opens with a
@@ -38,7 +38,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from common import THREADS, speed  # noqa: E402
 
-MODULES = ["core", "functional", "nn", "conv", "rnn", "optim", "distributions", "sparse", "data", "generate",
+MODULES = ["core", "functional", "nn", "conv", "rnn", "optim", "distributions", "sparse", "io", "data", "generate",
            "distributed", "cuda", "ops"]
 DOCS = HERE.parent / "docs"
 CHARTS = {"speed": "assets/benchmarks-speed.png", "width": "assets/benchmarks-gpt-width.png",
@@ -321,7 +321,8 @@ def run_group(name: str, quick: bool):
     """The rows of one group, measured in a fresh Python process (None when the group failed)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "rows.json"
-        cmd = [sys.executable, str(HERE / "run.py"), "--group", name, "--rows-to", str(out)] + (["--quick"] if quick else [])
+        cmd = [sys.executable, str(HERE / "run.py"), "--group", name, "--rows-to", str(out)]
+        cmd += ["--quick"] if quick else []
         if subprocess.run(cmd).returncode != 0 or not out.exists():
             return None
         return json.loads(out.read_text())

@@ -7,6 +7,7 @@ import io
 import os
 import pickle
 import shutil
+import struct
 import zipfile
 
 import numpy as np
@@ -191,6 +192,42 @@ def test_saved_files_get_the_mode_open_gives(tmp_path):
     assert set(modes.values()) == {0o640}, modes
 
 
+def _written(tmp_path):
+    w = sx.arange(12.0).reshape(3, 4)
+    obj = {"m": collections.OrderedDict(w=w, b=sx.ones(2, dtype=sx.float64)), "views": (w, w.t(), w[1]),
+           "h": sx.ones(3, dtype=sx.float16), "bf": sx.tensor([1.5, -2.0], dtype=sx.bfloat16), "i": sx.arange(3),
+           "u8": sx.arange(3, dtype=sx.uint8), "mask": sx.tensor([True, False]), "empty": sx.zeros(0, 3),
+           "p": sx.ones(2).requires_grad_(), "n": 3, "big": 2 ** 70, "f": 0.1, "s": "h\u00e9", "none": None,
+           "raw": b"\x00\xff", "ids": {1, 2}, "dt": sx.bfloat16, "dev": sx.device("cpu"), "size": sx.Size([2, 3]),
+           "empty_list": [], "empty_tuple": ()}
+    sx.save(obj, tmp_path / "w.pt", format="torch")
+    return obj, tmp_path / "w.pt"
+
+
+def test_format_torch_writes_pytorchs_zip(tmp_path):
+    obj, path = _written(tmp_path)
+    with zipfile.ZipFile(path) as z:
+        names = z.namelist()
+        assert {"archive/data.pkl", "archive/byteorder", "archive/version"} <= set(names)
+        with open(path, "rb") as fh:
+            data = fh.read()
+        for info in z.infolist():  # every record starts on a 64-byte boundary, as PyTorch's do (mmap)
+            n, m = struct.unpack("<HH", data[info.header_offset + 26:info.header_offset + 30])
+            assert (info.header_offset + 30 + n + m) % 64 == 0, info.filename
+    back = sx.load(path)
+    assert list(back) == list(obj)
+    w, wt, row = back["views"]
+    w.add_(1)
+    np.testing.assert_array_equal(wt.numpy(), np.arange(12.0).reshape(3, 4).T + 1)
+    np.testing.assert_array_equal(row.numpy(), np.arange(4.0) + 5)
+    assert back["bf"].dtype == sx.bfloat16 and back["bf"].float().numpy().tolist() == [1.5, -2.0]
+    assert back["p"].requires_grad and back["big"] == 2 ** 70 and back["ids"] == {1, 2}
+    with pytest.raises(TypeError, match=r"obj\['a'\] is a numpy.ndarray"):
+        sx.save({"a": np.zeros(2)}, tmp_path / "np.pt", format="torch")
+    with pytest.raises(ValueError, match="format must be"):
+        sx.save({}, tmp_path / "x.pt", format="pickle")
+
+
 # ---- against PyTorch
 
 @pytest.mark.parity
@@ -244,6 +281,27 @@ def test_numpy_values_need_the_allow_list_as_in_pytorch(tmp_path):
     with pytest.raises(pickle.UnpicklingError, match="numpy"):
         sx.load(tmp_path / "np.pt")
     np.testing.assert_array_equal(sx.load(tmp_path / "np.pt", weights_only=False)["a"], np.arange(3.0))
+
+
+@pytest.mark.parity
+def test_pytorch_reads_format_torch(tmp_path):
+    torch = pytest.importorskip("torch")
+    obj, path = _written(tmp_path)
+    for mmap in (False, True):
+        got = torch.load(path, mmap=mmap)  # weights_only=True, PyTorch's default
+        assert list(got) == list(obj)
+        np.testing.assert_array_equal(got["m"]["w"].numpy(), np.arange(12.0).reshape(3, 4))
+        w, wt, row = got["views"]
+        assert w.untyped_storage().data_ptr() == wt.untyped_storage().data_ptr() == row.untyped_storage().data_ptr()
+        assert wt.stride() == (1, 4) and row.storage_offset() == 4
+        assert got["bf"].dtype == torch.bfloat16 and got["bf"].tolist() == [1.5, -2.0]
+        assert got["h"].dtype == torch.float16 and got["u8"].dtype == torch.uint8
+        assert got["mask"].tolist() == [True, False]
+        assert got["empty"].shape == (0, 3) and got["p"].requires_grad
+        assert (got["n"], got["big"], got["f"], got["s"], got["none"]) == (3, 2 ** 70, 0.1, "h\u00e9", None)
+        assert got["raw"] == b"\x00\xff" and got["ids"] == {1, 2} and got["size"] == torch.Size([2, 3])
+        assert got["dt"] == torch.bfloat16 and got["dev"] == torch.device("cpu")
+        assert got["empty_list"] == [] and got["empty_tuple"] == ()
 
 
 @pytest.mark.parity

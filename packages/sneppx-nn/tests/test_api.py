@@ -9,7 +9,7 @@ import sneppx_nn as nn
 SRC = pathlib.Path(nn.__file__).parent
 ALLOWED_TOP = {"sneppx_core", "numpy", "safetensors", "__future__", "sneppx_nn"}
 STDLIB_OK = {"collections", "copy", "numbers", "functools", "inspect", "itertools", "json", "math", "operator", "os",
-             "struct", "tempfile", "warnings", "typing", "contextlib", "contextvars", "errno", "re", "socket", "time",
+             "secrets", "struct", "warnings", "typing", "contextlib", "contextvars", "errno", "re", "socket", "time",
              "sys", "types"}  # sys: SyncBatchNorm looks sneppx_distributed up in sys.modules (no import); types: the
 # modules of sneppx_nn.modules (torch.nn.modules' file layout)
 

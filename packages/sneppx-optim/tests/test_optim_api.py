@@ -96,3 +96,24 @@ def test_sparse_adam_raises_not_implemented():
     with pytest.raises(NotImplementedError, match=r"\[SparseAdam\] sparse gradients are not supported.*Adam"):
         so.SparseAdam([_p()], lr=1e-3)
     assert "SparseAdam" not in so.__all__  # not listed among the optimizers that exist
+
+
+@pytest.mark.parametrize("make", [lambda ps: so.AdamW(ps, lr=0.1), lambda ps: so.LAMB(ps, lr=0.1),
+                                  lambda ps: so.RAdam(ps, lr=0.1)])
+def test_state_dict_step_is_a_float32_tensor(make):
+    # PyTorch's form of state["step"]; Adam and LAMB keep an int inside (their fused steps group by it)
+    p = sx.ones(3).requires_grad_(True)
+    opt = make([p])
+    for _ in range(3):
+        p.grad = sx.ones(3)
+        opt.step()
+    step = opt.state_dict()["state"][0]["step"]
+    assert isinstance(step, sx.Tensor) and step.shape == () and step.dtype == sx.float32 and step.item() == 3.0
+    other = make([p])
+    other.load_state_dict(opt.state_dict())
+    inner = other.state[p]["step"]
+    assert (inner == 3) if isinstance(inner, int) else inner.item() == 3.0
+    assert isinstance(inner, int) == opt._int_step
+    p.grad = sx.ones(3)
+    other.step()
+    assert other.state_dict()["state"][0]["step"].item() == 4.0

@@ -88,12 +88,12 @@ def test_checkpoint_contents_and_atomic_write(tmp_path):
     with safe_open(str(path), framework="numpy") as f:
         keys = set(f.keys())
         meta = json.loads(f.metadata()["sneppx_optim"])
-    assert {"model/w", "model/b", "optimizer/0/exp_avg", "optimizer/1/exp_avg_sq"} <= keys
-    assert meta["trainer"]["step"] == 2 and meta["trainer"]["epoch"] == 1
-    assert meta["optimizer"]["state"]["0"]["step"] == 2 and meta["scheduler"]["last_epoch"] == 2
+    assert {"model/w", "model/b", "optimizer/0/exp_avg", "optimizer/1/exp_avg_sq", "optimizer/0/step"} <= keys
+    assert meta["trainer"]["step"] == 2 and meta["trainer"]["epoch"] == 1 and meta["scheduler"]["last_epoch"] == 2
     assert meta["versions"]["sneppx_optim"] == so.__version__
     tensors, _ = so.read_checkpoint(str(path))
     np.testing.assert_array_equal(to_np(tensors["model/w"]), to_np(model.w))
+    assert to_np(tensors["optimizer/0/step"]).tolist() == 2.0  # a 0-d float32 tensor, as PyTorch's
     np.testing.assert_array_equal(to_np(tensors["optimizer/0/exp_avg"]),
                                   to_np(trainer.optimizer.state[model.w]["exp_avg"]))
 

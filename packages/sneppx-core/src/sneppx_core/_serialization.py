@@ -29,11 +29,14 @@ _NUMPY = {"F32": np.float32, "F64": np.float64, "F16": np.float16, "BF16": np.ui
           "I64": np.int64, "BOOL": np.bool_, "U8": np.uint8}
 
 
-def _raw(t: Tensor) -> bytes:
+def _raw(t: Tensor) -> memoryview:
+    """The tensor's bytes, row-major (a view of its memory when it is a contiguous CPU tensor)."""
     t = t.detach().to("cpu")
     if t.dtype == Dtype.BFLOAT16:  # bfloat16 is the top half of the float32 with the same value
-        return (np.ascontiguousarray(t.float().numpy()).view(np.uint32) >> 16).astype("<u2").tobytes()
-    return np.ascontiguousarray(t.numpy()).tobytes()
+        a = (np.ascontiguousarray(t.float().numpy()).view(np.uint32) >> 16).astype("<u2")
+    else:
+        a = np.ascontiguousarray(t.numpy())
+    return memoryview(a.reshape(-1).view(np.uint8))
 
 
 class _Encoder:
@@ -80,7 +83,9 @@ class _Encoder:
                         "(for a model or optimizer, save its state_dict())")
 
 
-def _file_bytes(obj) -> bytes:
+def _write_file(obj, out) -> None:
+    """Writes ``obj`` to the binary stream ``out`` as SneppX's safetensors file (the tensors'
+    bytes go out without being copied into one buffer first)."""
     enc = _Encoder()
     structure = enc.encode(obj)
     header, blobs, offset = {}, [], 0
@@ -92,10 +97,13 @@ def _file_bytes(obj) -> bytes:
     header["__metadata__"] = {"format": _FORMAT, "version": "1", "structure": json.dumps(structure)}
     head = json.dumps(header, separators=(",", ":")).encode()
     head += b" " * (-len(head) % 8)
-    return struct.pack("<Q", len(head)) + head + b"".join(blobs)
+    out.write(struct.pack("<Q", len(head)) + head)
+    for raw in blobs:
+        out.write(raw)
 
 
-def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True) -> None:
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True, *,
+         format: str = "sneppx") -> None:
     """Saves ``obj`` (tensors, numbers, strings, None, dtypes, devices, NumPy arrays and nested
     dicts/lists/tuples of them, such as model and optimizer state_dicts) to ``f``.
 
@@ -103,11 +111,25 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
         obj: the object to store; anything else raises TypeError naming where it sits in ``obj``.
         f: a path (the file is written to a temporary name and renamed into place, so a crash never
             leaves half a file) or a binary file object.
-        pickle_module, pickle_protocol: accepted for compatibility; nothing is pickled.
+        format: ``"sneppx"`` (default): SneppX's safetensors file, nothing pickled. ``"torch"``:
+            PyTorch's zip checkpoint, which ``torch.load`` reads with its default
+            ``weights_only=True`` (sets, bytes and ``Size`` too; NumPy arrays are refused, as that
+            load would refuse them).
+        pickle_module, pickle_protocol: accepted for compatibility.
     """
-    data = _file_bytes(obj)
+    if format == "torch":
+        from ._torch_write import write_torch_file as write
+    elif format == "sneppx":
+        write = _write_file
+    else:
+        raise ValueError(f"[save] format must be 'sneppx' or 'torch', got {format!r}")
     if hasattr(f, "write"):
-        f.write(data)
+        if format == "torch" and not (hasattr(f, "seekable") and f.seekable()):
+            buf = io.BytesIO()  # the zip writer needs to know where it is in the file
+            write(obj, buf)
+            f.write(buf.getbuffer())
+        else:
+            write(obj, f)
         return
     path = os.fspath(f)
     folder = os.path.dirname(os.path.abspath(path))
@@ -115,7 +137,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as with open()
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(data)
+            write(obj, out)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

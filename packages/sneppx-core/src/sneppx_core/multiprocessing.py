@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.connection
+import os
 import signal
 import sys
 import traceback
@@ -69,7 +70,11 @@ class ProcessExitedException(ProcessException):
         return type(self), (self.msg, self.error_index, self.pid, self.exit_code, self.signal_name)
 
 
-def _wrap(fn, i, args, error_queue):
+SPAWN_NPROCS_ENV = "SNEPPX_SPAWN_NPROCS"  # set in the processes of start_processes (sneppx_distributed reads it)
+
+
+def _wrap(fn, i, args, error_queue, nprocs):
+    os.environ[SPAWN_NPROCS_ENV] = str(nprocs)
     try:
         fn(i, *args)
     except KeyboardInterrupt:
@@ -124,7 +129,7 @@ def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method
     processes, queues = [], []
     for i in range(nprocs):
         q = ctx.SimpleQueue()
-        p = ctx.Process(target=_wrap, args=(fn, i, tuple(args), q), daemon=daemon)
+        p = ctx.Process(target=_wrap, args=(fn, i, tuple(args), q, nprocs), daemon=daemon)
         p.start()
         processes.append(p)
         queues.append(q)

@@ -10,6 +10,7 @@ the process exits, so a group can be created again).
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import os
 from dataclasses import dataclass
 
@@ -68,8 +69,48 @@ def _timeout_seconds(timeout, fn: str) -> float:
     return float(timeout)
 
 
+def is_available() -> bool:
+    """True when collectives can run here: mpi4py (the MPI backend) is installed. MPI is not started."""
+    return importlib.util.find_spec("mpi4py") is not None
+
+
+def is_mpi_available() -> bool:
+    """True when the MPI backend (mpi4py) is installed."""
+    return is_available()
+
+
+def is_nccl_available() -> bool:
+    """True when the NCCL backend can run: CUDA tensors and the NCCL library are present."""
+    if not sx.cuda.is_available():
+        return False
+    from . import _nccl
+
+    try:
+        _nccl.library_path()
+    except RuntimeError:
+        return False
+    return True
+
+
+def is_gloo_available() -> bool:
+    """False: SneppX's CPU backend is MPI, not Gloo."""
+    return False
+
+
+def get_default_backend_for_device(device) -> str:
+    """The backend for tensors on ``device``: ``"mpi"`` for the CPU, ``"nccl"`` for CUDA."""
+    kind = device.split(":")[0] if isinstance(device, str) else getattr(device, "type", None)
+    if kind not in ("cpu", "cuda"):
+        raise ValueError(f"get_default_backend_for_device: no backend for device {device!r} (cpu: mpi, cuda: nccl)")
+    return "mpi" if kind == "cpu" else "nccl"
+
+
 def _check_backend(backend) -> str:
     name = "mpi" if backend is None else str(backend).lower()
+    if name == "gloo":
+        raise ValueError("init_process_group: backend 'gloo' is not available: SneppX's CPU backend is 'mpi' "
+                         "(mpi4py and MPICH); start the ranks with mpiexec or sneppx_distributed.launch() and pass "
+                         "backend='mpi' (or None)")
     if name not in BACKENDS:
         raise ValueError(f"init_process_group: unknown backend {backend!r}; supported: {', '.join(BACKENDS)}")
     if name == "nccl" and not sx.cuda.is_available():
@@ -113,6 +154,12 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
         if value not in (-1, None) and value != have:
             comm.Free()
             raise ValueError(f"init_process_group: {arg}={value} but MPI reports {arg}={have}")
+    spawned = os.environ.get("SNEPPX_SPAWN_NPROCS", "1")  # set by sneppx_core.multiprocessing.spawn
+    if size == 1 and spawned.isdigit() and int(spawned) > 1:
+        comm.Free()
+        raise RuntimeError(f"init_process_group: this process is one of {spawned} started by multiprocessing.spawn, "
+                           "which are not MPI ranks (each would be a group of one); start the ranks with "
+                           "sneppx_distributed.launch(fn, nprocs=N) or mpiexec")
     node = comm.Split_type(MPI.COMM_TYPE_SHARED)
     local, local_size = node.Get_rank(), node.Get_size()
     node.Free()

@@ -31,6 +31,8 @@ class Adam(Optimizer):
         decoupled_weight_decay: decay the weights directly (AdamW) instead of through the gradient.
     """
 
+    _int_step = True
+
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0,
                  amsgrad: bool = False, *, maximize: bool = False, decoupled_weight_decay: bool = False) -> None:
         defaults = dict(lr=lr, betas=tuple(betas) if isinstance(betas, list) else betas, eps=eps,

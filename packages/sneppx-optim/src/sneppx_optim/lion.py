@@ -66,6 +66,8 @@ class LAMB(Optimizer):
         weight_decay: weight decay coefficient (>= 0), inside the trust ratio.
     """
 
+    _int_step = True
+
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-6,
                  weight_decay: float = 0.0) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas) if isinstance(betas, list) else betas, eps=eps,

@@ -54,6 +54,10 @@ class Optimizer:
         defaults: the default hyperparameters.
     """
 
+    # True where state["step"] is an int (the fused steps' bucket key): load_state_dict turns a
+    # tensor step back into one
+    _int_step = False
+
     def __init__(self, params, defaults: dict) -> None:
         if isinstance(params, (sx.Tensor, dict)):
             raise TypeError(f"{_name(self)}: params must be an iterable of Tensors or of dicts, "
@@ -186,7 +190,7 @@ class Optimizer:
             packed = {k: v for k, v in group.items() if k != "params"}
             packed["params"] = [index.setdefault(id(p), len(index)) for p in group["params"]]
             groups.append(packed)
-        state = {index[id(p)]: dict(s) for p, s in self.state.items() if id(p) in index}
+        state = {index[id(p)]: _state_out(s) for p, s in self.state.items() if id(p) in index}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -211,11 +215,23 @@ class Optimizer:
             if p is None:
                 raise ValueError(f"{_name(self)}.load_state_dict: state for unknown parameter index {idx}")
             self.state[p] = {k: _copy_state(v, p) for k, v in st.items()}
+            if self._int_step and isinstance(self.state[p].get("step"), sx.Tensor):
+                self.state[p]["step"] = int(self.state[p]["step"].item())  # a state dict's form, or PyTorch's
         for i, old in enumerate(saved):
             cur = self.param_groups[i]
             group = {k: (tuple(v) if isinstance(v, list) and isinstance(cur.get(k), tuple) else v)
                      for k, v in old.items() if k != "params"}
             self.param_groups[i] = {**group, "params": cur["params"]}
+
+
+def _state_out(state: dict) -> dict:
+    """A parameter's state as state_dict gives it: a step count kept as an int (the bucket key of the
+    fused steps) becomes a 0-d float32 tensor, PyTorch's form of ``state["step"]``."""
+    out = dict(state)
+    step = out.get("step")
+    if isinstance(step, int) and not isinstance(step, bool):
+        out["step"] = sx.tensor(float(step))
+    return out
 
 
 def _copy_state(value, param):
