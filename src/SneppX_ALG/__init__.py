@@ -20,9 +20,9 @@ import types as _types
 import sneppx_core as _core
 from sneppx_core import *  # noqa: F401,F403
 from sneppx_core import _HAS_C_BACKEND, _HAS_CUDA  # noqa: F401
-# torch.jit, .compiler, .func, .multiprocessing, .onnx, .random, .serialization: modules, so outside __all__
+# torch.jit, .compiler, .func, .hub, .multiprocessing, .onnx, .random, .serialization: modules, outside __all__
 # (as in PyTorch)
-from sneppx_core import compiler, func, jit, multiprocessing, onnx, random, serialization  # noqa: F401
+from sneppx_core import compiler, func, hub, jit, multiprocessing, onnx, random, serialization  # noqa: F401
 
 from . import _paths
 from ._version import __version__
@@ -50,10 +50,11 @@ for _dist, _mod in [("sneppx-nn", "sneppx_nn"), ("sneppx-optim", "sneppx_optim")
 
 # torch.utils' counterparts: utils.checkpoint from the core and, when installed, utils.data = sneppx_data, so that
 # `from SneppX_ALG.utils.data import DataLoader` reads as PyTorch's line with `torch` renamed.
-utils = _types.ModuleType(f"{__name__}.utils", "torch.utils' counterparts: checkpoint (sneppx_core) and data "
-                          "(sneppx_data)")
+utils = _types.ModuleType(f"{__name__}.utils", "torch.utils' counterparts: checkpoint, dlpack, hooks, model_zoo "
+                          "(sneppx_core) and data (sneppx_data)")
 utils.__path__ = []  # a package, so that `SneppX_ALG.utils.data` imports (through _paths' finder)
 utils.checkpoint = _core.utils.checkpoint
+utils.dlpack, utils.hooks, utils.model_zoo = _core.utils.dlpack, _core.utils.hooks, _core.utils.model_zoo
 if "sneppx-data" in versions:
     utils.data = importlib.import_module("sneppx_data")
 # torch.nn.parallel's place: DDP lives in sneppx_distributed, which sneppx_nn does not import

@@ -39,7 +39,8 @@ def test_logits_to_keep_returns_the_last_positions(tmp_path):
     model = load_model(tmp_path)
     t = sx.Tensor.from_numpy(ids.astype(np.int64))
     assert _rel_err(model(t, logits_to_keep=3).numpy(), ref[:, -3:]) <= 1e-5
-    assert tuple(model(t, logits_to_keep=9).shape) == tuple(model(t, logits_to_keep=20).shape) == (2, 9, cfg["vocab_size"])
+    assert tuple(model(t, logits_to_keep=9).shape) == tuple(model(t, logits_to_keep=20).shape) == (2, 9,
+                                                                                                 cfg["vocab_size"])
     cache = model.new_cache(2, 12)
     model(t, cache=cache, logits_to_keep=1)
     step = model(sx.Tensor.from_numpy(ids[:, :1].astype(np.int64)), cache=cache, logits_to_keep=1)
@@ -279,3 +280,18 @@ def test_to_moves_every_weight_and_keeps_tied_ones_shared(tmp_path):
     else:
         with pytest.raises(RuntimeError, match="(no CUDA device is visible|has no CUDA)"):
             load_model(tmp_path, device="cuda")
+
+
+def test_a_safetensors_header_of_640_bytes_is_not_taken_for_a_pickle(tmp_path):
+    # 640 = 0x280: the file starts 80 02 00 00, as a protocol-2 pickle does (PyTorch's legacy format
+    # goes on with the 8a 0a of its magic number)
+    from sneppx_generate._weights import SafetensorsFile, open_weights
+
+    for k in range(400, 700):
+        path = tmp_path / "w.safetensors"
+        write_safetensors(path, {"w": np.ones(2, np.float32)}, metadata={"pad": "x" * k})
+        if path.read_bytes()[:4] == b"\x80\x02\x00\x00":
+            break
+    else:
+        pytest.fail("no padding gave a 640-byte header")
+    assert isinstance(open_weights(str(path)), SafetensorsFile)

@@ -129,7 +129,9 @@ def open_weights(path: str):
     format), else a :class:`SafetensorsFile`."""
     with open(path, "rb") as fh:
         head = fh.read(4)
-    return TorchFile(path) if head == b"PK\x03\x04" or head[:2] == b"\x80\x02" else SafetensorsFile(path)
+    # the legacy format: pickle protocol 2, then the 10-byte magic number (as a safetensors header length,
+    # 177 MB: none has one so long)
+    return TorchFile(path) if head in (b"PK\x03\x04", b"\x80\x02\x8a\x0a") else SafetensorsFile(path)
 
 
 class Weights:

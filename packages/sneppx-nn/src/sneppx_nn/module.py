@@ -4,32 +4,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-import itertools
 
 from sneppx_core import Tensor
+from sneppx_core.utils.hooks import RemovableHandle
 
 from . import checkpoint
 from ._module_ops import ModuleOps
 from .parameter import Parameter
-
-_hook_ids = itertools.count()
-
-
-class RemovableHandle:
-    """Returned by ``register_forward_hook`` and friends; ``remove()`` unregisters the hook."""
-
-    def __init__(self, hooks: dict):
-        self.hooks, self.id = hooks, next(_hook_ids)
-
-    def remove(self) -> None:
-        """Unregisters the hook (a second call does nothing)."""
-        self.hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 def _recording_init(init):

@@ -1,6 +1,7 @@
-"""``torch.utils`` counterparts that belong to the core: ``utils.checkpoint`` (activation checkpointing). The
-data loading utilities (``torch.utils.data``) are the ``sneppx_data`` package."""
+"""``torch.utils`` counterparts that belong to the core: ``checkpoint`` (activation checkpointing), ``dlpack``,
+``hooks`` (``RemovableHandle``) and ``model_zoo`` (``load_url``). The data loading utilities
+(``torch.utils.data``) are the ``sneppx_data`` package."""
 
-from . import checkpoint  # noqa: F401
+from . import checkpoint, dlpack, hooks, model_zoo  # noqa: F401
 
-__all__ = ["checkpoint"]
+__all__ = ["checkpoint", "dlpack", "hooks", "model_zoo"]
