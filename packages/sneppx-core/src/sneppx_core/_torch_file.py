@@ -183,6 +183,12 @@ class _Reader:
         g.update({f"torch.{k}": v for k, v in _DTYPES.items()})
         return g
 
+    def close(self) -> None:
+        """Drops the table of globals (its rebuilders are bound to the reader: a reference cycle) and the
+        storages, so that the file's buffer is freed as soon as the loaded tensors are, not at a later
+        garbage collection (which made one load in five take 80 ms instead of 11)."""
+        self.globals, self.storages = {}, {}
+
     def storage(self, pid):
         if not (isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage"):
             raise pickle.UnpicklingError(f"[load] {self.where}: unknown persistent id {pid!r}")
@@ -421,12 +427,19 @@ def load_torch(f, map_location=None, weights_only=None, mmap=None, legacy=False)
         if mmap:
             raise ValueError("[load] mmap=True needs torch.save's zip format; the file is in PyTorch's legacy format")
         buf, where = _read_all(f)
-        return _guarded(lambda: _LegacyReader(str(where), map_location).load(buf, safe), where)
+        reader = _LegacyReader(str(where), map_location)
+        try:
+            return _guarded(lambda: reader.load(buf, safe), where)
+        finally:
+            reader.close()
     buf, zf, where = _buffer(f, bool(mmap))
     with zf:
         reader = _ZipReader(zf, buf, str(where), map_location)
         data = io.BytesIO(zf.read(reader.prefix + "data.pkl"))
-        return _guarded(lambda: _Unpickler(data, reader, safe).load(), where)
+        try:
+            return _guarded(lambda: _Unpickler(data, reader, safe).load(), where)
+        finally:
+            reader.close()
 
 
 def _guarded(run, where):
