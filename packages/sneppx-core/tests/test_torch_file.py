@@ -60,10 +60,18 @@ def test_views_of_one_storage_stay_views(path):
     np.testing.assert_array_equal(cols.numpy(), 2 * _expected_w()[:, ::2])
 
 
+class _ReadOnly:
+    def __init__(self, data):
+        self._f = io.BytesIO(data)
+
+    def read(self, n=-1):
+        return self._f.read(n)
+
+
 def test_file_objects_mmap_and_map_location():
     with open(FIXTURE, "rb") as fh:
         a = sx.load(fh)
-    b = sx.load(io.BytesIO(open(FIXTURE, "rb").read()))
+    b = sx.load(_ReadOnly(open(FIXTURE, "rb").read()))  # a stream with read() only
     c = sx.load(FIXTURE, mmap=True, map_location={"cpu": "cpu"})
     d = sx.load(FIXTURE, map_location="cpu", weights_only=True)
     for ck in (a, b, c, d):

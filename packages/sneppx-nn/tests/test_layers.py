@@ -275,3 +275,18 @@ def test_parameter_list_and_dict():
     np.testing.assert_allclose(net.scales[0].grad.numpy(), x)
     np.testing.assert_allclose(net.bias["x"].grad.numpy(), np.ones(3))
     assert len(list(net.parameters())) == 3
+
+
+def test_dropout_inplace_overwrites_its_input():
+    x = sx.ones(1000).requires_grad_(True)
+    h = x * 1
+    y = nn.Dropout(0.5, inplace=True)(h)
+    assert y is h  # PyTorch's inplace=True: the input itself, dropped and scaled
+    kept = h.detach().numpy() != 0
+    assert 0.4 < kept.mean() < 0.6 and set(h.detach().numpy()[kept].tolist()) == {2.0}
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.where(kept, 2.0, 0.0))
+    z = sx.ones(10)
+    assert nn.Dropout(0.5)(z) is not z and z.numpy().tolist() == [1.0] * 10
+    with pytest.raises(RuntimeError, match="leaf"):
+        nn.Dropout(0.5, inplace=True)(sx.ones(3, requires_grad=True))

@@ -211,7 +211,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         with open(os.fspath(f), "rb") as fh:
             head = fh.read(4)
     else:
-        if not f.seekable():
+        if not (hasattr(f, "seekable") and f.seekable()):
             f = io.BytesIO(f.read())
         start = f.tell()
         head = f.read(4)

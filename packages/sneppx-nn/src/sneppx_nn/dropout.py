@@ -22,10 +22,10 @@ class Dropout(Module, record_config=True):
         self.p, self.inplace = float(p), inplace
 
     def forward(self, input):
-        """dropout(input, p, training)."""
+        """dropout(input, p, training, inplace): with ``inplace``, ``input`` itself is overwritten and returned."""
         if not self.training or self.p == 0.0:
             return input
-        return F.dropout(input, self.p, True)
+        return F.dropout(input, self.p, True, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
