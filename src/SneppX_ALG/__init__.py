@@ -50,11 +50,12 @@ for _dist, _mod in [("sneppx-nn", "sneppx_nn"), ("sneppx-optim", "sneppx_optim")
 
 # torch.utils' counterparts: utils.checkpoint from the core and, when installed, utils.data = sneppx_data, so that
 # `from SneppX_ALG.utils.data import DataLoader` reads as PyTorch's line with `torch` renamed.
-utils = _types.ModuleType(f"{__name__}.utils", "torch.utils' counterparts: checkpoint, dlpack, hooks, model_zoo "
-                          "(sneppx_core) and data (sneppx_data)")
+utils = _types.ModuleType(f"{__name__}.utils", "torch.utils' counterparts: benchmark, checkpoint, dlpack, hooks, "
+                          "model_zoo (sneppx_core) and data (sneppx_data)")
 utils.__path__ = []  # a package, so that `SneppX_ALG.utils.data` imports (through _paths' finder)
 utils.checkpoint = _core.utils.checkpoint
 utils.dlpack, utils.hooks, utils.model_zoo = _core.utils.dlpack, _core.utils.hooks, _core.utils.model_zoo
+utils.benchmark = _core.utils.benchmark
 if "sneppx-data" in versions:
     utils.data = importlib.import_module("sneppx_data")
 # torch.nn.parallel's place: DDP lives in sneppx_distributed, which sneppx_nn does not import

@@ -1,7 +1,8 @@
-"""``torch.utils`` counterparts that belong to the core: ``checkpoint`` (activation checkpointing), ``dlpack``,
+"""``torch.utils`` counterparts that belong to the core: ``benchmark`` (``Timer``), ``checkpoint`` (activation
+checkpointing), ``dlpack``,
 ``hooks`` (``RemovableHandle``) and ``model_zoo`` (``load_url``). The data loading utilities
 (``torch.utils.data``) are the ``sneppx_data`` package."""
 
-from . import checkpoint, dlpack, hooks, model_zoo  # noqa: F401
+from . import benchmark, checkpoint, dlpack, hooks, model_zoo  # noqa: F401
 
-__all__ = ["checkpoint", "dlpack", "hooks", "model_zoo"]
+__all__ = ["benchmark", "checkpoint", "dlpack", "hooks", "model_zoo"]
