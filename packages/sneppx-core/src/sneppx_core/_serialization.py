@@ -131,21 +131,28 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
         else:
             write(obj, f)
         return
-    path = os.fspath(f)
-    folder = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(folder, f".tmp-{secrets.token_hex(8)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as with open()
+    atomic_write(f, lambda out: write(obj, out))
+
+
+def atomic_write(path, write) -> None:
+    """Calls ``write(out)`` with a new binary file beside ``path`` and renames it over ``path``, so a crash or
+    an error never leaves half a file (the temporary file is removed). The file is created with mode 0o666,
+    so the umask applies as with ``open()``."""
+    path = os.fspath(path)
+    folder, name = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as out:
-            write(obj, out)
+            write(out)
         os.replace(tmp, path)
-    except BaseException:
+    finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-        raise
 
 
 def _target(device: str, map_location):
+    """Where a tensor saved from ``device`` goes under ``map_location`` (None, a device or a dict)."""
     if map_location is None:
         return device
     if isinstance(map_location, dict):

@@ -11,6 +11,7 @@ freed when the last process unmaps it; the file has no name, so nothing is left 
 
 from __future__ import annotations
 
+import functools
 import mmap
 import os
 import weakref
@@ -27,7 +28,6 @@ class _SharedMap(mmap.mmap):
 
 
 _MAPS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # base address -> _SharedMap
-_REGISTERED = []
 
 
 def _map(fd: int, size: int):
@@ -40,9 +40,9 @@ def _map(fd: int, size: int):
     return arr
 
 
-def _flat(arr: np.ndarray, dtype, nbytes: int) -> Tensor:
-    """The first ``nbytes`` of a byte array as a 1-D tensor of ``dtype`` (sharing the bytes)."""
-    raw = arr[:nbytes]
+def bytes_as(raw: np.ndarray, dtype) -> Tensor:
+    """A NumPy uint8 array's bytes as a 1-D tensor of ``dtype``, sharing them (a bool tensor reads each byte as
+    is: the caller vouches that they are 0 or 1)."""
     if dtype == Dtype.BOOL:
         return Tensor.from_numpy(raw.view(np.bool_))
     return Tensor.from_numpy(raw).view(dtype)
@@ -55,12 +55,12 @@ def _map_of(t: Tensor):
     return _MAPS.get(t.data_ptr() - t.storage_offset() * t.element_size())
 
 
+@functools.cache
 def _register():
-    if not _REGISTERED:
-        from multiprocessing.reduction import ForkingPickler
+    """Registers :func:`reduce_tensor` with multiprocessing's pickler (once)."""
+    from multiprocessing.reduction import ForkingPickler
 
-        ForkingPickler.register(Tensor, reduce_tensor)
-        _REGISTERED.append(True)
+    ForkingPickler.register(Tensor, reduce_tensor)
 
 
 def share_memory_(self):
@@ -85,7 +85,7 @@ def share_memory_(self):
     except OSError:
         os.close(fd)
         raise
-    flat = _flat(_map(fd, max(nbytes, 1)), self.dtype, nbytes)
+    flat = bytes_as(_map(fd, max(nbytes, 1))[:nbytes], self.dtype)
     old = _C._as_strided(self.detach(), [flat.numel()], [1], 0)
     flat.copy_(old)
     self._set_data(_C._as_strided(flat, list(self.shape), list(self.stride()), self.storage_offset()))
@@ -114,6 +114,6 @@ def reduce_tensor(t: Tensor):
 
 def _rebuild_shared(dup, size, nbytes, dtype, offset, shape, stride, requires_grad):
     _register()
-    flat = _flat(_map(dup.detach(), size), dtype, nbytes)
+    flat = bytes_as(_map(dup.detach(), size)[:nbytes], dtype)
     t = _C._as_strided(flat, list(shape), list(stride), offset)
     return t.requires_grad_(True) if requires_grad else t

@@ -26,6 +26,7 @@ import numpy as np
 
 from ._backend import _C
 from ._C_face import Device, Dtype, Tensor
+from ._shared import bytes_as
 
 # PyTorch's storage classes and dtype names, as its pickles name them (None: bytes, typed later).
 _STORAGES = {"FloatStorage": Dtype.FLOAT32, "DoubleStorage": Dtype.FLOAT64, "HalfStorage": Dtype.FLOAT16,
@@ -71,14 +72,9 @@ class _Storage:
             if self.raw.size % dtype.itemsize:
                 raise ValueError(f"[load] {self.where} holds {self.raw.size} bytes, not a whole number of "
                                  f"{dtype.name} elements")
-            if self.raw.size == 0:
-                t = Tensor.from_numpy(np.zeros(0, np.float32)).to(dtype)
-            elif dtype == Dtype.BOOL:
-                if self.raw.max() > 1:
-                    raise ValueError(f"[load] {self.where}: a bool storage holds bytes other than 0 and 1")
-                t = Tensor.from_numpy(self.raw.view(np.bool_))
-            else:
-                t = Tensor.from_numpy(self.raw).view(dtype)
+            if dtype == Dtype.BOOL and self.raw.size and self.raw.max() > 1:
+                raise ValueError(f"[load] {self.where}: a bool storage holds bytes other than 0 and 1")
+            t = bytes_as(self.raw, dtype)
             self.typed[key] = t if device == "cpu" else t.to(device)
         return self.typed[key]
 
@@ -218,16 +214,9 @@ class _Reader:
         return self.storages[key]
 
     def device(self, location: str) -> str:
-        m = self.map_location
-        if m is None:
-            target = location
-        elif isinstance(m, dict):
-            target = m.get(location, location)
-        elif callable(m):
-            raise NotImplementedError("[load] a callable map_location is not supported; pass a device or a dict")
-        else:
-            target = m
-        return str(Device(target))
+        from ._serialization import _target  # (it imports this module)
+
+        return str(Device(_target(location, self.map_location)))
 
     def rebuild(self, storage, offset, size, stride, requires_grad, dtype=None):
         if self.collect is not None:
@@ -252,6 +241,8 @@ class _Reader:
 def _typed_bytes(raw: np.ndarray, kind, big: bool) -> np.ndarray:
     """A storage's bytes, byte-swapped from big-endian and copied when misaligned for its element size."""
     size = kind.dtype.itemsize if kind.dtype is not None else 1
+    if raw.size == 0:  # nothing to swap or align (and NumPy's copy of an empty array has stride 0)
+        return raw
     if big and size > 1:
         return raw[: raw.size - raw.size % size].view(f">u{size}").astype(f"<u{size}").view(np.uint8)
     return raw.copy() if raw.ctypes.data % size else raw  # torch.save aligns its records to 64 bytes

@@ -21,10 +21,11 @@ import numpy as np
 
 from ._backend import _C
 from ._C_face import Device, Dtype, Tensor
+from ._serialization import _raw
+from ._torch_file import _STORAGES
 
-_STORAGE_CLASS = {Dtype.FLOAT32: "FloatStorage", Dtype.FLOAT64: "DoubleStorage", Dtype.FLOAT16: "HalfStorage",
-                  Dtype.BFLOAT16: "BFloat16Storage", Dtype.INT64: "LongStorage", Dtype.INT32: "IntStorage",
-                  Dtype.UINT8: "ByteStorage", Dtype.BOOL: "BoolStorage"}
+# the storage class PyTorch pickles for each dtype (the reader's table, inverted)
+_STORAGE_CLASS = {dtype: name for name, dtype in _STORAGES.items() if dtype is not None}
 
 
 class _Writer:
@@ -138,14 +139,6 @@ class _Writer:
         self.op(b"R")
 
 
-def _storage_bytes(flat: Tensor) -> memoryview:
-    """The storage's bytes (a view of its memory on the CPU)."""
-    host = flat.detach().cpu()
-    if host.dtype == Dtype.BFLOAT16:
-        host = host.view(Dtype.UINT8) if host.numel() else host.to(Dtype.UINT8)
-    return memoryview(np.ascontiguousarray(host.numpy()).reshape(-1).view(np.uint8))
-
-
 def _record(zf: zipfile.ZipFile, name: str, data, align: int = 64):
     """Adds a stored record whose bytes start at a multiple of ``align`` in the file (the local
     header's extra field pads it, as PyTorch's writer does)."""
@@ -169,6 +162,6 @@ def write_torch_file(obj, out) -> None:
         _record(zf, "archive/.storage_alignment", b"64")
         _record(zf, "archive/byteorder", b"little")
         for key, flat in w.storages.values():
-            _record(zf, f"archive/data/{key}", _storage_bytes(flat))
+            _record(zf, f"archive/data/{key}", _raw(flat))
         _record(zf, "archive/version", b"3\n")
         _record(zf, "archive/.data/serialization_id", secrets.token_hex(20).encode())

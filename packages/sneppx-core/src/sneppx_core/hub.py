@@ -14,12 +14,11 @@ import hashlib
 import importlib.util
 import os
 import re
-import secrets
 import sys
 import urllib.parse
 import urllib.request
 
-from ._serialization import load as _load
+from ._serialization import atomic_write, load as _load
 
 HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")  # the hash prefix in a file name: resnet18-f37072fd.pth
 _hub_dir = [None]
@@ -46,11 +45,10 @@ def download_url_to_file(url: str, dst: str, hash_prefix: str | None = None, pro
     dst = os.path.expanduser(os.fspath(dst))
     folder = os.path.dirname(os.path.abspath(dst))
     os.makedirs(folder, exist_ok=True)
-    tmp = os.path.join(folder, f".{os.path.basename(dst)}.{secrets.token_hex(4)}.partial")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as with open()
     sha = hashlib.sha256()
-    try:
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(urllib.request.Request(url)) as src:
+
+    def fetch(out):
+        with urllib.request.urlopen(urllib.request.Request(url)) as src:
             total, got = src.headers.get("Content-Length"), 0
             while True:
                 block = src.read(1 << 20)
@@ -66,10 +64,8 @@ def download_url_to_file(url: str, dst: str, hash_prefix: str | None = None, pro
         if hash_prefix is not None and not sha.hexdigest().startswith(hash_prefix):
             raise RuntimeError(f"[hub] invalid hash of {url}: expected a SHA-256 starting with {hash_prefix}, "
                                f"got {sha.hexdigest()}")
-        os.replace(tmp, dst)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+
+    atomic_write(dst, fetch)
 
 
 def load_state_dict_from_url(url: str, model_dir=None, map_location=None, progress: bool = True,
