@@ -10,8 +10,9 @@ and its other public objects (constants, dtypes, layouts, memory formats, flags)
 ``sneppx_core``, the callables of ``torch.linalg`` against ``sneppx_core.linalg``, those of
 ``torch.special`` (its ``__all__``) against ``sneppx_core.special``, the functions and classes of
 ``torch.autograd`` (and ``torch.autograd.functional``) against ``sneppx_core.autograd``, ``torch.optim``
-optimizers and LR schedulers against ``sneppx_optim``, and the ``__all__`` of ``torch.distributions`` and
-``torch.func`` against ``sneppx_core.distributions`` and ``sneppx_core.func``.
+optimizers and LR schedulers against ``sneppx_optim``, the ``__all__`` of ``torch.distributions``,
+``torch.func`` against ``sneppx_core.distributions`` and ``.func``, the functions of ``torch.testing`` against
+``sneppx_core.testing``, and the ``__all__`` of ``torch.fx`` against ``sneppx_nn.fx``.
 A name counts as covered when it exists under the same name; whether its behaviour matches is the
 parity tests' job.
 """
@@ -99,6 +100,12 @@ def torch_sections() -> list:
     import sneppx_core.distributions as SD
     import sneppx_core.func as SFN
 
+    import torch.fx
+    import torch.testing
+
+    import sneppx_core.testing as STE
+    import sneppx_nn.fx as SFX
+
     distributions = set(torch.distributions.__all__)
     func = set(torch.func.__all__)
     return [
@@ -115,6 +122,9 @@ def torch_sections() -> list:
         ("LR schedulers", "torch.optim.lr_scheduler", schedulers, "sneppx_optim", set(sneppx_optim.__all__)),
         ("Distributions", "torch.distributions", distributions, "sneppx_core.distributions", set(SD.__all__)),
         ("Function transforms", "torch.func", func, "sneppx_core.func", set(SFN.__all__)),
+        ("FX graphs", "torch.fx", set(torch.fx.__all__), "sneppx_nn.fx", set(SFX.__all__)),
+        ("Testing", "torch.testing", {n for n in _public(dir(torch.testing)) if callable(getattr(torch.testing, n))},
+         "sneppx_core.testing", set(STE.__all__)),
     ]
 
 

@@ -79,6 +79,18 @@ if "sneppx-nn" in versions and "sneppx-optim" in versions:
 if "sneppx-distributed" in versions and "sneppx-nn" in versions:
     importlib.import_module("sneppx_nn").parallel = _parallel  # the attribute path too (torch.nn.parallel.X)
 _paths.install(__name__, _extra)
+
+
+def __getattr__(name):
+    """``SneppX_ALG.fx`` (torch.fx) is sneppx_nn.fx, imported on first use: importing it makes the library's
+    functions take fx's Proxies, which costs every later call a Python call."""
+    if name == "fx" and "sneppx-nn" in versions:
+        module = importlib.import_module("sneppx_nn.fx")
+        globals()["fx"] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # the dtype aliases (torch.float, torch.double, torch.long, ...), which shadow builtins and so stay out of __all__
 for _alias in ("bool", "float", "double", "half", "long", "int"):
     globals()[_alias] = getattr(_core, _alias)

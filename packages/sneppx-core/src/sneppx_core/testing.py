@@ -1,4 +1,5 @@
-"""Test helpers: numerical gradient checks against float64 central differences.
+"""``torch.testing``: ``assert_close`` and ``make_tensor`` (PyTorch's), and numerical gradient checks against
+float64 central differences.
 
 Only floating inputs are differentiated (and, when any input has ``requires_grad``, only those);
 integer and bool inputs (indices, masks) pass through unchanged, so ``gather``, ``scatter`` and
@@ -10,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._C_face import Tensor, float64
+from ._testing_close import assert_allclose, assert_close, make_tensor
 
 
 def _as_list(inputs):
@@ -100,4 +102,4 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
     return True
 
 
-__all__ = ["gradcheck", "numerical_grad"]
+__all__ = ["assert_allclose", "assert_close", "gradcheck", "make_tensor", "numerical_grad"]

@@ -1,0 +1,111 @@
+"""The library's functions taking Proxies: PyTorch's functions check their arguments for ``__torch_function__``;
+SneppX's compiled functions take tensors only, so importing fx replaces each public function of ``sneppx_core``,
+its ``functional``, ``linalg``, ``special`` and ``fft`` modules and ``sneppx_nn.functional`` with a wrapper that
+records a ``call_function`` node when an argument is a Proxy and calls the function otherwise (from then on, one
+Python call more per call, and a scan of the arguments for Python functions: about 0.1 and 0.25 microseconds).
+The wrapper is the module attribute, so ``node.target == sneppx_core.add`` holds for code that looks the function
+up after importing fx. A function imported by name before fx (``from sneppx_core import relu``) stays unwrapped.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+
+from .proxy import Proxy
+
+_MODULES = ("sneppx_core", "sneppx_core.functional", "sneppx_core.linalg", "sneppx_core.special", "sneppx_core.fft",
+            "sneppx_nn.functional", "SneppX_ALG", "SneppX_ALG.nn.functional")
+# state, factories from data and predicates on Python objects: never recorded (PyTorch's are not overridable)
+_KEEP = {"is_tensor", "is_storage", "is_grad_enabled", "is_inference_mode_enabled", "is_autocast_enabled",
+         "manual_seed", "seed", "initial_seed", "save", "load", "compile", "typename", "from_numpy", "from_dlpack",
+         "use_deterministic_algorithms", "are_deterministic_algorithms_enabled", "require_core", "vmap", "grad",
+         "tensor", "as_tensor", "asarray", "device", "dtype", "Size", "empty_like_state", "no_grad", "enable_grad",
+         "inference_mode", "set_grad_enabled", "autocast", "get_default_dtype", "set_default_dtype"}
+
+_SCAN = (Proxy, list, tuple)
+WRAPPED: dict = {}  # wrapper -> the function it wraps
+_WRAPPER_OF: dict = {}  # id(function) -> its wrapper
+PATHS: dict = {}  # wrapper -> "module.name" for generated code
+
+
+def has_proxy(args, kwargs) -> bool:
+    """Whether a Proxy is among ``args``/``kwargs`` or one level inside a list or tuple of them."""
+    for a in args:
+        if isinstance(a, _SCAN) and (isinstance(a, Proxy) or any(isinstance(e, Proxy) for e in a)):
+            return True
+    if kwargs:
+        return has_proxy(kwargs.values(), None)
+    return False
+
+
+def tracer_of(args, kwargs):
+    """The tracer of the first Proxy among ``args``/``kwargs`` (as ``has_proxy`` looks for them)."""
+    return next(e.tracer for a in (*args, *kwargs.values())
+                for e in (a if isinstance(a, (list, tuple)) else (a,)) if isinstance(e, Proxy))
+
+
+def _wrap(fn):
+    if isinstance(fn, types.BuiltinFunctionType):
+        # a compiled function takes no Proxy: it is called first and, if it refuses an argument that is one,
+        # the call is recorded (no cost but the call through this wrapper when no Proxy is given)
+        def wrapper(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except (TypeError, ValueError, RuntimeError, NotImplementedError):
+                if not has_proxy(args, kwargs):
+                    raise
+            return tracer_of(args, kwargs).create_proxy("call_function", wrapper, args, kwargs)
+    else:  # a Python function might run part way on a Proxy (recording nodes) before failing: checked first
+        def wrapper(*args, **kwargs):
+            if has_proxy(args, kwargs):
+                return tracer_of(args, kwargs).create_proxy("call_function", wrapper, args, kwargs)
+            return fn(*args, **kwargs)
+    for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+        try:
+            setattr(wrapper, attr, getattr(fn, attr))
+        except (AttributeError, TypeError):
+            pass
+    if isinstance(fn, types.BuiltinFunctionType):
+        wrapper.__qualname__ = fn.__name__  # a compiled function's own is the binding library's record name
+    wrapper.__wrapped__ = fn
+    return wrapper
+
+
+def _patchable(name: str, obj) -> bool:
+    return (not name.startswith("_") and name not in _KEEP and callable(obj)
+            and isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)))
+
+
+def patch_library() -> None:
+    """Puts the Proxy-taking wrappers in the library's modules (those imported so far; run again after more), and
+    in every other public module of the packages that holds one of the wrapped functions (a sibling package or
+    the meta-package re-exporting it), so that a name is the same object wherever it is reached."""
+    for modname in _MODULES:
+        mod = sys.modules.get(modname)
+        if mod is None and modname.startswith("sneppx_core"):
+            try:
+                mod = importlib.import_module(modname)
+            except ImportError:  # a module this core does not have
+                continue
+        if mod is None:
+            continue
+        for name, obj in list(vars(mod).items()):
+            if isinstance(obj, types.FunctionType) and obj in WRAPPED:
+                PATHS.setdefault(obj, f"{mod.__name__}.{name}")
+                continue
+            if not _patchable(name, obj):
+                continue
+            wrapper = _WRAPPER_OF.get(id(obj))
+            if wrapper is None:
+                wrapper = _WRAPPER_OF[id(obj)] = _wrap(obj)
+                WRAPPED[wrapper] = obj
+            PATHS.setdefault(wrapper, f"{mod.__name__}.{name}")
+            setattr(mod, name, wrapper)
+    for modname, mod in list(sys.modules.items()):
+        if modname.startswith(("sneppx_", "SneppX_ALG")) and not any(p.startswith("_") for p in modname.split(".")):
+            for name, obj in list(vars(mod).items()):
+                wrapper = _WRAPPER_OF.get(id(obj)) if not name.startswith("_") else None
+                if wrapper is not None and WRAPPED[wrapper] is obj:
+                    setattr(mod, name, wrapper)
