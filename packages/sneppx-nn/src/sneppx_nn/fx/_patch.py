@@ -103,6 +103,14 @@ def patch_library() -> None:
                 WRAPPED[wrapper] = obj
             PATHS.setdefault(wrapper, f"{mod.__name__}.{name}")
             setattr(mod, name, wrapper)
+    ops = getattr(sys.modules["sneppx_core"], "ops", None)
+    if ops is not None:  # torch.ops.profiler's calls, which fx-aware profiling code records
+        for name, obj in list(vars(ops.profiler).items()):
+            if isinstance(obj, types.FunctionType) and obj not in WRAPPED:
+                wrapper = _WRAPPER_OF.setdefault(id(obj), _wrap(obj))
+                WRAPPED[wrapper] = obj
+                PATHS.setdefault(wrapper, f"sneppx_core.ops.profiler.{name}")
+                setattr(ops.profiler, name, wrapper)
     for modname, mod in list(sys.modules.items()):
         if modname.startswith(("sneppx_", "SneppX_ALG")) and not any(p.startswith("_") for p in modname.split(".")):
             for name, obj in list(vars(mod).items()):
