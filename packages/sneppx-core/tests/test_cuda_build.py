@@ -13,9 +13,17 @@ NO_GPU = not sx.cuda.is_available()
 def test_cpu_build_has_no_cuda():
     assert sx.cuda.is_available() is False and sx.cuda.device_count() == 0
     for f in (lambda: sx.ones(2).to("cuda"), lambda: sx.zeros(2, device="cuda"), sx.cuda.synchronize,
-              sx.cuda.memory_allocated):
+              lambda: sx.cuda.memory_allocated(0)):
         with pytest.raises(RuntimeError, match="this build of sneppx-core has no CUDA"):
             f()
+    _no_gpu_in_use()
+
+
+def _no_gpu_in_use():
+    """The current device's memory statistics are 0 (as PyTorch's before CUDA is initialised)."""
+    assert sx.cuda.memory_allocated() == sx.cuda.max_memory_allocated() == sx.cuda.memory_reserved() == 0
+    assert sx.cuda.memory_stats() == {}
+    sx.cuda.reset_peak_memory_stats()
 
 
 @pytest.mark.skipif(not (sx._HAS_CUDA and NO_GPU), reason="needs a CUDA build on a machine without a GPU")
@@ -29,10 +37,13 @@ def test_cuda_build_without_a_gpu():
               lambda: x.to(sx.device("cuda", 0)), lambda: x.to("cuda", sx.float64)):
         with pytest.raises(RuntimeError, match=r"\[cuda\] no CUDA device is visible"):
             f()
-    for name in ("synchronize", "memory_allocated", "max_memory_allocated", "memory_reserved",
-                 "reset_peak_memory_stats", "get_device_name", "current_device"):
+    for name in ("synchronize", "get_device_name", "current_device"):
         with pytest.raises(RuntimeError, match=rf"\[cuda\.{name}\] no CUDA device is visible"):
             getattr(sx.cuda, name)()
+    for name in ("memory_allocated", "max_memory_allocated", "memory_reserved", "reset_peak_memory_stats"):
+        with pytest.raises(RuntimeError, match=rf"\[cuda\.{name}\] no CUDA device is visible"):
+            getattr(sx.cuda, name)(0)
+    _no_gpu_in_use()
     sx.cuda.empty_cache()  # nothing cached, nothing to do
     sx.cuda.manual_seed_all(0)
     assert x.device == "cpu" and x.sum().item() == 6.0  # the CPU side is untouched

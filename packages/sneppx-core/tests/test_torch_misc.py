@@ -379,3 +379,32 @@ def test_igamma_matches_torch(torch):
         got = getattr(sx, name)(sx.tensor(a), sx.tensor(x)).numpy()
         want = getattr(torch, name)(torch.tensor(a), torch.tensor(x)).numpy()
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+def test_widened_numpy_integers_warn():
+    a = np.array([1, -2, 300], np.int16)
+    with pytest.warns(UserWarning, match=r"\[tensor\] NumPy int16 has no SneppX dtype: .* int64"):
+        t = sx.tensor(a)
+    assert t.dtype == sx.int64 and t.tolist() == [1, -2, 300]
+    for fn in (sx.as_tensor, sx.asarray):
+        with pytest.warns(UserWarning, match="uint16"):
+            fn(np.array([7], np.uint16))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a chosen dtype, or a dtype SneppX has, converts silently
+        assert sx.tensor(a, dtype=sx.float32).tolist() == [1.0, -2.0, 300.0]
+        sx.tensor(np.array([1], np.uint8))
+
+
+def test_version_and_compiler_settings():
+    assert sx.version.__version__ == sx.__version__ and sx.version.debug is False
+    assert (sx.version.cuda is None) == (not sx._HAS_CUDA)
+    import sneppx_core._inductor.config as config
+    config.coordinate_descent_tuning = True
+    config.triton.unique_kernel_names = True
+    sx._dynamo.config.cache_size_limit = 64
+    assert config.triton.unique_kernel_names is True and sx._dynamo.config.cache_size_limit == 64
+    with pytest.raises(AttributeError, match="never set"):
+        config.triton.cudagraphs
+    sx._dynamo.reset()
+    sx._dynamo.mark_dynamic(sx.ones(2), 0)
+    assert sx._dynamo.is_compiling() is False

@@ -32,7 +32,8 @@ from ._einsum import einsum
 from . import _names, _tensor_methods
 from . import autograd, cuda, distributions, functional, linalg, special, testing, utils  # noqa: F401
 from . import compiler, func, hub, jit, multiprocessing, onnx, ops, profiler, random, serialization  # noqa: F401
-from . import sparse  # noqa: F401
+from . import sparse, version  # noqa: F401
+from ._compile_settings import _dynamo, _inductor  # noqa: F401  (torch._dynamo.config, torch._inductor.config)
 from .compiler import compile  # noqa: A004
 from .func import vmap
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled

@@ -292,8 +292,25 @@ def seed() -> builtins.int:
     return s
 
 
+_WIDENED = ("int8", "int16", "uint16", "uint32", "uint64")  # NumPy integer types stored as int64
+
+
+def warn_if_widened(data, op: str, stacklevel: int = 3) -> None:
+    """Warns (once per call site) that a NumPy array of an integer type SneppX lacks becomes int64: the values
+    are kept, but bytes are not (``view(dtype)``, ``element_size()``, ``numpy()``'s dtype differ from PyTorch's)."""
+    if isinstance(data, np.ndarray) and data.dtype.name in _WIDENED:
+        import warnings
+
+        warnings.warn(f"[{op}] NumPy {data.dtype.name} has no SneppX dtype: the values are stored as int64, so a "
+                      "later view(dtype) reinterprets 8-byte elements (convert with .astype first to choose)",
+                      UserWarning, stacklevel=stacklevel)
+
+
 def tensor(data, dtype=None, device=None, requires_grad=False):
-    """Copies ``data`` (nested lists, numbers, arrays or tensors) into a new tensor, like ``torch.tensor``."""
+    """Copies ``data`` (nested lists, numbers, arrays or tensors) into a new tensor, like ``torch.tensor``. A NumPy
+    array of int8, int16, uint16, uint32 or uint64 (dtypes SneppX lacks) becomes int64, with a warning."""
+    if dtype is None:
+        warn_if_widened(data, "tensor")
     return Tensor(data, dtype=dtype, device=_default_device(device) if _DEVICE_SET[0] else device,
                   requires_grad=requires_grad)
 

@@ -16,7 +16,7 @@ import numpy as np
 from . import _torch_more_num
 from ._backend import _C
 from ._C_face import Device, Dtype, Tensor
-from ._factories import _default_device, _dtype, _float_dtype, float32
+from ._factories import _default_device, _dtype, _float_dtype, float32, warn_if_widened
 from ._tensor_extra import _need
 from ._tensor_math import _FLOATS
 
@@ -72,6 +72,8 @@ def as_tensor(data, dtype=None, device=None):
         out = _from_numpy(data, dt)
         if out is not None:
             return out
+    if dt is None:
+        warn_if_widened(data, "as_tensor", 4)  # (called through _guarded)
     return Tensor(data, dtype=dt, device=device)
 
 
@@ -93,6 +95,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     elif isinstance(obj, Tensor):
         out = as_tensor(obj.clone(), dtype=dt, device=device)
     else:
+        if dt is None:
+            warn_if_widened(obj, "asarray", 4)
         out = Tensor(obj, dtype=dt, device=device)
     if requires_grad is False and out.requires_grad:
         out = out.detach()

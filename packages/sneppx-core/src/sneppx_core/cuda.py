@@ -2,9 +2,10 @@
 
 This build reports what it was compiled with, never a simulated device: in a build without CUDA
 (the default) and in a CUDA build on a machine without a visible GPU, ``is_available()`` is False.
-The seed functions and ``empty_cache`` are then accepted silently (as in PyTorch, so scripts can
-call them unconditionally); functions that need a GPU raise RuntimeError, saying either that this
-build of sneppx-core has no CUDA or that no CUDA device is visible.
+The seed functions and ``empty_cache`` are then accepted silently and the memory statistics of the
+current device are 0 (as in PyTorch, so scripts can call them unconditionally); functions that need a
+GPU raise RuntimeError, saying either that this build of sneppx-core has no CUDA or that no CUDA device
+is visible.
 """
 
 from __future__ import annotations
@@ -107,23 +108,47 @@ def synchronize(device=None) -> None:
     _C.cuda_synchronize(_device_index(device, "synchronize"))
 
 
+def _memory(device, op: str) -> tuple:
+    """(allocated, peak allocated, reserved) bytes; all 0 when no GPU is asked for by index and none is in use,
+    as PyTorch reports them before CUDA is initialised (so scripts can log them on any machine)."""
+    if device is None and not is_available():
+        return 0, 0, 0
+    return _C.cuda_memory_stats(_device_index(device, op))
+
+
 def memory_allocated(device=None) -> int:
-    """Bytes of GPU memory held by live tensors on ``device`` (rounded to the allocator's size classes)."""
-    return int(_C.cuda_memory_stats(_device_index(device, "memory_allocated"))[0])
+    """Bytes of GPU memory held by live tensors on ``device`` (rounded to the allocator's size classes); 0
+    without a GPU."""
+    return int(_memory(device, "memory_allocated")[0])
 
 
 def max_memory_allocated(device=None) -> int:
-    """The most ``memory_allocated(device)`` has been since start or ``reset_peak_memory_stats``."""
-    return int(_C.cuda_memory_stats(_device_index(device, "max_memory_allocated"))[1])
+    """The most ``memory_allocated(device)`` has been since start or ``reset_peak_memory_stats``; 0 without a
+    GPU."""
+    return int(_memory(device, "max_memory_allocated")[1])
 
 
 def memory_reserved(device=None) -> int:
-    """Bytes the caching allocator holds on ``device``: in use by tensors plus cached for reuse."""
-    return int(_C.cuda_memory_stats(_device_index(device, "memory_reserved"))[2])
+    """Bytes the caching allocator holds on ``device``: in use by tensors plus cached for reuse; 0 without a
+    GPU."""
+    return int(_memory(device, "memory_reserved")[2])
+
+
+def memory_stats(device=None) -> dict:
+    """PyTorch's statistics keys this allocator keeps (``allocated_bytes.all.current``, ``.peak``,
+    ``reserved_bytes.all.current``); empty without a GPU, as in PyTorch before CUDA is initialised."""
+    if device is None and not is_available():
+        return {}
+    allocated, peak, reserved = _memory(device, "memory_stats")
+    return {"allocated_bytes.all.current": int(allocated), "allocated_bytes.all.peak": int(peak),
+            "reserved_bytes.all.current": int(reserved)}
 
 
 def reset_peak_memory_stats(device=None) -> None:
-    """Starts ``max_memory_allocated(device)`` again from the current allocation."""
+    """Starts ``max_memory_allocated(device)`` again from the current allocation (nothing to do without a
+    GPU)."""
+    if device is None and not is_available():
+        return
     _C.cuda_reset_peak_memory(_device_index(device, "reset_peak_memory_stats"))
 
 
@@ -264,5 +289,6 @@ class stream:  # noqa: N801  (torch.cuda.stream is a lower-case context manager)
 
 __all__ = ["is_available", "device_count", "is_initialized", "manual_seed", "manual_seed_all", "seed", "seed_all",
            "set_device", "current_device", "synchronize", "is_bf16_supported", "get_device_name", "empty_cache",
-           "memory_allocated", "max_memory_allocated", "memory_reserved", "reset_peak_memory_stats", "Event",
+           "memory_allocated", "max_memory_allocated", "memory_reserved", "memory_stats", "reset_peak_memory_stats",
+           "Event",
            "Stream", "current_stream", "default_stream", "stream"]

@@ -28,15 +28,20 @@ class Adam(Optimizer):
         weight_decay: weight decay coefficient (>= 0).
         amsgrad: use the AMSGrad variant (Reddi et al. 2018).
         maximize: maximize the objective instead of minimizing it.
+        foreach, fused, capturable: PyTorch's implementation choices, kept in the param groups; SneppX always
+            updates a group through its fused kernel.
+        differentiable: True raises NotImplementedError (steps run outside autograd).
         decoupled_weight_decay: decay the weights directly (AdamW) instead of through the gradient.
     """
 
     _int_step = True
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0,
-                 amsgrad: bool = False, *, maximize: bool = False, decoupled_weight_decay: bool = False) -> None:
+                 amsgrad: bool = False, *, foreach=None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused=None, decoupled_weight_decay: bool = False) -> None:
         defaults = dict(lr=lr, betas=tuple(betas) if isinstance(betas, list) else betas, eps=eps,
-                        weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
+                        weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
@@ -87,12 +92,15 @@ class AdamW(Adam):
         weight_decay: decoupled weight decay coefficient (>= 0), 0.01 by default.
         amsgrad: use the AMSGrad variant.
         maximize: maximize the objective instead of minimizing it.
+        foreach, fused, capturable, differentiable: as for :class:`Adam`.
     """
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 1e-2,
-                 amsgrad: bool = False, *, maximize: bool = False) -> None:
+                 amsgrad: bool = False, *, foreach=None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused=None) -> None:
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                         maximize=maximize, decoupled_weight_decay=True)
+                         foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable,
+                         fused=fused, decoupled_weight_decay=True)
 
 
 class SparseAdam:

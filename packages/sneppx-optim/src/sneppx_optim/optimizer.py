@@ -63,6 +63,9 @@ class Optimizer:
             raise TypeError(f"{_name(self)}: params must be an iterable of Tensors or of dicts, "
                             f"got a single {type(params).__name__}")
         self.defaults = dict(defaults)
+        if self.defaults.get("differentiable"):
+            raise NotImplementedError(f"{_name(self)}: differentiable=True (autograd through the update) is not "
+                                      "supported: steps run outside autograd")
         self.state: dict = {}
         self.param_groups: list[dict] = []
         groups = list(params)

@@ -27,12 +27,17 @@ class SGD(Optimizer):
         weight_decay: L2 penalty coefficient (>= 0).
         nesterov: use Nesterov momentum (needs momentum > 0 and dampening == 0).
         maximize: maximize the objective instead of minimizing it.
+        foreach, fused: PyTorch's implementation choices, kept in the param groups; SneppX always updates a
+            group through its fused kernel.
+        differentiable: True raises NotImplementedError (steps run outside autograd).
     """
 
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
-                 weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False) -> None:
+                 weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False, foreach=None,
+                 differentiable: bool = False, fused=None) -> None:
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                        nesterov=nesterov, maximize=maximize)
+                        nesterov=nesterov, maximize=maximize, foreach=foreach, differentiable=differentiable,
+                        fused=fused)
         super().__init__(params, defaults)
 
     def _validate(self, group: dict) -> None:

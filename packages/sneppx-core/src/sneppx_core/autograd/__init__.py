@@ -7,7 +7,7 @@ from __future__ import annotations
 from .._backend import _C
 from .._C_face import Tensor
 from .._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
-from . import anomaly_mode, function, functional, profiler  # noqa: F401
+from . import anomaly_mode, function, functional, graph, profiler  # noqa: F401
 from ._legacy import NestedIOFunction, enforce_grad_layout_policy, set_multithreading_enabled
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function
@@ -66,7 +66,7 @@ variable.Variable = Variable  # as torch.autograd.variable.Variable
 
 
 __all__ = ["grad", "backward", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "Function",
-           "Variable", "detect_anomaly", "set_detect_anomaly", "function", "functional", "anomaly_mode", "profiler",
-           "gradcheck",
+           "Variable", "detect_anomaly", "set_detect_anomaly", "function", "functional", "anomaly_mode", "graph",
+           "profiler", "gradcheck",
            "gradgradcheck", "GradcheckError", "NestedIOFunction", "enforce_grad_layout_policy",
            "set_multithreading_enabled", "variable"]
