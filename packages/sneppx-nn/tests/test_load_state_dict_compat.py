@@ -69,3 +69,10 @@ def test_matches_torch():
             s.load_state_dict(ssd)
             assert s.num_batches_tracked.item() == t.num_batches_tracked.item()
             assert tuple(s.num_batches_tracked.shape) == tuple(t.num_batches_tracked.shape) == ()
+
+
+@pytest.mark.parity
+def test_parity_pytorch_tensors_are_named_in_the_error():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError, match=r"got torch.Tensor \(a PyTorch tensor: pass value.numpy\(\)"):
+        nn.Linear(2, 2).load_state_dict(torch.nn.Linear(2, 2).state_dict())

@@ -123,3 +123,66 @@ def test_bad_arguments():
         nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2), 0)
     layer = nn.TransformerEncoderLayer(8, 2, activation=lambda t: t * 2, dropout=0.0)
     assert layer(sx.randn(3, 8)).shape == (3, 8)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_encoder_decoder_transformer_matches_torch(torch, batch_first):
+    """``nn.Transformer`` called as PyTorch's: the same keys, and with PyTorch's weights the same outputs and
+    gradients (float64), masks included."""
+    kw = dict(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=1, dim_feedforward=16, dropout=0.0,
+              batch_first=batch_first)
+    torch.manual_seed(0)
+    tm = torch.nn.Transformer(**kw).double()
+    sm = nn.Transformer(**kw).to(sx.float64)
+    assert sm.encoder_decoder and isinstance(sm.encoder, nn.TransformerEncoder)
+    _copy(tm, sm)
+    S, T, N = 5, 4, 3
+    src = RNG.standard_normal((N, S, 8) if batch_first else (S, N, 8))
+    tgt = RNG.standard_normal((N, T, 8) if batch_first else (T, N, 8))
+    pad = np.zeros((N, S), bool)
+    pad[1, -2:] = True
+    tsrc, ttgt = (torch.tensor(a, requires_grad=True) for a in (src, tgt))
+    ssrc, stgt = (sx.tensor(a, requires_grad=True) for a in (src, tgt))
+    tmask = torch.nn.Transformer.generate_square_subsequent_mask(T, dtype=torch.float64)
+    smask = nn.Transformer.generate_square_subsequent_mask(T, dtype=sx.float64)
+    np.testing.assert_array_equal(smask.numpy(), tmask.numpy())
+    to = tm(tsrc, ttgt, tgt_mask=tmask, src_key_padding_mask=torch.tensor(pad),
+            memory_key_padding_mask=torch.tensor(pad))
+    so = sm(ssrc, stgt, tgt_mask=smask, src_key_padding_mask=sx.tensor(pad), memory_key_padding_mask=sx.tensor(pad))
+    np.testing.assert_allclose(so.detach().numpy(), to.detach().numpy(), rtol=1e-10, atol=1e-12)
+    to.sum().backward()
+    so.sum().backward()
+    _check_grads(tm, sm, [(tsrc, ssrc), (ttgt, stgt)])
+
+
+def test_encoder_decoder_transformer_forms_and_errors():
+    """Which constructor a call means; a subclass written for PyTorch (word_language_model's TransformerModel);
+    PyTorch's initialisation; the shape errors; the config a checkpoint records rebuilds it."""
+    default = nn.Transformer()
+    assert default.encoder_decoder and default.d_model == 512 and len(default.encoder.layers) == 6
+    lm = nn.Transformer(50, 16, 2, 2)
+    assert not lm.encoder_decoder and lm(sx.tensor([[1, 2, 3]])).shape == (1, 3, 50)
+    assert not nn.Transformer(vocab_size=50, d_model=16, n_heads=2, n_layers=1).encoder_decoder
+
+    class TransformerModel(nn.Transformer):
+        def __init__(self, ntoken, ninp, nhead, nhid, nlayers):
+            super().__init__(d_model=ninp, nhead=nhead, dim_feedforward=nhid, num_encoder_layers=nlayers)
+            self.emb, self.out = nn.Embedding(ntoken, ninp), nn.Linear(ninp, ntoken)
+
+        def forward(self, src):
+            return self.out(self.encoder(self.emb(src), mask=self.generate_square_subsequent_mask(len(src))))
+
+    m = TransformerModel(30, 8, 2, 16, 2)
+    assert m(sx.tensor([[1], [2], [3]])).shape == (3, 1, 30)
+    w = m.encoder.layers[0].linear1.weight.detach().numpy()  # Xavier-uniform: |w| <= sqrt(6 / (16 + 8))
+    assert np.abs(w).max() <= np.sqrt(6 / 24) and w.std() > 0.2
+    with pytest.raises(RuntimeError, match="batch number of src and tgt"):
+        default(sx.zeros(3, 2, 512), sx.zeros(3, 4, 512))
+    with pytest.raises(RuntimeError, match="feature number"):
+        default(sx.zeros(3, 2, 8), sx.zeros(3, 2, 8))
+    with pytest.raises(TypeError, match="only the language model"):
+        default.new_cache(1, 4)
+    small = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=8)
+    rebuilt = type(small)(*small._config["args"], **small._config["kwargs"])
+    assert rebuilt.encoder_decoder and list(rebuilt.state_dict()) == list(small.state_dict())

@@ -56,6 +56,8 @@ from .group import (
     is_nccl_available,
 )
 from .launch import launch
+from .objects import all_gather_object, broadcast_object_list, gather_object, scatter_object_list
+from . import optim  # noqa: E402  (torch.distributed.optim: ZeroRedundancyOptimizer)
 from .work import Work
 
 __all__ = [
@@ -68,12 +70,15 @@ __all__ = [
     "__version__",
     "all_gather",
     "all_gather_into_tensor",
+    "all_gather_object",
     "all_reduce",
     "barrier",
     "broadcast",
+    "broadcast_object_list",
     "destroy_process_group",
     "find_mpiexec",
     "gather",
+    "gather_object",
     "get_backend",
     "get_default_backend_for_device",
     "get_local_rank",
@@ -93,5 +98,6 @@ __all__ = [
     "reduce_scatter",
     "reduce_scatter_tensor",
     "scatter",
+    "scatter_object_list",
     "send",
 ]

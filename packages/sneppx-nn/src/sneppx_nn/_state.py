@@ -54,8 +54,10 @@ def _as_tensor(value, key: str) -> Tensor:
         return value.detach()
     if isinstance(value, np.ndarray):
         return Tensor(np.ascontiguousarray(value).reshape(value.shape))  # ascontiguousarray makes 0-d arrays 1-d
-    raise TypeError(f"[load_state_dict] value for {key!r} must be a Tensor or NumPy array, "
-                    f"got {type(value).__name__}")
+    kind = f"{type(value).__module__}.{type(value).__qualname__}"
+    hint = " (a PyTorch tensor: pass value.numpy(), or save it and read the file with sneppx_core.load)" \
+        if kind.startswith("torch.") else ""
+    raise TypeError(f"[load_state_dict] value for {key!r} must be a Tensor or NumPy array, got {kind}{hint}")
 
 
 def load_state_dict(module, state, strict: bool) -> IncompatibleKeys:

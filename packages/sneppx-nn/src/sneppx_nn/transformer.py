@@ -1,4 +1,5 @@
-"""``Transformer``: a decoder-only causal language model with a preallocated KV cache."""
+"""``Transformer``: a decoder-only causal language model with a preallocated KV cache, or, when called with
+``torch.nn.Transformer``'s arguments, PyTorch's encoder-decoder."""
 
 from __future__ import annotations
 
@@ -15,6 +16,23 @@ from .dropout import Dropout
 from .embedding import Embedding
 from .linear import Linear
 from .module import Module
+from .transformer_layers import build_encoder_decoder, encoder_decoder_forward, reset_encoder_decoder
+from .transformer_layers import square_subsequent_mask
+
+# keywords only one of the two constructors takes (torch.nn.Transformer's, the language model's)
+_TORCH_ONLY = {"nhead", "num_encoder_layers", "num_decoder_layers", "dim_feedforward", "custom_encoder",
+               "custom_decoder", "layer_norm_eps", "batch_first", "norm_first"}
+_LM_ONLY = {"vocab_size", "n_heads", "n_layers", "d_ff", "max_seq_len", "norm", "positional", "tie_weights"}
+
+
+def _is_encoder_decoder(args: tuple, kwargs: dict) -> bool:
+    """Whether a ``Transformer(...)`` call is ``torch.nn.Transformer``'s: a keyword only PyTorch's takes, or fewer
+    than the language model's four required arguments and none of its keywords."""
+    if _TORCH_ONLY & kwargs.keys():
+        return True
+    if _LM_ONLY & kwargs.keys():
+        return False
+    return len(args) + ("d_model" in kwargs) < 4
 
 
 class KVCache:
@@ -61,9 +79,12 @@ class Transformer(Module, record_config=True):
     ``n_layers`` pre-norm causal :class:`TransformerBlock` layers, a final norm and a language-model
     head tied to the token embedding (``tie_weights``).
 
-    This is the language model of the migration guide, not ``torch.nn.Transformer``'s
-    encoder-decoder: for PyTorch's layers use :class:`TransformerEncoderLayer`,
-    :class:`TransformerEncoder`, :class:`TransformerDecoderLayer` and :class:`TransformerDecoder`.
+    Called with ``torch.nn.Transformer``'s arguments (``Transformer(d_model=512, nhead=8, ...)``, no
+    arguments, or any keyword only PyTorch's takes: ``nhead``, ``num_encoder_layers``, ``dim_feedforward``,
+    ``batch_first``, ...), it is PyTorch's encoder-decoder instead: ``encoder`` and ``decoder`` stacks with
+    PyTorch's state-dict keys and initialisation, ``forward(src, tgt, src_mask=None, tgt_mask=None, ...)``,
+    and ``generate_square_subsequent_mask``; subclasses of ``nn.Transformer`` written for PyTorch work. Four
+    positional arguments and no keyword are read as the language model's.
 
     Args:
         vocab_size, d_model, n_heads, n_layers: sizes.
@@ -82,10 +103,18 @@ class Transformer(Module, record_config=True):
     Weights start from N(0, 0.02), residual projections from N(0, 0.02 / sqrt(2 n_layers)).
     """
 
-    def __init__(self, vocab_size: int, d_model: int, n_heads: int, n_layers: int, d_ff=None,
-                 max_seq_len: int = 1024, dropout: float = 0.0, norm: str = "layernorm", positional: str = "learned",
-                 tie_weights: bool = True, activation: str = "gelu", bias: bool = True, device=None, dtype=None):
+    def __init__(self, *args, **kwargs):
         super().__init__()
+        self.encoder_decoder = _is_encoder_decoder(args, kwargs)
+        if self.encoder_decoder:
+            build_encoder_decoder(self, *args, **kwargs)
+        else:
+            self._language_model(*args, **kwargs)
+
+    def _language_model(self, vocab_size: int, d_model: int, n_heads: int, n_layers: int, d_ff=None,
+                        max_seq_len: int = 1024, dropout: float = 0.0, norm: str = "layernorm",
+                        positional: str = "learned", tie_weights: bool = True, activation: str = "gelu",
+                        bias: bool = True, device=None, dtype=None) -> None:
         if positional not in ("learned", "rope"):
             raise ValueError(f"[Transformer] positional must be 'learned' or 'rope', got {positional!r}")
         if d_model % n_heads:
@@ -109,7 +138,10 @@ class Transformer(Module, record_config=True):
 
     def reset_parameters(self) -> None:
         """GPT-2 initialisation: N(0, 0.02) weights, zero biases, unit norms, residual projections
-        (attention output, second MLP layer) scaled by 1 / sqrt(2 n_layers)."""
+        (attention output, second MLP layer) scaled by 1 / sqrt(2 n_layers); the encoder-decoder's is
+        PyTorch's (Xavier-uniform matrices)."""
+        if self.encoder_decoder:
+            return reset_encoder_decoder(self)
         for name, p in self.named_parameters():
             if name.endswith("bias"):
                 init.zeros_(p)
@@ -122,10 +154,18 @@ class Transformer(Module, record_config=True):
     @property
     def device(self):
         """The device of the parameters."""
-        return self.tok_emb.weight.device
+        return next(iter(self.parameters())).device
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device=None, dtype=None):
+        """A (sz, sz) causal mask for the encoder-decoder: 0 on and below the diagonal, -inf above."""
+        return square_subsequent_mask(sz, device, dtype)
 
     def new_cache(self, batch_size: int, max_len: int) -> KVCache:
         """An empty :class:`KVCache` for ``batch_size`` sequences of up to ``max_len`` tokens."""
+        if self.encoder_decoder:
+            raise TypeError("[Transformer.new_cache] only the language model has a KV cache, not the "
+                            "encoder-decoder")
         if max_len > self.max_seq_len:
             raise ValueError(f"[Transformer.new_cache] max_len {max_len} exceeds max_seq_len {self.max_seq_len}")
         w = self.tok_emb.weight
@@ -167,9 +207,17 @@ class Transformer(Module, record_config=True):
         pos = attention_mask.to(sx.int64).cumsum(-1) - 1
         return pos[:, start:start + t].clamp(0, None)
 
-    def forward(self, ids, cache=None, attention_mask=None):
-        """Logits (B, T, V) for token ids (B, T); see the class docstring for ``cache`` and
-        ``attention_mask``."""
+    def forward(self, *args, **kwargs):
+        """The language model: ``forward(ids, cache=None, attention_mask=None)``, logits (B, T, V) for token ids
+        (B, T) (see the class docstring for ``cache`` and ``attention_mask``). The encoder-decoder:
+        ``forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
+        tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
+        memory_is_causal=False)``, as ``torch.nn.Transformer``'s."""
+        if self.encoder_decoder:
+            return encoder_decoder_forward(self, *args, **kwargs)
+        return self._logits(*args, **kwargs)
+
+    def _logits(self, ids, cache=None, attention_mask=None):
         start = self._check(ids, cache, attention_mask)
         t = ids.shape[1]
         x = self.tok_emb(ids)
@@ -206,4 +254,6 @@ class Transformer(Module, record_config=True):
         return from_pretrained(cls, folder, dtype)
 
     def extra_repr(self) -> str:
+        if self.encoder_decoder:
+            return ""
         return f"vocab_size={self.vocab_size}, max_seq_len={self.max_seq_len}, positional={self.positional!r}"

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import copy
 
+import sneppx_core as sx
 import sneppx_core.functional as F
 
+from . import init
 from .attention import MultiheadAttention
 from .containers import ModuleList
 from .dropout import Dropout
@@ -170,3 +172,54 @@ class TransformerDecoder(Module):
                       tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask,
                       tgt_is_causal=bool(tgt_is_causal), memory_is_causal=memory_is_causal)
         return self.norm(x) if self.norm is not None else x
+
+
+# ----- torch.nn.Transformer's encoder-decoder (what sneppx_nn.Transformer builds when called as PyTorch's) -----
+def build_encoder_decoder(module: Module, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
+                          num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,
+                          activation="relu", custom_encoder=None, custom_decoder=None, layer_norm_eps: float = 1e-5,
+                          batch_first: bool = False, norm_first: bool = False, bias: bool = True, device=None,
+                          dtype=None) -> None:
+    """Gives ``module`` ``torch.nn.Transformer``'s ``encoder`` and ``decoder`` (stacks of layers with a final
+    LayerNorm, or the custom ones), its attributes (``d_model``, ``nhead``, ``batch_first``) and its
+    initialisation (Xavier-uniform for every matrix)."""
+    kw = {"device": device, "dtype": dtype}
+    layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first, bias)
+    module.encoder = custom_encoder if custom_encoder is not None else TransformerEncoder(
+        TransformerEncoderLayer(*layer_args, **kw), num_encoder_layers,
+        LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+    module.decoder = custom_decoder if custom_decoder is not None else TransformerDecoder(
+        TransformerDecoderLayer(*layer_args, **kw), num_decoder_layers,
+        LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+    module.d_model, module.nhead, module.batch_first = d_model, nhead, batch_first
+    reset_encoder_decoder(module)
+
+
+def reset_encoder_decoder(module: Module) -> None:
+    """``torch.nn.Transformer``'s initialisation: Xavier-uniform for every parameter of two or more dims."""
+    for p in module.parameters():
+        if p.dim() > 1:
+            init.xavier_uniform_(p)
+
+
+def encoder_decoder_forward(module: Module, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
+                            src_key_padding_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None,
+                            src_is_causal=None, tgt_is_causal=None, memory_is_causal: bool = False):
+    """``torch.nn.Transformer.forward``: encodes ``src`` and decodes ``tgt`` against it."""
+    batched = src.dim() == 3
+    if batched and src.shape[0 if module.batch_first else 1] != tgt.shape[0 if module.batch_first else 1]:
+        raise RuntimeError(f"[Transformer] the batch number of src and tgt must be equal, got shapes "
+                           f"{tuple(src.shape)} and {tuple(tgt.shape)}")
+    if src.shape[-1] != module.d_model or tgt.shape[-1] != module.d_model:
+        raise RuntimeError(f"[Transformer] the feature number of src and tgt must be equal to d_model "
+                           f"({module.d_model}), got shapes {tuple(src.shape)} and {tuple(tgt.shape)}")
+    memory = module.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
+    return module.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                          tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask,
+                          tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+
+
+def square_subsequent_mask(sz: int, device=None, dtype=None):
+    """A (sz, sz) float mask: 0 on and below the diagonal, -inf above (PyTorch's
+    ``Transformer.generate_square_subsequent_mask``)."""
+    return sx.triu(sx.full((sz, sz), float("-inf"), dtype=dtype or sx.float32, device=device), diagonal=1)
