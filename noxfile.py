@@ -20,8 +20,9 @@ CORE = ROOT / "packages" / "sneppx-core"
 SIBLINGS = ["sneppx-data", "sneppx-generate", "sneppx-nn", "sneppx-optim", "sneppx-distributed"]
 WHEELS = ROOT / ".nox" / "_wheels"
 TEST_DEPS = ["pytest>=7", "hypothesis>=6"]
-# The optional extras (sneppx-optim[tensorboard], sneppx-alg[plot]), so their tests run too.
-OPTIONAL_DEPS = ["tensorboardX>=2.6", "matplotlib>=3.7"]
+# The optional extras (sneppx-optim[tensorboard], sneppx-alg[plot]), so their tests run too; tensorboard (the
+# package SummaryWriter falls back to without tensorboardX) and tabulate (fx's Graph.print_tabular) likewise.
+OPTIONAL_DEPS = ["tensorboardX>=2.6", "matplotlib>=3.7", "tensorboard>=2.12", "tabulate>=0.9"]
 
 nox.options.default_venv_backend = "uv|venv"
 nox.options.sessions = ["tests"]

@@ -10,6 +10,7 @@ name are ``SneppX_ALG.distributed.gather`` / ``.scatter`` (``torch.distributed.g
 ``distributed`` (``SneppX_ALG.nn.Linear``, ``SneppX_ALG.distributed.all_reduce``), and PyTorch's module paths
 import with ``torch`` renamed (``import SneppX_ALG.nn.functional as F``,
 ``from SneppX_ALG.utils.data import DataLoader``, ``from SneppX_ALG.autograd import Function``; see ``_paths``).
+``SneppX_ALG.fx`` (``torch.fx``, sneppx_nn's) is imported on first use.
 """
 
 from __future__ import annotations

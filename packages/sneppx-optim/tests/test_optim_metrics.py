@@ -118,18 +118,57 @@ def test_summary_writer_takes_tensors(tmp_path):
     assert [v for _, v in found["loss"]] == pytest.approx([1.0, 0.5, 1 / 3])
 
 
-def test_summary_writer_without_tensorboardx_is_one_clear_error(monkeypatch):
+def _hide(monkeypatch, *names):
+    """Makes ``import <name>`` (and its submodules) fail for each of ``names``."""
     import builtins
-
-    from sneppx_optim import tensorboard
+    import sys
 
     real = builtins.__import__
+    for mod in [m for m in sys.modules if m.split(".")[0] in names or m.endswith("_tensorboard_files")]:
+        monkeypatch.delitem(sys.modules, mod)
 
     def fake(name, *a, **k):
-        if name == "tensorboardX":
+        if name.split(".")[0] in names or (name == "_tensorboard_files" and "tensorboard" in names):
             raise ImportError("no")
         return real(name, *a, **k)
 
     monkeypatch.setattr(builtins, "__import__", fake)
+
+
+def test_summary_writer_without_tensorboardx_or_tensorboard_is_one_clear_error(monkeypatch):
+    from sneppx_optim import tensorboard
+
+    _hide(monkeypatch, "tensorboardX", "tensorboard")
     with pytest.raises(ImportError, match=r"pip install 'sneppx-optim\[tensorboard\]'"):
         tensorboard.SummaryWriter("x")
+
+
+def test_summary_writer_through_the_tensorboard_package(tmp_path, monkeypatch):
+    """Without tensorboardX the files come from the ``tensorboard`` package; read back with TensorBoard's own
+    reader: scalars, the curves of add_scalars in their folders, a histogram matching NumPy's counts, text."""
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from sneppx_optim import tensorboard
+
+    _hide(monkeypatch, "tensorboardX")
+    values = np.random.default_rng(0).standard_normal(1000)
+    with tensorboard.SummaryWriter(str(tmp_path)) as w:
+        for step in range(3):
+            w.add_scalar("loss", sx.tensor(1.0 / (step + 1)), step)
+            w.add_scalars("pair", {"a": step, "b": 2.0 * step}, step)
+        w.add_histogram("weights", sx.tensor(values), 0)
+        w.add_text("note", "hello", 0)
+        with pytest.raises(NotImplementedError, match="tensorboardX"):
+            w.add_hparams({"lr": 0.1}, {"acc": 0.5})
+    acc = EventAccumulator(str(tmp_path), size_guidance={"tensors": 0}).Reload()
+    assert [e.value for e in acc.Scalars("loss")] == pytest.approx([1.0, 0.5, 1 / 3])
+    assert [e.step for e in acc.Scalars("loss")] == [0, 1, 2]
+    curve = EventAccumulator(str(tmp_path / "pair_b")).Reload()
+    assert [e.value for e in curve.Scalars("pair")] == [0.0, 2.0, 4.0]
+    h = acc.Histograms("weights")[0].histogram_value
+    assert h.num == 1000 and h.min == pytest.approx(values.min()) and h.sum == pytest.approx(values.sum())
+    assert sum(h.bucket) == 1000
+    np.testing.assert_array_equal(np.histogram(values, bins=[-np.inf, *h.bucket_limit])[0], h.bucket)
+    text = acc.Tensors("note/text_summary")[0].tensor_proto.string_val[0]
+    assert text == b"hello"

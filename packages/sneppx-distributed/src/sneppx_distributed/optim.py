@@ -90,15 +90,12 @@ class ZeroRedundancyOptimizer:
         return loss
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Clears the gradients of all parameters (not only this rank's)."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    p.grad.zero_()
+        """Clears the gradients of all parameters (not only this rank's): None, or zeros."""
+        for p in (p for g in self.param_groups for p in g["params"] if p.grad is not None):
+            if set_to_none:
+                p.grad = None
+            else:
+                p.grad.zero_()
 
     # ----- state ---------------------------------------------------------------------------------
     def _global_index(self) -> dict:

@@ -1,7 +1,9 @@
 """``SummaryWriter``: TensorBoard event files with ``torch.utils.tensorboard``'s method names.
 
 The event files are written by the ``tensorboardX`` library (an optional dependency: install
-``sneppx-optim[tensorboard]``); this class only turns SneppX tensors into NumPy values on the way.
+``sneppx-optim[tensorboard]``), or, without it, through the ``tensorboard`` package (what
+``torch.utils.tensorboard`` uses; ``add_hparams`` then raises NotImplementedError); this class only
+turns SneppX tensors into NumPy values on the way.
 Code written for PyTorch migrates with an import change::
 
     from sneppx_optim.tensorboard import SummaryWriter   # was: from torch.utils.tensorboard import ...
@@ -21,12 +23,18 @@ INSTALL_HINT = "pip install 'sneppx-optim[tensorboard]' (or: pip install tensorb
 
 
 def _backend():
+    """tensorboardX's ``SummaryWriter`` class, or else ``_tensorboard_files.FileWriter`` over the ``tensorboard``
+    package (the one ``torch.utils.tensorboard`` uses)."""
     try:
         import tensorboardX
     except ImportError:
-        msg = f"SummaryWriter needs the tensorboardX package: {INSTALL_HINT}"
-        raise ImportError(msg, name="tensorboardX") from None
-    return tensorboardX
+        try:
+            from ._tensorboard_files import FileWriter
+        except ImportError:
+            msg = f"SummaryWriter needs the tensorboardX or the tensorboard package: {INSTALL_HINT}"
+            raise ImportError(msg, name="tensorboardX") from None
+        return FileWriter
+    return tensorboardX.SummaryWriter
 
 
 def _np(value):
@@ -56,13 +64,13 @@ class SummaryWriter:
         filename_suffix: appended to the event file's name.
 
     Raises:
-        ImportError: ``tensorboardX`` is not installed (the message says how to install it).
+        ImportError: neither ``tensorboardX`` nor ``tensorboard`` is installed (the message says how to
+            install it).
     """
 
     def __init__(self, log_dir: str | None = None, comment: str = "", purge_step: int | None = None,
                  max_queue: int = 10, flush_secs: int = 120, filename_suffix: str = "") -> None:
-        tbx = _backend()
-        self._w = tbx.SummaryWriter(logdir=log_dir, comment=comment, purge_step=purge_step, max_queue=max_queue,
+        self._w = _backend()(logdir=log_dir, comment=comment, purge_step=purge_step, max_queue=max_queue,
                                     flush_secs=flush_secs, filename_suffix=filename_suffix)
 
     @property
