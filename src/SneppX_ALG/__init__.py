@@ -57,7 +57,7 @@ utils = _types.ModuleType(f"{__name__}.utils", "torch.utils' counterparts: bench
 utils.__path__ = []  # a package, so that `SneppX_ALG.utils.data` imports (through _paths' finder)
 utils.checkpoint = _core.utils.checkpoint
 utils.dlpack, utils.hooks, utils.model_zoo = _core.utils.dlpack, _core.utils.hooks, _core.utils.model_zoo
-utils.benchmark = _core.utils.benchmark
+utils.benchmark, utils._pytree = _core.utils.benchmark, _core.utils._pytree
 if "sneppx-data" in versions:
     utils.data = importlib.import_module("sneppx_data")
 # torch.nn.parallel's place: DDP lives in sneppx_distributed, which sneppx_nn does not import

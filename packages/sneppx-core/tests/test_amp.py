@@ -99,3 +99,21 @@ def test_cuda_scaler_and_autocast_disable_themselves_without_a_gpu():
     scaler.unscale_(opt)
     with pytest.raises(RuntimeError, match="already been called"):
         scaler.unscale_(opt)
+
+
+def test_device_amp_modules_import():
+    """``from torch.cuda.amp import autocast, GradScaler`` and ``torch.cpu.amp`` import as modules."""
+    import importlib
+    import warnings
+
+    cuda_amp = importlib.import_module("sneppx_core.cuda.amp")
+    cpu_amp = importlib.import_module("sneppx_core.cpu.amp")
+    assert cuda_amp is sx.cuda.amp and cpu_amp is sx.cpu.amp
+    assert cpu_amp.GradScaler(enabled=False).is_enabled() is False
+    with cpu_amp.autocast(enabled=False):
+        assert not sx.is_autocast_enabled()
+    if not sx.cuda.is_available():
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            assert cuda_amp.GradScaler().is_enabled() is False  # no GPU: disabled, as PyTorch's
+    assert cuda_amp.custom_fwd(len) is len and cuda_amp.custom_bwd(len) is len

@@ -37,7 +37,8 @@ def _reduce_device(d):
 
 Device.__reduce__ = _reduce_device  # devices pickle as their name ("cuda:1"), as torch.device does
 autocast = amp.autocast
-cuda.amp = amp.cuda_amp  # torch.cuda.amp.GradScaler / autocast
+cuda.amp, cpu.amp = amp.cuda_amp, amp.cpu_amp  # torch.cuda.amp / torch.cpu.amp (autocast, GradScaler)
+cuda.__path__ = cpu.__path__ = []  # packages, so that `from torch.cuda.amp import GradScaler` imports
 
 
 def is_autocast_enabled(device_type=None) -> bool:

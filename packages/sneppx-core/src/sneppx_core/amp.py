@@ -13,6 +13,8 @@ is not implemented and raises NotImplementedError (cast the model with ``.to(dty
 from __future__ import annotations
 
 import functools
+import sys
+import types
 import warnings
 
 from ._backend import _C
@@ -155,20 +157,41 @@ def is_autocast_available(device_type: str) -> bool:
     return False
 
 
-class _CudaAmp:
-    """``sneppx_core.cuda.amp``: the older ``torch.cuda.amp`` spellings."""
+def _device_amp(device_type: str) -> types.ModuleType:
+    """``torch.cuda.amp`` / ``torch.cpu.amp``: the older per-device spellings of ``autocast`` and ``GradScaler``,
+    as a module (``from torch.cuda.amp import autocast, GradScaler`` imports)."""
+    name = f"sneppx_core.{device_type}.amp"
+    m = types.ModuleType(name, f"``torch.{device_type}.amp``: ``autocast(...)`` is ``autocast({device_type!r}, ...)``, "
+                               f"``GradScaler(...)`` is ``GradScaler({device_type!r}, ...)``.")
 
-    @staticmethod
-    def GradScaler(init_scale: float = 2.0 ** 16, growth_factor: float = 2.0, backoff_factor: float = 0.5,  # noqa: N802
-                   growth_interval: int = 2000, enabled: bool = True) -> GradScaler:
-        """``GradScaler("cuda", ...)``."""
-        return GradScaler("cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
+    def device_scaler(init_scale: float = 2.0 ** 16, growth_factor: float = 2.0, backoff_factor: float = 0.5,
+                      growth_interval: int = 2000, enabled: bool = True) -> GradScaler:
+        return GradScaler(device_type, init_scale, growth_factor, backoff_factor, growth_interval, enabled)
 
-    @staticmethod
-    def autocast(enabled: bool = True, dtype=None, cache_enabled=None) -> autocast:
-        """``autocast("cuda", ...)``."""
-        return autocast("cuda", dtype, enabled, cache_enabled)
+    def device_autocast(enabled: bool = True, dtype=None, cache_enabled=None) -> autocast:
+        return autocast(device_type, dtype, enabled, cache_enabled)
+
+    device_scaler.__doc__ = f"``GradScaler({device_type!r}, ...)``."
+    device_autocast.__doc__ = f"``autocast({device_type!r}, ...)``."
+    device_scaler.__name__ = device_scaler.__qualname__ = "GradScaler"
+    device_autocast.__name__ = device_autocast.__qualname__ = "autocast"
+    device_scaler.__module__ = device_autocast.__module__ = name
+    m.GradScaler, m.autocast = device_scaler, device_autocast
+    m.custom_fwd, m.custom_bwd = _custom_fwd, _custom_bwd
+    sys.modules[name] = m
+    return m
 
 
-cuda_amp = _CudaAmp()
+def _custom_fwd(fwd=None, *, cast_inputs=None):
+    """``torch.cuda.amp.custom_fwd``: returns the forward unchanged (no autocasting to leave or enter)."""
+    return (lambda f: f) if fwd is None else fwd
+
+
+def _custom_bwd(bwd=None):
+    """``torch.cuda.amp.custom_bwd``: returns the backward unchanged."""
+    return (lambda f: f) if bwd is None else bwd
+
+
+cuda_amp = _device_amp("cuda")
+cpu_amp = _device_amp("cpu")
 __all__ = ["GradScaler", "autocast", "is_autocast_available"]
