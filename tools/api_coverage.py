@@ -11,7 +11,8 @@ and its other public objects (constants, dtypes, layouts, memory formats, flags)
 ``torch.special`` (its ``__all__``) against ``sneppx_core.special``, the functions and classes of
 ``torch.autograd`` (and ``torch.autograd.functional``) against ``sneppx_core.autograd``, ``torch.optim``
 optimizers and LR schedulers against ``sneppx_optim``, the ``__all__`` of ``torch.distributions``,
-``torch.func`` and ``torch.profiler`` against ``sneppx_core.distributions``, ``.func`` and ``.profiler``, the
+``torch.func``, ``torch.profiler`` and ``torch.library`` against ``sneppx_core.distributions``, ``.func``,
+``.profiler`` and ``.library``, the
 functions of ``torch.testing`` against ``sneppx_core.testing``, and the ``__all__`` of ``torch.fx`` against
 ``sneppx_nn.fx``.
 A name counts as covered when it exists under the same name; whether its behaviour matches is the
@@ -104,8 +105,10 @@ def torch_sections() -> list:
     import torch.fx
     import torch.testing
 
+    import torch.library
     import torch.profiler
 
+    import sneppx_core.library as SLI
     import sneppx_core.profiler as SPR
     import sneppx_core.testing as STE
     import sneppx_nn.fx as SFX
@@ -128,6 +131,7 @@ def torch_sections() -> list:
         ("Function transforms", "torch.func", func, "sneppx_core.func", set(SFN.__all__)),
         ("FX graphs", "torch.fx", set(torch.fx.__all__), "sneppx_nn.fx", set(SFX.__all__)),
         ("Profiler", "torch.profiler", set(torch.profiler.__all__), "sneppx_core.profiler", set(SPR.__all__)),
+        ("Custom operators", "torch.library", set(torch.library.__all__), "sneppx_core.library", set(SLI.__all__)),
         ("Testing", "torch.testing", {n for n in _public(dir(torch.testing)) if callable(getattr(torch.testing, n))},
          "sneppx_core.testing", set(STE.__all__)),
     ]

@@ -31,7 +31,8 @@ from ._ops import __all__ as _ops_all
 from ._einsum import einsum
 from . import _names, _tensor_methods
 from . import autograd, cuda, distributions, functional, linalg, special, testing, utils  # noqa: F401
-from . import compiler, func, hub, jit, multiprocessing, onnx, ops, profiler, random, serialization  # noqa: F401
+from . import compiler, func, hub, jit, library, multiprocessing, onnx, ops, profiler, random  # noqa: F401
+from . import serialization  # noqa: F401
 from . import sparse, version  # noqa: F401
 from ._compile_settings import _dynamo, _inductor  # noqa: F401  (torch._dynamo.config, torch._inductor.config)
 from .compiler import compile  # noqa: A004

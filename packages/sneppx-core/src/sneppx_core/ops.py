@@ -1,8 +1,8 @@
 """``torch.ops``: operators reached by namespace. ``ops.aten.<name>`` is the public function of that name
 (``ops.aten.add``, with ``.default`` and overload names such as ``ops.aten.add.Tensor`` giving the same
 function); ``ops.profiler`` holds the record-function calls (``_record_function_enter``,
-``_record_function_enter_new``, ``_record_function_exit``). SneppX registers no custom operators, so other
-namespaces (``ops.torchvision``) raise AttributeError."""
+``_record_function_enter_new``, ``_record_function_exit``); ``ops.<namespace>.<name>`` are the custom operators
+defined with ``library.custom_op``. Other namespaces (``ops.torchvision``) raise AttributeError."""
 
 from __future__ import annotations
 
@@ -64,5 +64,9 @@ profiler.__doc__ = "``torch.ops.profiler``: the record-function calls."
 
 
 def __getattr__(name: str):
-    raise AttributeError(f"[ops] no operator namespace {name!r}: SneppX registers no custom operators "
-                         "(ops.aten and ops.profiler exist)")
+    from . import library
+    found = library.namespace(name)
+    if found is None:
+        raise AttributeError(f"[ops] no operator namespace {name!r}: no custom op was defined in it "
+                             "(torch.library.custom_op); ops.aten and ops.profiler exist")
+    return found
