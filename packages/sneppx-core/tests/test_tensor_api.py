@@ -361,9 +361,11 @@ def test_generator_does_not_touch_default_stream():
 def test_generator_seed_edge_cases():
     assert sx.Generator(-1).initial_seed() == 2**64 - 1
     assert sx.Generator(2**64 - 1).initial_seed() == 2**64 - 1
-    for bad, exc in [(float("nan"), ValueError), (2**64, ValueError), ("a", TypeError), (1.5, ValueError)]:
+    for bad, exc in [(float("nan"), ValueError), (2**64, ValueError), (1.5, ValueError), ([1], TypeError)]:
         with pytest.raises(exc, match="seed"):
             sx.Generator(bad)
+    with pytest.raises(ValueError, match="device"):  # a string is PyTorch's first argument, the device
+        sx.Generator("a")
 
 
 def test_manual_seed_bad_values():

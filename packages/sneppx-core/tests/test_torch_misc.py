@@ -408,3 +408,27 @@ def test_version_and_compiler_settings():
     sx._dynamo.reset()
     sx._dynamo.mark_dynamic(sx.ones(2), 0)
     assert sx._dynamo.is_compiling() is False
+
+
+def test_device_context_generator_device_dtype_and_sdp_kernel():
+    assert sx.dtype is sx.Dtype and isinstance(sx.float32, sx.dtype)
+    before = sx.get_default_device()
+    with sx.device("cpu") as d:
+        assert d == "cpu" and sx.zeros(2).device == "cpu" and sx.get_default_device() == "cpu"
+        with sx.device("cpu"):
+            pass
+    assert sx.get_default_device() == before
+    g = sx.Generator(device="cpu")
+    g.manual_seed(3)
+    a = sx.randn(4, generator=g)
+    g2 = sx.Generator(3)  # SneppX's seed form
+    np.testing.assert_array_equal(a.numpy(), sx.randn(4, generator=g2).numpy())
+    with pytest.raises(ValueError, match="device"):
+        sx.Generator(device="meta")
+    with sx.backends.cuda.sdp_kernel(enable_flash=False):
+        pass
+    with pytest.raises(RuntimeError, match="at least one"):
+        with sx.backends.cuda.sdp_kernel(False, False, False, False):
+            pass
+    if not sx.cuda.is_available():
+        assert sx.cuda.max_memory_reserved() == 0

@@ -11,10 +11,10 @@ ALLOWED_TOP = {"sneppx_core", "numpy", "safetensors", "__future__", "sneppx_nn",
                "tabulate"}  # tabulate: optional, only fx's Graph.print_tabular imports it (as in PyTorch)
 STDLIB_OK = {"collections", "copy", "numbers", "functools", "inspect", "itertools", "json", "math", "operator", "os",
              "secrets", "struct", "warnings", "typing", "contextlib", "contextvars", "errno", "re", "socket", "time",
-             "sys", "types", "builtins", "dataclasses", "dis", "importlib", "keyword", "linecache"}
+             "sys", "types", "builtins", "dataclasses", "dis", "enum", "importlib", "keyword", "linecache"}
 # sys: SyncBatchNorm looks sneppx_distributed up in sys.modules (no import); types: the modules of sneppx_nn.modules
 # (torch.nn.modules' file layout); builtins, dis, keyword, linecache: fx (builtin names, tuple unpacking of a
-# Proxy, reserved names, tracebacks into generated code)
+# Proxy, reserved names, tracebacks into generated code); enum: nn.attention's SDPBackend
 
 
 def test_all_names_exist_and_are_documented():

@@ -11,7 +11,7 @@ from . import _tensor_storage
 from . import _legacy_names
 from . import _sparse_make
 from . import _tensor_props
-from . import accelerator, amp, backends, cpu, cuda
+from . import _device_extras, accelerator, amp, backends, cpu, cuda
 from ._C_face import Device, Tensor
 from ._dtype_info import finfo, iinfo
 from ._legacy_types import (  # noqa: F401
@@ -75,6 +75,7 @@ def install(cls=Tensor):
     _tensor_props.install(cls)  # last: its contiguous/is_contiguous/clone take memory_format
 
 
-__all__ = ["save", "load", "device", "finfo", "iinfo", "accelerator", "backends", "amp", "autocast", "cpu",
+dtype = _device_extras.dtype
+__all__ = ["save", "load", "device", "dtype", "finfo", "iinfo", "accelerator", "backends", "amp", "autocast", "cpu",
            "is_autocast_enabled", "tril_indices", "triu_indices", *_legacy_types.__all__, *backends.__all__[4:],
            *_tensor_props.__all__, *_FUNCTIONS, *_torch_more.FUNCTIONS, *_linalg_torch.MODULE_ONLY, *_ALIASES, *_MISC]

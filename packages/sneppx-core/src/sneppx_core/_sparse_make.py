@@ -176,12 +176,18 @@ def _sparse_call(op, a, b):
 if NAME == "c":
     _C._set_sparse_call(_sparse_call)
 
+def resize_as_sparse_(input, the_template):
+    """``input.resize_as_sparse_(the_template)`` for a sparse ``input``."""
+    if not isinstance(input, (Tensor, _Sparse)):
+        raise TypeError(f"[resize_as_sparse_] input must be a sparse tensor, got {type(input).__name__}")
+    return input.resize_as_sparse_(the_template)
+
+
 FUNCTIONS = {"sparse_coo_tensor": sparse_coo_tensor, "sparse_compressed_tensor": sparse_compressed_tensor,
              "sparse_csr_tensor": sparse_csr_tensor, "sparse_csc_tensor": sparse_csc_tensor,
              "sparse_bsr_tensor": _blocked("sparse_bsr_tensor"), "sparse_bsc_tensor": _blocked("sparse_bsc_tensor"),
              "smm": smm, "hspmm": hspmm, "sspaddmm": sspaddmm, "saddmm": sspaddmm, "dsmm": dsmm, "hsmm": hspmm,
-             "resize_as_sparse_": lambda input, the_template: input.resize_as_sparse_(the_template)}
-FUNCTIONS["resize_as_sparse_"].__doc__ = "``input.resize_as_sparse_(the_template)`` for a sparse ``input``."
+             "resize_as_sparse_": resize_as_sparse_}
 METHODS = {
     "to_sparse": to_sparse,
     "to_sparse_coo": _dense_method("to_sparse_coo", "The COO form (``to_sparse()``).", lambda self: to_sparse(self)),

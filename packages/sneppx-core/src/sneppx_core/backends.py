@@ -8,6 +8,7 @@ products on a GPU may use TF32 tensor cores (10-bit mantissa products, float32 s
 
 from __future__ import annotations
 
+import contextlib
 import importlib.machinery
 import sys
 import types
@@ -64,6 +65,16 @@ class _Cuda(types.ModuleType):
     """``backends.cuda``."""
 
     matmul = _Matmul()
+
+    @staticmethod
+    @contextlib.contextmanager
+    def sdp_kernel(enable_flash: bool = True, enable_math: bool = True, enable_mem_efficient: bool = True,
+                   enable_cudnn: bool = True):
+        """PyTorch's (deprecated) choice of attention kernels for the block: accepted, and SneppX's
+        ``scaled_dot_product_attention`` keeps choosing its own (the same result up to rounding)."""
+        if not (enable_flash or enable_math or enable_mem_efficient or enable_cudnn):
+            raise RuntimeError("[backends.cuda.sdp_kernel] at least one attention kernel must be enabled")
+        yield
 
     @staticmethod
     def is_built() -> bool:

@@ -134,6 +134,16 @@ def memory_reserved(device=None) -> int:
     return int(_memory(device, "memory_reserved")[2])
 
 
+def max_memory_reserved(device=None) -> int:
+    """0 without a GPU (as PyTorch before CUDA is initialised); with one, NotImplementedError: the allocator keeps
+    no peak of its reserved bytes (``memory_reserved`` is the current value)."""
+    if device is None and not is_available():
+        return 0
+    _device_index(device, "max_memory_reserved")
+    raise NotImplementedError("[cuda.max_memory_reserved] the caching allocator keeps no peak of its reserved "
+                              "bytes; memory_reserved() gives the current value")
+
+
 def memory_stats(device=None) -> dict:
     """PyTorch's statistics keys this allocator keeps (``allocated_bytes.all.current``, ``.peak``,
     ``reserved_bytes.all.current``); empty without a GPU, as in PyTorch before CUDA is initialised."""
@@ -289,6 +299,7 @@ class stream:  # noqa: N801  (torch.cuda.stream is a lower-case context manager)
 
 __all__ = ["is_available", "device_count", "is_initialized", "manual_seed", "manual_seed_all", "seed", "seed_all",
            "set_device", "current_device", "synchronize", "is_bf16_supported", "get_device_name", "empty_cache",
-           "memory_allocated", "max_memory_allocated", "memory_reserved", "memory_stats", "reset_peak_memory_stats",
+           "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
+           "reset_peak_memory_stats",
            "Event",
            "Stream", "current_stream", "default_stream", "stream"]

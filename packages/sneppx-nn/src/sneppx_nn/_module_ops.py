@@ -9,6 +9,8 @@ import contextlib
 import os
 from typing import TYPE_CHECKING
 
+from sneppx_core.utils.hooks import RemovableHandle
+
 from . import _preflight, _state, checkpoint
 
 if TYPE_CHECKING:
@@ -101,13 +103,37 @@ class ModuleOps:
         views sharing memory unless ``keep_vars``)."""
         return _state.state_dict(self, destination, prefix, keep_vars)
 
-    def load_state_dict(self, state_dict, strict: bool = True):
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Copies values from ``state_dict`` (Tensors or NumPy arrays) into the parameters and
-        buffers in place, under ``no_grad``.
+        buffers in place, under ``no_grad``; with ``assign``, the state's tensors take their places
+        instead (parameters keep their ``requires_grad``; the dtype is the state's).
 
-        Raises RuntimeError, before copying anything, on shape mismatches and, when ``strict``,
-        on missing or unexpected keys. Returns ``(missing_keys, unexpected_keys)``."""
-        return _state.load_state_dict(self, state_dict, strict)
+        The pre-hooks registered on each module run first (they may rename or add keys), then the checks:
+        RuntimeError, before copying anything, on shape mismatches and, when ``strict``, on missing or
+        unexpected keys. The post-hooks see the result. Returns ``(missing_keys, unexpected_keys)``."""
+        return _state.load_state_dict(self, state_dict, strict, assign)
+
+    def register_load_state_dict_pre_hook(self, hook) -> RemovableHandle:
+        """Runs ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)`` before ``load_state_dict`` reads this module's keys (``prefix`` + name); it may change
+        ``state_dict`` in place."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False) -> RemovableHandle:
+        """PyTorch's older form: ``hook(state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` (the module first with ``with_module``)."""
+        hooks = self.__dict__.setdefault("_load_state_dict_pre_hooks", {})
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = (hook, with_module)
+        return handle
+
+    def register_load_state_dict_post_hook(self, hook) -> RemovableHandle:
+        """Runs ``hook(module, incompatible_keys)`` after ``load_state_dict``; it may edit the missing and
+        unexpected key lists in place."""
+        hooks = self.__dict__.setdefault("_load_state_dict_post_hooks", {})
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
 
     def get_config(self):
         """The recorded constructor call ``{"class", "module", "args", "kwargs"}``, or None."""

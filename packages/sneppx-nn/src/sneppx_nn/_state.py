@@ -9,7 +9,7 @@ import numpy as np
 import sneppx_core as sx
 from sneppx_core import Dtype, Tensor
 
-from .parameter import Parameter
+from .parameter import Parameter, _rebuild_parameter
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 IncompatibleKeys.__doc__ = "What ``load_state_dict`` returns: the missing and the unexpected keys."
@@ -60,18 +60,29 @@ def _as_tensor(value, key: str) -> Tensor:
     raise TypeError(f"[load_state_dict] value for {key!r} must be a Tensor or NumPy array, got {kind}{hint}")
 
 
-def load_state_dict(module, state, strict: bool) -> IncompatibleKeys:
-    """Checks ``state`` against ``module`` and copies it in place (see ``Module.load_state_dict``)."""
+def _run_pre_hooks(module, state: dict, strict: bool, missing: list, unexpected: list, errors: list) -> None:
+    """Each module's load_state_dict pre-hooks, with its prefix, on the (copied, mutable) ``state``."""
+    for prefix, sub in list(module.named_modules()):
+        for hook, with_module in sub.__dict__.get("_load_state_dict_pre_hooks", {}).values():
+            args = (state, prefix + "." if prefix else "", {}, strict, missing, unexpected, errors)
+            hook(sub, *args) if with_module else hook(*args)
+
+
+def load_state_dict(module, state, strict: bool, assign: bool = False) -> IncompatibleKeys:
+    """Checks ``state`` against ``module`` and copies it in place, or with ``assign`` puts its tensors in place of
+    the module's (see ``Module.load_state_dict``)."""
     if not isinstance(state, Mapping):
         raise TypeError(f"[load_state_dict] expected a mapping of names to tensors, got {type(state).__name__}")
+    state, errors, hook_missing, hook_unexpected = OrderedDict(state), [], [], []
+    _run_pre_hooks(module, state, strict, hook_missing, hook_unexpected, errors)
     for prefix, sub in list(module.named_modules()):
         materialize = getattr(sub, "_materialize_from", None)  # lazy layers take their size from the state
         if materialize is not None:
             materialize(state, prefix + "." if prefix else "")
     slots = _slots(module)
-    missing = [k for k in slots if k not in state]
-    unexpected = [k for k in state if k not in slots]
-    errors, pairs = [], []
+    missing = [k for k in slots if k not in state] + hook_missing
+    unexpected = [k for k in state if k not in slots] + hook_unexpected
+    pairs = []
     if strict and unexpected:
         errors.append("Unexpected key(s) in state_dict: " + ", ".join(repr(k) for k in unexpected) + ".")
     if strict and missing:
@@ -85,14 +96,28 @@ def load_state_dict(module, state, strict: bool) -> IncompatibleKeys:
         if tuple(value.shape) != tuple(target.shape):
             errors.append(f"size mismatch for {key}: copying a param with shape {tuple(value.shape)} from "
                           f"checkpoint, the shape in current model is {tuple(target.shape)}.")
-        pairs.append((target, value))
+        pairs.append((owner, store, name, target, value))
     if errors:
         raise RuntimeError(f"[load_state_dict] Error(s) in loading state_dict for {type(module).__name__}:\n\t"
                            + "\n\t".join(errors))
+    _place(pairs, assign)
+    result = IncompatibleKeys(missing, unexpected)
+    for _, sub in list(module.named_modules()):
+        for hook in list(sub.__dict__.get("_load_state_dict_post_hooks", {}).values()):
+            hook(sub, result)
+    return result
+
+
+def _place(pairs: list, assign: bool) -> None:
+    """Copies each checked value into its tensor, or with ``assign`` puts it in the tensor's place."""
     with sx.no_grad():
-        for target, value in pairs:
-            target.copy_(value.to(target.dtype))
-    return IncompatibleKeys(missing, unexpected)
+        for owner, store, name, target, value in pairs:
+            if not assign:
+                target.copy_(value.to(target.dtype))
+            elif store == "_parameters":  # over the checkpoint tensor's memory, keeping requires_grad
+                owner._parameters[name] = _rebuild_parameter(value, target.requires_grad)
+            else:
+                owner._buffers[name] = value
 
 
 def _parse_to(args, kwargs):

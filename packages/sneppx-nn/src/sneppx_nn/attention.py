@@ -1,7 +1,10 @@
-"""``MultiheadAttention`` (``torch.nn.MultiheadAttention``'s parameters, defaults and masks)."""
+"""``MultiheadAttention`` (``torch.nn.MultiheadAttention``'s parameters, defaults and masks); also the place of
+``torch.nn.attention`` (``SDPBackend``, ``sdpa_kernel``), which ``import torch.nn.attention`` reaches here."""
 
 from __future__ import annotations
 
+import contextlib
+import enum
 import math
 
 import sneppx_core as sx
@@ -229,3 +232,24 @@ class MultiheadAttention(Module, record_config=True):
 
     def extra_repr(self) -> str:
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
+
+
+class SDPBackend(enum.Enum):
+    """``torch.nn.attention.SDPBackend``: the attention kernels PyTorch can choose between."""
+    ERROR = -1
+    MATH = 0
+    FLASH_ATTENTION = 1
+    EFFICIENT_ATTENTION = 2
+    CUDNN_ATTENTION = 3
+    OVERRIDEABLE = 4
+
+
+@contextlib.contextmanager
+def sdpa_kernel(backends, set_priority: bool = False):
+    """``torch.nn.attention.sdpa_kernel``: PyTorch's choice of attention kernels for the block. Accepted
+    (``backends`` is checked); SneppX's ``scaled_dot_product_attention`` keeps choosing its own kernel, which
+    gives the same result up to rounding."""
+    chosen = [backends] if isinstance(backends, SDPBackend) else list(backends)
+    if not chosen or not all(isinstance(b, SDPBackend) for b in chosen):
+        raise ValueError(f"[sdpa_kernel] expected one or more SDPBackend values, got {backends!r}")
+    yield
