@@ -226,6 +226,27 @@ def test_save_load_round_trip(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["ckpt.pt"]  # no temporary file left behind
 
 
+def test_save_writes_tied_tensors_once(tmp_path):
+    """Two detached views of one parameter (a state dict's tied weights) are written once and load as one
+    tensor; equal values in separate memory stay separate."""
+    w = sx.randn(100, 16, requires_grad=True)
+    p = tmp_path / "tied.pt"
+    sx.save({"emb.weight": w.detach(), "head.weight": w.detach(), "other": w.detach().clone()}, p)
+    assert os.path.getsize(p) < 2 * w.numel() * 4 + 4096  # one copy for the tied pair, one for the clone
+    back = sx.load(p)
+    assert back["emb.weight"] is back["head.weight"] and back["other"] is not back["emb.weight"]
+    np.testing.assert_array_equal(back["other"].numpy(), w.detach().numpy())
+    x = sx.arange(6.0)
+    views = sx.load(_saved(tmp_path, {"a": x[:3], "b": x[3:]}))  # same memory, different geometry: two entries
+    assert views["a"].tolist() == [0.0, 1.0, 2.0] and views["b"].tolist() == [3.0, 4.0, 5.0]
+
+
+def _saved(tmp_path, obj):
+    path = tmp_path / "obj.pt"
+    sx.save(obj, path)
+    return path
+
+
 def test_save_load_keeps_numpy_array_shapes(tmp_path):
     """A 0-d NumPy array comes back 0-d (it came back with shape (1,)); a strided one comes back whole."""
     obj = {"a": np.array(3.5), "b": np.arange(6.0).reshape(2, 3)[:, ::2]}

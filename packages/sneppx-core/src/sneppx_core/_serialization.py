@@ -40,15 +40,19 @@ def _raw(t: Tensor) -> memoryview:
 
 
 class _Encoder:
-    """Turns an object into JSON-ready structure, collecting tensors (each object once)."""
+    """Turns an object into JSON-ready structure, collecting tensors: each once, and once for tensors that are
+    the same memory seen through the same geometry (a state dict's tied weights: two ``detach()``es of one
+    parameter), which then load as one tensor."""
 
     def __init__(self):
         self.tensors, self.seen = [], {}
 
     def tensor(self, t, kind):
-        key = self.seen.get(id(t))
+        same = (t.data_ptr(), tuple(t.shape), tuple(t.stride()), str(t.dtype), str(t.device)) \
+            if kind == "tensor" and t.numel() else id(t)
+        key = self.seen.get(same)
         if key is None:
-            key = self.seen[id(t)] = len(self.tensors)
+            key = self.seen[same] = len(self.tensors)
             self.tensors.append(t)
         return {kind: key}
 
