@@ -6,7 +6,6 @@ the compiled core's inner steps (backward's per-op kernels) are not seen one by 
 
 from __future__ import annotations
 
-import importlib
 import sys
 import threading
 import time
@@ -138,22 +137,11 @@ def install() -> None:
     """Puts the timing wrappers in place (once; ``uninstall`` takes them away)."""
     if _installed:
         return
-    made: dict = {}
-    for modname in _MODULES:
-        mod = sys.modules.get(modname) or importlib.import_module(modname)
-        for name, obj in list(vars(mod).items()):
-            if (name.startswith("_") or name in _SKIP
-                    or not isinstance(obj, (types.FunctionType, types.BuiltinFunctionType))):
-                continue
-            made.setdefault(id(obj), (obj, _timed(_op_name(name), obj)))
-    for modname, mod in list(sys.modules.items()):  # every public namespace holding one of them
-        if not modname.startswith(("sneppx_", "SneppX_ALG")) or any(p.startswith("_") for p in modname.split(".")):
-            continue
-        for name, obj in list(vars(mod).items()):
-            pair = made.get(id(obj)) if not name.startswith("_") else None
-            if pair is not None and pair[0] is obj:
-                _installed.append((mod, name, obj, pair[1]))
-                setattr(mod, name, pair[1])
+    from .utils import wrapping  # (utils imports autograd, which imports the profiler)
+
+    found = wrapping.public_functions(_MODULES, _SKIP)
+    _installed.extend(wrapping.replace_everywhere(
+        {key: (fn, _timed(_op_name(path.rsplit(".", 1)[1]), fn)) for key, (fn, path) in found.items()}))
     for name, raw in list(vars(Tensor).items()):
         if name in _SKIP_METHODS or name.startswith("is_") or (name.startswith("_") and name not in _DUNDERS):
             continue
@@ -166,8 +154,6 @@ def install() -> None:
 
 def uninstall() -> None:
     """Puts back what ``install`` replaced (where nothing else replaced it since)."""
-    while _installed:
-        ns, name, old, wrapper = _installed.pop()
-        current = ns.__dict__.get(name) if isinstance(ns, type) else vars(ns).get(name)
-        if current is wrapper:
-            setattr(ns, name, old)
+    from .utils import wrapping
+
+    wrapping.put_back(_installed)

@@ -108,10 +108,15 @@ def synchronize(device=None) -> None:
     _C.cuda_synchronize(_device_index(device, "synchronize"))
 
 
+def _nothing_in_use(device) -> bool:
+    """Whether statistics of the current device are asked for and there is no GPU: PyTorch reports them as
+    before CUDA is initialised (zeros), so scripts can log them on any machine."""
+    return device is None and not is_available()
+
+
 def _memory(device, op: str) -> tuple:
-    """(allocated, peak allocated, reserved) bytes; all 0 when no GPU is asked for by index and none is in use,
-    as PyTorch reports them before CUDA is initialised (so scripts can log them on any machine)."""
-    if device is None and not is_available():
+    """(allocated, peak allocated, reserved) bytes; all 0 when ``_nothing_in_use``."""
+    if _nothing_in_use(device):
         return 0, 0, 0
     return _C.cuda_memory_stats(_device_index(device, op))
 
@@ -137,7 +142,7 @@ def memory_reserved(device=None) -> int:
 def max_memory_reserved(device=None) -> int:
     """0 without a GPU (as PyTorch before CUDA is initialised); with one, NotImplementedError: the allocator keeps
     no peak of its reserved bytes (``memory_reserved`` is the current value)."""
-    if device is None and not is_available():
+    if _nothing_in_use(device):
         return 0
     _device_index(device, "max_memory_reserved")
     raise NotImplementedError("[cuda.max_memory_reserved] the caching allocator keeps no peak of its reserved "
@@ -147,7 +152,7 @@ def max_memory_reserved(device=None) -> int:
 def memory_stats(device=None) -> dict:
     """PyTorch's statistics keys this allocator keeps (``allocated_bytes.all.current``, ``.peak``,
     ``reserved_bytes.all.current``); empty without a GPU, as in PyTorch before CUDA is initialised."""
-    if device is None and not is_available():
+    if _nothing_in_use(device):
         return {}
     allocated, peak, reserved = _memory(device, "memory_stats")
     return {"allocated_bytes.all.current": int(allocated), "allocated_bytes.all.peak": int(peak),
@@ -157,7 +162,7 @@ def memory_stats(device=None) -> dict:
 def reset_peak_memory_stats(device=None) -> None:
     """Starts ``max_memory_allocated(device)`` again from the current allocation (nothing to do without a
     GPU)."""
-    if device is None and not is_available():
+    if _nothing_in_use(device):
         return
     _C.cuda_reset_peak_memory(_device_index(device, "reset_peak_memory_stats"))
 

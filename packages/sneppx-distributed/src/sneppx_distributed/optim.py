@@ -14,6 +14,11 @@ from .objects import gather_object
 __all__ = ["ZeroRedundancyOptimizer"]
 
 
+def _hyperparameters(group: dict) -> dict:
+    """A param group less its ``params``."""
+    return {k: v for k, v in group.items() if k != "params"}
+
+
 class ZeroRedundancyOptimizer:
     """Wraps ``optimizer_class`` (an optimizer class such as ``sneppx_optim.AdamW``, taking ``**defaults``) so that
     its state is sharded over the ranks of ``process_group``. Parameters are given to ranks largest first, each to
@@ -66,7 +71,7 @@ class ZeroRedundancyOptimizer:
         else:
             self.optim.add_param_group(self._local(group))
         local = self.optim.param_groups[-1]
-        self.param_groups.append({**{k: v for k, v in local.items() if k != "params"}, "params": group["params"]})
+        self.param_groups.append({**_hyperparameters(local), "params": group["params"]})
 
     @property
     def state(self) -> dict:
@@ -76,7 +81,7 @@ class ZeroRedundancyOptimizer:
     # ----- stepping ------------------------------------------------------------------------------
     def _sync_hyperparameters(self) -> None:
         for glob, local in zip(self.param_groups, self.optim.param_groups):
-            local.update({k: v for k, v in glob.items() if k != "params"})
+            local.update(_hyperparameters(glob))
 
     def step(self, closure=None):
         """Updates this rank's parameters with the wrapped optimizer, then broadcasts every parameter from its
@@ -123,8 +128,7 @@ class ZeroRedundancyOptimizer:
             raise RuntimeError(f"[ZeroRedundancyOptimizer.state_dict] rank {self.rank} has no consolidated state: "
                                "call consolidate_state_dict(to=<this rank>) on every rank first")
         index = self._global_index()
-        groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": [index[id(p)] for p in g["params"]]}
-                  for g in self.param_groups]
+        groups = [{**_hyperparameters(g), "params": [index[id(p)] for p in g["params"]]} for g in self.param_groups]
         return {"state": dict(sorted(self._consolidated.items())), "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -134,11 +138,11 @@ class ZeroRedundancyOptimizer:
             raise ValueError(f"[ZeroRedundancyOptimizer.load_state_dict] {len(state_dict['param_groups'])} param "
                              f"groups for {len(self.param_groups)}")
         for glob, saved in zip(self.param_groups, state_dict["param_groups"]):
-            glob.update({k: v for k, v in saved.items() if k != "params"})
+            glob.update(_hyperparameters(saved))
+        index = self._global_index()
         to_local = {g: i for i, g in self._local_to_global().items()}
         state = {to_local[int(k)]: v for k, v in state_dict["state"].items() if int(k) in to_local}
-        groups = [{**{k: v for k, v in glob.items() if k != "params"},
-                   "params": [to_local[self._global_index()[id(p)]] for p in local["params"]]}
+        groups = [{**_hyperparameters(glob), "params": [to_local[index[id(p)]] for p in local["params"]]}
                   for glob, local in zip(self.param_groups, self.optim.param_groups)]
         self.optim.load_state_dict({"state": state, "param_groups": groups})
 

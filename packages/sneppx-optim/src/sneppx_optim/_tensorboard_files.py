@@ -5,6 +5,7 @@ tensorboardX."""
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import time
@@ -19,12 +20,13 @@ from tensorboard.plugins.text.plugin_data_pb2 import TextPluginData
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 
-def _tensorflow_bins() -> list:
+@functools.cache
+def _tensorflow_bins() -> tuple:
     v, pos = 1e-12, []
     while v < 1e20:
         pos.append(v)
         v *= 1.1
-    return [-x for x in reversed(pos)] + [0.0] + pos
+    return tuple([-x for x in reversed(pos)] + [0.0] + pos)
 
 
 def histogram_proto(values: np.ndarray, bins) -> HistogramProto:

@@ -9,14 +9,16 @@ up after importing fx. A function imported by name before fx (``from sneppx_core
 
 from __future__ import annotations
 
-import importlib
+import functools
 import sys
 import types
 
+from sneppx_core.utils import wrapping
+
 from .proxy import Proxy
 
-_MODULES = ("sneppx_core", "sneppx_core.functional", "sneppx_core.linalg", "sneppx_core.special", "sneppx_core.fft",
-            "sneppx_nn.functional", "SneppX_ALG", "SneppX_ALG.nn.functional")
+# where the functions are defined (replace_everywhere then reaches sneppx_nn.functional, the meta-package, ...)
+_MODULES = ("sneppx_core", "sneppx_core.functional", "sneppx_core.linalg", "sneppx_core.special", "sneppx_core.fft")
 # state, factories from data and predicates on Python objects: never recorded (PyTorch's are not overridable)
 _KEEP = {"is_tensor", "is_storage", "is_grad_enabled", "is_inference_mode_enabled", "is_autocast_enabled",
          "manual_seed", "seed", "initial_seed", "save", "load", "compile", "typename", "from_numpy", "from_dlpack",
@@ -46,63 +48,51 @@ def tracer_of(args, kwargs):
                 for e in (a if isinstance(a, (list, tuple)) else (a,)) if isinstance(e, Proxy))
 
 
+def checked_first(fn, target=None):
+    """``fn`` that, when an argument is a Proxy, records a ``call_function`` node of ``target`` (by default this
+    wrapper) instead of running; the check comes first, as a Python function might run part way on a Proxy
+    (recording nodes) before failing."""
+    def wrapper(*args, **kwargs):
+        if has_proxy(args, kwargs):
+            return tracer_of(args, kwargs).create_proxy("call_function", wrapper if target is None else target,
+                                                        args, kwargs)
+        return fn(*args, **kwargs)
+    return functools.update_wrapper(wrapper, fn)
+
+
 def _wrap(fn):
-    if isinstance(fn, types.BuiltinFunctionType):
-        # a compiled function takes no Proxy: it is called first and, if it refuses an argument that is one,
-        # the call is recorded (no cost but the call through this wrapper when no Proxy is given)
-        def wrapper(*args, **kwargs):
-            try:
-                return fn(*args, **kwargs)
-            except (TypeError, ValueError, RuntimeError, NotImplementedError):
-                if not has_proxy(args, kwargs):
-                    raise
-            return tracer_of(args, kwargs).create_proxy("call_function", wrapper, args, kwargs)
-    else:  # a Python function might run part way on a Proxy (recording nodes) before failing: checked first
-        def wrapper(*args, **kwargs):
-            if has_proxy(args, kwargs):
-                return tracer_of(args, kwargs).create_proxy("call_function", wrapper, args, kwargs)
-            return fn(*args, **kwargs)
-    for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+    if not isinstance(fn, types.BuiltinFunctionType):
+        return checked_first(fn)
+
+    # a compiled function takes no Proxy: it is called first and, if it refuses an argument that is one, the call
+    # is recorded (no cost but the call through this wrapper when no Proxy is given)
+    def wrapper(*args, **kwargs):
         try:
-            setattr(wrapper, attr, getattr(fn, attr))
-        except (AttributeError, TypeError):
-            pass
-    if isinstance(fn, types.BuiltinFunctionType):
-        wrapper.__qualname__ = fn.__name__  # a compiled function's own is the binding library's record name
-    wrapper.__wrapped__ = fn
+            return fn(*args, **kwargs)
+        except (TypeError, ValueError, RuntimeError, NotImplementedError):
+            if not has_proxy(args, kwargs):
+                raise
+        return tracer_of(args, kwargs).create_proxy("call_function", wrapper, args, kwargs)
+    functools.update_wrapper(wrapper, fn)
+    wrapper.__qualname__ = fn.__name__  # a compiled function's own is the binding library's record name
     return wrapper
-
-
-def _patchable(name: str, obj) -> bool:
-    return (not name.startswith("_") and name not in _KEEP and callable(obj)
-            and isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)))
 
 
 def patch_library() -> None:
     """Puts the Proxy-taking wrappers in the library's modules (those imported so far; run again after more), and
     in every other public module of the packages that holds one of the wrapped functions (a sibling package or
     the meta-package re-exporting it), so that a name is the same object wherever it is reached."""
-    for modname in _MODULES:
-        mod = sys.modules.get(modname)
-        if mod is None and modname.startswith("sneppx_core"):
-            try:
-                mod = importlib.import_module(modname)
-            except ImportError:  # a module this core does not have
-                continue
-        if mod is None:
+    wrappers = {}
+    for key, (fn, path) in wrapping.public_functions(_MODULES, _KEEP).items():
+        if fn in WRAPPED:  # one of ours, put there by an earlier call
             continue
-        for name, obj in list(vars(mod).items()):
-            if isinstance(obj, types.FunctionType) and obj in WRAPPED:
-                PATHS.setdefault(obj, f"{mod.__name__}.{name}")
-                continue
-            if not _patchable(name, obj):
-                continue
-            wrapper = _WRAPPER_OF.get(id(obj))
-            if wrapper is None:
-                wrapper = _WRAPPER_OF[id(obj)] = _wrap(obj)
-                WRAPPED[wrapper] = obj
-            PATHS.setdefault(wrapper, f"{mod.__name__}.{name}")
-            setattr(mod, name, wrapper)
+        wrapper = _WRAPPER_OF.get(key)
+        if wrapper is None:
+            wrapper = _WRAPPER_OF[key] = _wrap(fn)
+            WRAPPED[wrapper] = fn
+        PATHS.setdefault(wrapper, path)
+        wrappers[key] = (fn, wrapper)
+    wrapping.replace_everywhere(wrappers)
     ops = getattr(sys.modules["sneppx_core"], "ops", None)
     if ops is not None:  # torch.ops.profiler's calls, which fx-aware profiling code records
         for name, obj in list(vars(ops.profiler).items()):
@@ -111,9 +101,3 @@ def patch_library() -> None:
                 WRAPPED[wrapper] = obj
                 PATHS.setdefault(wrapper, f"sneppx_core.ops.profiler.{name}")
                 setattr(ops.profiler, name, wrapper)
-    for modname, mod in list(sys.modules.items()):
-        if modname.startswith(("sneppx_", "SneppX_ALG")) and not any(p.startswith("_") for p in modname.split(".")):
-            for name, obj in list(vars(mod).items()):
-                wrapper = _WRAPPER_OF.get(id(obj)) if not name.startswith("_") else None
-                if wrapper is not None and WRAPPED[wrapper] is obj:
-                    setattr(mod, name, wrapper)

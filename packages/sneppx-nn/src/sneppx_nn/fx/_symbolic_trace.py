@@ -9,7 +9,6 @@ running.
 from __future__ import annotations
 
 import builtins
-import functools
 import inspect
 import math
 import operator
@@ -48,16 +47,6 @@ def _assert(condition, message: str) -> None:
     """``torch._assert``: raises AssertionError(message) unless ``condition`` (the check of a concrete_arg)."""
     if not condition:
         raise AssertionError(message)
-
-
-def _recording(fn: Callable) -> Callable:
-    """``fn`` recording a call_function node (target ``fn``) when given a Proxy."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        if _patch.has_proxy(args, kwargs):
-            return _patch.tracer_of(args, kwargs).create_proxy("call_function", fn, args, kwargs)
-        return fn(*args, **kwargs)
-    return wrapper
 
 
 class _Patcher:
@@ -224,17 +213,17 @@ class Tracer(TracerBase):
     def _patch_functions(self, patcher: _Patcher, fn_globals: dict) -> None:
         for (_, name), globals_ in list(_WRAPPED.items()):
             fn = globals_.get(name, getattr(builtins, name, None))
-            patcher.set(globals_, name, _recording(fn), in_dict=True)
+            patcher.set(globals_, name, _patch.checked_first(fn, fn), in_dict=True)
         auto = {id(f): f for m in self.autowrap_modules for f in vars(m).values()
                 if callable(f) and not isinstance(f, type) and not getattr(f, "__name__", "_").startswith("_")}
         auto.update({id(f): f for f in self.autowrap_functions})
         for name, value in list(fn_globals.items()):
             if id(value) in auto:
-                patcher.set(fn_globals, name, _recording(value), in_dict=True)
+                patcher.set(fn_globals, name, _patch.checked_first(value, value), in_dict=True)
         for m in self.autowrap_modules:
             for name, value in list(vars(m).items()):
                 if id(value) in auto:
-                    patcher.set(m, name, _recording(value))
+                    patcher.set(m, name, _patch.checked_first(value, value))
 
 
 def symbolic_trace(root, concrete_args: dict | None = None) -> GraphModule:

@@ -262,6 +262,18 @@ class Graph:
         return _CodeGen(self, root_module).run()
 
 
+def last_uses(nodes) -> dict:
+    """``{node: [the values it is the last node to read]}``: after it runs, they can be released."""
+    last: dict = {}
+    for n in nodes:
+        for i in n.all_input_nodes:
+            last[i] = n
+    freed: dict = {}
+    for value, user in last.items():
+        freed.setdefault(user, []).append(value)
+    return freed
+
+
 def _format_target(base: str, target: str) -> str:
     out = base
     for part in target.split("."):
@@ -348,13 +360,7 @@ class _CodeGen:
 
     def run(self) -> PythonCode:
         nodes = list(self.graph.nodes)
-        last_use: dict = {}
-        for n in nodes:
-            for i in n.all_input_nodes:
-                last_use[i] = n
-        freed: dict = {}
-        for value, user in last_use.items():
-            freed.setdefault(user, []).append(value)
+        freed = last_uses(nodes)
         params, body = [], []
         for n in nodes:
             if n.op == "placeholder":

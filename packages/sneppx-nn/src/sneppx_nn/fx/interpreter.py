@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from .graph import Graph
+from .graph import Graph, last_uses
 from .graph_module import GraphModule
 from .node import Argument, Node, Target, map_aggregate, map_arg
 from .proxy import Proxy, TracerBase
@@ -30,13 +30,7 @@ class Interpreter:
         self.graph = graph if graph is not None else module.graph
         self.garbage_collect_values = garbage_collect_values
         self.env: dict = {}
-        self.user_to_last_uses: dict = {}
-        last = {}
-        for node in self.graph.nodes:
-            for i in node.all_input_nodes:
-                last[i] = node
-        for value, user in last.items():
-            self.user_to_last_uses.setdefault(user, []).append(value)
+        self.user_to_last_uses: dict = last_uses(self.graph.nodes)
 
     def run(self, *args, initial_env: dict | None = None, enable_io_processing: bool = True) -> Any:
         """Runs the graph on ``args`` (one per placeholder); ``initial_env`` maps nodes to known values."""

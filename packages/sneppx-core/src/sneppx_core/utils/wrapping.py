@@ -1,0 +1,55 @@
+"""Replacing the library's public functions with wrappers everywhere they can be reached: what the profiler
+(timing wrappers, for the length of a recording) and ``sneppx_nn.fx`` (wrappers that record calls on traced
+values) both do. A function is looked up in the modules named, wrapped once, and the wrapper is put in every
+public module of the ``sneppx_*`` packages and ``SneppX_ALG`` that holds the function (a sibling package or the
+meta-package re-exporting it), so that a name stays one object wherever it is reached."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+
+
+def public_functions(modules, skip=()) -> dict:
+    """``{id(function): (function, "module.name")}`` for the public Python and compiled functions of
+    ``modules`` (names; one this core does not have is passed over), less the names in ``skip``; a function
+    found in several keeps the first module's path."""
+    found: dict = {}
+    for modname in modules:
+        try:
+            mod = sys.modules.get(modname) or importlib.import_module(modname)
+        except ImportError:
+            continue
+        for name, obj in list(vars(mod).items()):
+            if (not name.startswith("_") and name not in skip
+                    and isinstance(obj, (types.FunctionType, types.BuiltinFunctionType))):
+                found.setdefault(id(obj), (obj, f"{modname}.{name}"))
+    return found
+
+
+def replace_everywhere(wrappers: dict) -> list:
+    """Puts ``wrappers`` (``{id(function): (function, wrapper)}``) in place of their functions in every public
+    module of the packages; returns ``[(module, name, function, wrapper)]`` for ``put_back``."""
+    replaced = []
+    for modname, mod in list(sys.modules.items()):
+        if not modname.startswith(("sneppx_", "SneppX_ALG")) or any(p.startswith("_") for p in modname.split(".")):
+            continue
+        for name, obj in list(vars(mod).items()):
+            pair = wrappers.get(id(obj)) if not name.startswith("_") else None
+            if pair is not None and pair[0] is obj:
+                replaced.append((mod, name, obj, pair[1]))
+                setattr(mod, name, pair[1])
+    return replaced
+
+
+def put_back(replaced: list) -> None:
+    """Undoes ``replace_everywhere`` (and similar ``(namespace, name, old, new)`` records, last first), where
+    the wrapper is still in place (something else may have replaced it since)."""
+    while replaced:
+        ns, name, old, new = replaced.pop()
+        if (ns.__dict__.get(name) if isinstance(ns, type) else vars(ns).get(name)) is new:
+            setattr(ns, name, old)
+
+
+__all__ = ["public_functions", "put_back", "replace_everywhere"]
