@@ -30,7 +30,7 @@ DRIVER = textwrap.dedent(
 
     FAMILY, BUDGET = sys.argv[1], float(sys.argv[2])
     CLEAN = (ValueError, TypeError, IndexError, RuntimeError, MemoryError, NotImplementedError)
-    DTYPES = ["float32", "float64", "int32", "int64", "bool", "uint8", "float16"]
+    DTYPES = ["float32", "float64", "int32", "int64", "bool", "uint8", "int8", "int16", "float16"]
     T0 = time.monotonic()
     warnings.simplefilter("ignore")
 

@@ -12,11 +12,12 @@ import sneppx_core as sx
 from opcheck import make_input, rng_for, to_np
 
 INPLACE_OPERATORS = [
-    ("iadd", operator.iadd, operator.add, ("float32", "float64", "int32", "int64", "uint8", "float16", "bfloat16")),
-    ("isub", operator.isub, operator.sub, ("float32", "float64", "int32", "int64", "float16")),
-    ("imul", operator.imul, operator.mul, ("float32", "float64", "int32", "int64", "bool", "bfloat16")),
+    ("iadd", operator.iadd, operator.add, ("float32", "float64", "int32", "int64", "uint8", "int8", "float16",
+                                        "bfloat16")),
+    ("isub", operator.isub, operator.sub, ("float32", "float64", "int32", "int64", "int16", "float16")),
+    ("imul", operator.imul, operator.mul, ("float32", "float64", "int32", "int64", "int8", "bool", "bfloat16")),
     ("itruediv", operator.itruediv, operator.truediv, ("float32", "float64", "float16")),
-    ("ifloordiv", operator.ifloordiv, operator.floordiv, ("float32", "float64", "int32", "int64")),
+    ("ifloordiv", operator.ifloordiv, operator.floordiv, ("float32", "float64", "int32", "int64", "int16")),
     ("imod", operator.imod, operator.mod, ("float32", "float64", "int32", "int64")),
     ("ipow", operator.ipow, operator.pow, ("float32", "float64", "int64")),
     ("iand", operator.iand, operator.and_, ("bool",)),
@@ -28,7 +29,7 @@ PARAMS = [(n, i, o, d) for n, i, o, ds in INPLACE_OPERATORS for d in ds]
 def _operands(dtype, rng):
     a = rng.uniform(0.5, 3.0, (3, 4)) if dtype not in ("bool",) else rng.random((3, 4)) < 0.5
     b = rng.uniform(0.5, 2.0, (4,)) if dtype not in ("bool",) else rng.random(4) < 0.5
-    if dtype in ("int32", "int64", "uint8"):
+    if dtype in ("int32", "int64", "uint8", "int8", "int16"):
         a, b = np.round(a * 2), np.round(b) + 1
     return a, b
 

@@ -163,7 +163,9 @@ def test_dtype_rules_match_the_c_backend(npx):
              lambda m: m.tensor([True]) + m.tensor([True]), lambda m: m.tensor([1, 2], dtype=m.uint8).sum(),
              lambda m: m.tensor([1.0], dtype=m.float64) + 1.5, lambda m: 2 ** m.tensor([1, 2]),
              lambda m: m.arange(3), lambda m: m.arange(0.5, 2), lambda m: m.full((2,), 1),
-             lambda m: m.tensor([1, 2.5]), lambda m: m.tensor(np.float64(1.0)), lambda m: m.zeros(2).long().cumsum(0)]
+             lambda m: m.tensor([1, 2.5]), lambda m: m.tensor(np.float64(1.0)), lambda m: m.zeros(2).long().cumsum(0),
+             lambda m: m.tensor([100, -100], dtype=m.int8) * 3, lambda m: m.tensor([-3], dtype=m.int8) + m.ones(1,
+             dtype=m.uint8), lambda m: m.tensor(np.array([7, -9], np.int16)).sum(), lambda m: m.ones(2).short() + 1]
     for f in cases:
         assert f(npx).dtype.name == f(sx).dtype.name
         np.testing.assert_array_equal(f(npx).numpy(), f(sx).numpy())

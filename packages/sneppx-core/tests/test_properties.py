@@ -12,7 +12,7 @@ from hypothesis import assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402
 
-DTYPES = ["bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
 
 
 def arr(t):
@@ -72,6 +72,8 @@ def _promote(a, b):
         return a
     if {a, b} == {"float16", "bfloat16"}:
         return "float32"
+    if {a, b} == {"uint8", "int8"}:
+        return "int16"
     return a if ORDER[a] >= ORDER[b] else b
 
 

@@ -315,6 +315,8 @@ def test_pytorch_reads_format_torch(tmp_path):
 @pytest.mark.parity
 def test_dtypes_sneppx_lacks_are_named(tmp_path):
     torch = pytest.importorskip("torch")
-    torch.save({"q": torch.arange(3, dtype=torch.int8)}, tmp_path / "i8.pt")
-    with pytest.raises(TypeError, match="int8"):
-        sx.load(tmp_path / "i8.pt")
+    torch.save({"q": torch.zeros(3, dtype=torch.uint16)}, tmp_path / "u16.pt")
+    with pytest.raises(TypeError, match="uint16"):
+        sx.load(tmp_path / "u16.pt")
+    torch.save({"q": torch.arange(-3, 3, dtype=torch.int8)}, tmp_path / "i8.pt")  # a dtype SneppX has
+    assert sx.load(tmp_path / "i8.pt")["q"].tolist() == [-3, -2, -1, 0, 1, 2]

@@ -38,9 +38,11 @@ def test_numpy_arrays_and_scalars():
     assert to_np(sc).dtype == np.float32 and to_np(sc).tolist() == [1.5, 2.5]
     with pytest.raises(TypeError, match="found"):
         default_collate([np.array(["a", "b"])])
+    small = default_collate([np.array([-3, 7], np.int16), np.array([1, 2], np.int16)])  # kept, as in PyTorch
+    assert to_np(small).dtype == np.int16 and to_np(small).tolist() == [[-3, 7], [1, 2]]
     # integer types the core has no tensor type for are widened, values kept
-    small = default_collate([np.array([-3, 7], np.int16), np.array([1, 2], np.int16)])
-    assert to_np(small).dtype == np.int32 and to_np(small).tolist() == [[-3, 7], [1, 2]]
+    unsigned = default_collate([np.array([3, 60000], np.uint16), np.array([1, 2], np.uint16)])
+    assert to_np(unsigned).dtype == np.int32 and to_np(unsigned).tolist() == [[3, 60000], [1, 2]]
     big = default_collate([np.uint32(2**32 - 1), np.uint32(5)])
     assert to_np(big).dtype == np.int64 and to_np(big).tolist() == [2**32 - 1, 5]
 

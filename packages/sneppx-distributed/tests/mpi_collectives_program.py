@@ -12,13 +12,15 @@ from sneppx_distributed import ReduceOp
 
 dist.init_process_group(timeout=30)
 R, N = dist.get_rank(), dist.get_world_size()
-NP = {sx.float32: np.float32, sx.float64: np.float64, sx.int32: np.int32, sx.int64: np.int64, sx.float16: np.float16}
+NP = {sx.float32: np.float32, sx.float64: np.float64, sx.int32: np.int32, sx.int64: np.int64, sx.float16: np.float16,
+      sx.int8: np.int8, sx.int16: np.int16}
+INTS = (sx.int8, sx.int16, sx.int32, sx.int64)
 checks = 0
 
 
 def data(rank, shape, dtype):
     rng = np.random.default_rng(100 + rank)
-    if dtype in (sx.int32, sx.int64):
+    if dtype in INTS:
         return rng.integers(-5, 6, shape).astype(NP[dtype])
     if dtype == sx.bool_:
         return rng.random(shape) < 0.5
@@ -42,14 +44,15 @@ REFS = {ReduceOp.SUM: lambda a: np.sum(a, 0), ReduceOp.AVG: lambda a: np.mean(a,
         ReduceOp.PRODUCT: lambda a: np.prod(a, 0)}
 
 # all_reduce: every op on several dtypes, blocking and async
-for dtype in (sx.float32, sx.float64, sx.int32, sx.int64):
+for dtype in (sx.float32, sx.float64, sx.int8, sx.int16, sx.int32, sx.int64):
     for op, ref in REFS.items():
-        if op is ReduceOp.AVG and dtype in (sx.int32, sx.int64):
+        if op is ReduceOp.AVG and dtype in INTS:
             continue
         t = sx.Tensor(data(R, (3, 4), dtype), dtype=dtype)
         v = t._version
         dist.all_reduce(t, op)
-        ok(t.numpy(), ref(np.stack(all_data((3, 4), dtype))), f"all_reduce {op} {dtype}")
+        want = ref(np.stack(all_data((3, 4), dtype)))
+        ok(t.numpy(), want.astype(NP[dtype]) if dtype in INTS else want, f"all_reduce {op} {dtype}")  # ints wrap
         assert t._version > v, "all_reduce did not bump the tensor's version"
 for op, ref in ((ReduceOp.BAND, np.bitwise_and.reduce), (ReduceOp.BOR, np.bitwise_or.reduce),
                 (ReduceOp.BXOR, np.bitwise_xor.reduce)):

@@ -24,6 +24,8 @@ def _state(rng):
         "i32": sx.Tensor(rng.integers(-5, 5, (2, 3)).astype(np.int32)),
         "flag": sx.Tensor(np.array([True, False, True])),
         "u8": sx.Tensor(np.arange(4, dtype=np.uint8)),
+        "i8": sx.Tensor(np.array([-128, 0, 127], dtype=np.int8)),
+        "i16": sx.Tensor(rng.integers(-30000, 30000, (2, 2)).astype(np.int16)),
         "strided": sx.Tensor(rng.standard_normal((3, 5)).astype(np.float32)).transpose(0, 1),
     }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "core/error.h"
 
@@ -17,7 +18,7 @@
 
 namespace sx {
 
-enum class DType : uint8_t { Bool, UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64 };
+enum class DType : uint8_t { Bool, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64 };
 
 // The bits of a float and back (memcpy: no aliasing questions; nvcc compiles it for the device too).
 SX_HD inline uint32_t float_bits(float f) {
@@ -91,18 +92,31 @@ template <> struct Acc<Half> { using type = float; };
 template <> struct Acc<BFloat16> { using type = float; };
 template <> struct Acc<bool> { using type = int64_t; };
 template <> struct Acc<uint8_t> { using type = int64_t; };
+template <> struct Acc<int8_t> { using type = int64_t; };
+template <> struct Acc<int16_t> { using type = int64_t; };
 template <> struct Acc<int32_t> { using type = int64_t; };
 template <typename T> using acc_t = typename Acc<T>::type;
 
 inline size_t itemsize(DType d) {
   switch (d) {
-    case DType::Bool: case DType::UInt8: return 1;
-    case DType::Float16: case DType::BFloat16: return 2;
+    case DType::Bool: case DType::UInt8: case DType::Int8: return 1;
+    case DType::Int16: case DType::Float16: case DType::BFloat16: return 2;
     case DType::Int32: case DType::Float32: return 4;
     default: return 8;
   }
 }
 inline bool is_floating(DType d) { return d >= DType::Float16; }
+// The smallest and largest value of an integer dtype (bool: 0 and 1).
+inline std::pair<int64_t, int64_t> int_range(DType d) {
+  switch (d) {
+    case DType::Bool: return {0, 1};
+    case DType::UInt8: return {0, 255};
+    case DType::Int8: return {INT8_MIN, INT8_MAX};
+    case DType::Int16: return {INT16_MIN, INT16_MAX};
+    case DType::Int32: return {INT32_MIN, INT32_MAX};
+    default: return {INT64_MIN, INT64_MAX};
+  }
+}
 inline bool is_integral(DType d, bool include_bool) {
   return d == DType::Bool ? include_bool : !is_floating(d);
 }
@@ -111,6 +125,8 @@ inline const char* dtype_name(DType d) {
   switch (d) {
     case DType::Bool: return "bool";
     case DType::UInt8: return "uint8";
+    case DType::Int8: return "int8";
+    case DType::Int16: return "int16";
     case DType::Int32: return "int32";
     case DType::Int64: return "int64";
     case DType::Float16: return "float16";
@@ -121,10 +137,11 @@ inline const char* dtype_name(DType d) {
   return "?";
 }
 
-// PyTorch's promotion lattice: bool < uint8 < int32 < int64 < float16/bfloat16 < float32 < float64,
-// with float16 and bfloat16 promoting to float32.
+// PyTorch's promotion lattice: bool < uint8, int8 < int16 < int32 < int64 < float16/bfloat16 < float32 <
+// float64, with uint8 and int8 promoting to int16 and float16 and bfloat16 to float32.
 inline DType promote_types(DType a, DType b) {
   if (a == b) return a;
+  if ((a == DType::UInt8 && b == DType::Int8) || (a == DType::Int8 && b == DType::UInt8)) return DType::Int16;
   if ((a == DType::Float16 && b == DType::BFloat16) || (a == DType::BFloat16 && b == DType::Float16))
     return DType::Float32;
   return a > b ? a : b;
@@ -142,6 +159,8 @@ inline DType promote_types(DType a, DType b) {
   switch (DT) {                                                                          \
     SX_DISPATCH_CASE(Bool, bool, __VA_ARGS__)                                            \
     SX_DISPATCH_CASE(UInt8, uint8_t, __VA_ARGS__)                                        \
+    SX_DISPATCH_CASE(Int8, int8_t, __VA_ARGS__)                                          \
+    SX_DISPATCH_CASE(Int16, int16_t, __VA_ARGS__)                                        \
     SX_DISPATCH_CASE(Int32, int32_t, __VA_ARGS__)                                        \
     SX_DISPATCH_CASE(Int64, int64_t, __VA_ARGS__)                                        \
     SX_DISPATCH_CASE(Float16, ::sx::Half, __VA_ARGS__)                                   \

@@ -25,14 +25,12 @@ void check_scalar_fits(const Scalar& v, DType dt, const char* op) {
   if (is_floating(dt)) {
     double hi = dt == DType::Float16 ? 65504.0 : dt == DType::BFloat16 ? 3.3895313892515355e38 : 3.4028234663852886e38;
     ok = !std::isfinite(x) || std::fabs(x) <= hi;
-  } else if (v.kind == Scalar::Float) {  // truncates toward zero, like the cast
-    double lo = dt == DType::UInt8 ? 0.0 : dt == DType::Int32 ? -2147483648.0 : -9223372036854775808.0;
-    double hi = dt == DType::UInt8 ? 256.0 : dt == DType::Int32 ? 2147483648.0 : 9223372036854775808.0;
-    ok = std::isfinite(x) && x > lo - 1 && x < hi;
-  } else if (dt == DType::UInt8) {
-    ok = v.i >= 0 && v.i <= 255;
-  } else if (dt == DType::Int32) {
-    ok = v.i >= INT32_MIN && v.i <= INT32_MAX;
+  } else {  // a float truncates toward zero, like the cast
+    auto [lo, hi] = int_range(dt);
+    if (v.kind == Scalar::Float)
+      ok = std::isfinite(x) && x > double(lo) - 1 && x < double(hi) + 1;
+    else
+      ok = v.i >= lo && v.i <= hi;
   }
   if (!ok) {
     std::string shown = v.kind == Scalar::Float ? msg(v.d) : msg(v.i);
@@ -48,6 +46,7 @@ Generator& default_generator() {
 Generator* gen_or_default(Generator* g) { return g ? g : &default_generator(); }
 
 Tensor full(const Shape& s, const Scalar& v, DType dt, Device dev) {
+  if (!is_floating(dt)) check_scalar_fits(v, dt, "full");  // as PyTorch (internal float fills may be huge)
   Tensor t = empty(s, dt, dev);
   kern::fill(t->device())(t, v);
   return t;

@@ -115,8 +115,10 @@ Tensor mvlgamma(const Tensor& x, int64_t p) {
     SX_CHECK(!item_bool(any_bad), RuntimeError, "[mvlgamma] all elements must be greater than (p-1)/2 = ",
              0.5 * double(p - 1));
   }
-  Tensor s = unary(UnaryOp::Lgamma, xf);
-  for (int64_t i = 1; i < p; ++i) s = add(s, unary(UnaryOp::Lgamma, add(xf, Scalar(-0.5 * double(i)))));
+  // PyTorch's form: the p terms lgamma(x - i/2) in one broadcast op, so a huge p fails to allocate (numel * p
+  // elements, as there) instead of looping p times
+  Tensor halves = to_device(mul(arange(0, double(p), 1, xf->dtype), Scalar(-0.5)), xf->device());
+  Tensor s = sum(unary(UnaryOp::Lgamma, add(unsqueeze(xf, -1), halves)), IntList{-1});
   return add(s, Scalar(double(p) * double(p - 1) / 4 * 1.14472988584940017414));  // log(pi)
 }
 

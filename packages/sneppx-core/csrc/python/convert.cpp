@@ -13,6 +13,8 @@ const char* np_char(DType d) {
   switch (d) {
     case DType::Bool: return "?";
     case DType::UInt8: return "u1";
+    case DType::Int8: return "i1";
+    case DType::Int16: return "i2";
     case DType::Int32: return "i4";
     case DType::Int64: return "i8";
     case DType::Float16: return "f2";
@@ -27,9 +29,11 @@ DType from_np_dtype(const py::dtype& dt) {
   size_t sz = size_t(dt.itemsize());
   if (kind == 'b') return DType::Bool;
   if (kind == 'u' && sz == 1) return DType::UInt8;
+  if (kind == 'i' && sz == 1) return DType::Int8;
+  if (kind == 'i' && sz == 2) return DType::Int16;
   if (kind == 'i' && sz == 4) return DType::Int32;
   if (kind == 'i' && sz == 8) return DType::Int64;
-  if ((kind == 'i' || kind == 'u') && sz <= 8) return DType::Int64;  // int8/16, uint16/32/64 -> int64
+  if ((kind == 'i' || kind == 'u') && sz <= 8) return DType::Int64;  // uint16/32/64 -> int64
   if (kind == 'f' && sz == 2) return DType::Float16;
   if (kind == 'f' && sz == 4) return DType::Float32;
   if (kind == 'f' && sz == 8) return DType::Float64;
@@ -46,7 +50,8 @@ DType parse_dtype(py::handle h) {
         {"float32", DType::Float32}, {"float", DType::Float32}, {"float64", DType::Float64},
         {"double", DType::Float64}, {"float16", DType::Float16}, {"half", DType::Float16},
         {"bfloat16", DType::BFloat16}, {"int32", DType::Int32}, {"int", DType::Int32},
-        {"int64", DType::Int64}, {"long", DType::Int64}, {"bool", DType::Bool}, {"uint8", DType::UInt8}};
+        {"int64", DType::Int64}, {"long", DType::Int64}, {"bool", DType::Bool}, {"uint8", DType::UInt8},
+        {"int8", DType::Int8}, {"int16", DType::Int16}, {"short", DType::Int16}};
     for (auto& [n, d] : names) if (s == n) return d;
     throw TypeError("[dtype] unknown dtype '" + s + "'");
   }
@@ -267,6 +272,15 @@ Tensor from_data(py::handle data, std::optional<DType> dtype) {
   // Python floats take the default dtype (float32 unless set), as in PyTorch; NumPy arrays keep their dtype.
   if (!from_array && natural == DType::Float64) natural = default_float_dtype();
   DType target = dtype ? *dtype : natural;
+  // Python ints that the asked integer dtype cannot hold are refused, as PyTorch does (NumPy data is cast).
+  if (!from_array && dtype && !is_floating(target) && target != DType::Bool && kind == 'i' && a.size() > 0) {
+    auto [lo, hi] = int_range(target);
+    for (const char* end : {"min", "max"}) {
+      int64_t v = np.attr(end)(a).cast<int64_t>();
+      SX_CHECK(v >= lo && v <= hi, RuntimeError, "[tensor] value ", v, " cannot be converted to ", dtype_name(target),
+               " without overflow");
+    }
+  }
   Tensor shared = from_numpy(c);
   Tensor out = empty(shared->shape, target);
   cpu::copy(out, shared);

@@ -44,6 +44,8 @@ DLDataType dl_type(DType d) {
   switch (d) {
     case DType::Bool: return {kDLBool, 8, 1};
     case DType::UInt8: return {kDLUInt, 8, 1};
+    case DType::Int8: return {kDLInt, 8, 1};
+    case DType::Int16: return {kDLInt, 16, 1};
     case DType::Int32: return {kDLInt, 32, 1};
     case DType::Int64: return {kDLInt, 64, 1};
     case DType::Float16: return {kDLFloat, 16, 1};
@@ -58,6 +60,8 @@ DType from_dl(DLDataType t) {
   SX_CHECK(t.lanes == 1, TypeError, "[from_dlpack] vector dtypes are not supported");
   if (t.code == kDLBool || (t.code == kDLUInt && t.bits == 8 && false)) return DType::Bool;
   if (t.code == kDLUInt && t.bits == 8) return DType::UInt8;
+  if (t.code == kDLInt && t.bits == 8) return DType::Int8;
+  if (t.code == kDLInt && t.bits == 16) return DType::Int16;
   if (t.code == kDLInt && t.bits == 32) return DType::Int32;
   if (t.code == kDLInt && t.bits == 64) return DType::Int64;
   if (t.code == kDLFloat && t.bits == 16) return DType::Float16;

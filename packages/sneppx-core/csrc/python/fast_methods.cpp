@@ -35,7 +35,7 @@ PyObject* guarded(F f) {
 
 // Shared result objects, owned for the life of the process (never released: they may be read until
 // the interpreter is gone).
-std::array<PyObject*, 8> g_dtypes{};  // the Dtype enum's members, by DType value
+std::array<PyObject*, size_t(DType::Float64) + 1> g_dtypes{};  // the Dtype enum's members, by DType value
 PyObject* g_cpu = nullptr;            // Device('cpu')
 std::vector<PyObject*> g_cuda;        // Device('cuda', i), made on first use
 

@@ -158,6 +158,8 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
   py::enum_<DType>(m, "Dtype", "Element types. Accepted wherever a dtype is: Dtype.FLOAT32, sneppx.float32 or 'float32'.")
       .value("BOOL", DType::Bool)
       .value("UINT8", DType::UInt8)
+      .value("INT8", DType::Int8)
+      .value("INT16", DType::Int16)
       .value("INT32", DType::Int32)
       .value("INT64", DType::Int64)
       .value("FLOAT16", DType::Float16)

@@ -10,6 +10,8 @@ get_num_threads, is_grad_enabled, set_num_threads = _C.get_num_threads, _C.is_gr
 
 bool_ = Dtype.BOOL
 uint8 = Dtype.UINT8
+int8 = Dtype.INT8
+int16 = Dtype.INT16
 int32 = Dtype.INT32
 int64 = Dtype.INT64
 float16 = Dtype.FLOAT16

@@ -18,8 +18,8 @@ from ._backend import require_training as _require_training  # noqa: F401
 from ._compat import require_core
 from ._version import __version__
 from ._C_face import (  # noqa: F401
-    Device, Dtype, Generator, Tensor, bool_, bfloat16, float16, float32, float64, int32, int64, uint8,
-    default_generator, get_num_threads, set_num_threads, empty_cache, from_dlpack, is_grad_enabled,
+    Device, Dtype, Generator, Tensor, bool_, bfloat16, float16, float32, float64, int8, int16, int32, int64,
+    uint8,    default_generator, get_num_threads, set_num_threads, empty_cache, from_dlpack, is_grad_enabled,
 )
 from ._factories import (
     arange, empty, empty_like, eye, full, full_like, linspace, manual_seed, ones, ones_like, rand, rand_like,
@@ -52,15 +52,17 @@ float = float32  # noqa: A001
 double = float64
 half = float16
 long = int64
+short = int16
 int = int32  # noqa: A001
 
 _HAS_C_BACKEND = _BACKEND == "c"
 _HAS_CUDA = _C._HAS_CUDA
 
 __all__ = [
-    "Tensor", "Device", "Dtype", "Generator", "bool_", "bfloat16", "float16", "float32", "float64", "int32", "int64",
-    "uint8", "default_generator", "get_num_threads", "set_num_threads", "empty_cache", "from_dlpack",
-    "is_grad_enabled", "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace", "manual_seed", "ones",
+    "Tensor", "Device", "Dtype", "Generator", "bool_", "bfloat16", "float16", "float32", "float64", "int8", "int16",
+    "int32", "int64", "uint8", "short", "default_generator", "get_num_threads", "set_num_threads", "empty_cache",
+    "from_dlpack", "is_grad_enabled", "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace",
+    "manual_seed", "ones",
     "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm", "seed", "tensor",
     "zeros", "zeros_like", "enable_grad", "inference_mode", "no_grad", "set_grad_enabled", "autograd", "cuda",
     "functional", "linalg", "special", "sparse", "testing", "distributions", "compile", "vmap", "require_core",

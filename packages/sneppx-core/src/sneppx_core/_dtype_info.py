@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._C_face import Dtype, bfloat16, float16, float32, float64, int32, int64, uint8
+from ._C_face import Dtype, bfloat16, float16, float32, float64, int8, int16, int32, int64, uint8
 
 
 class finfo:
@@ -33,7 +33,7 @@ class iinfo:
     """Limits of an integer dtype: ``bits``, ``min``, ``max`` and ``dtype`` (the name)."""
 
     def __init__(self, type: Dtype):
-        kinds = {uint8: np.uint8, int32: np.int32, int64: np.int64}
+        kinds = {uint8: np.uint8, int8: np.int8, int16: np.int16, int32: np.int32, int64: np.int64}
         if type not in kinds:
             raise TypeError(f"[iinfo] expected an integer dtype, got {type!r}")
         info = np.iinfo(kinds[type])

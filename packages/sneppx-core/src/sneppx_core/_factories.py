@@ -76,7 +76,8 @@ def _finish(t, requires_grad, device=None):
     return t
 
 
-_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "int": "int32", "long": "int64"}
+_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "int": "int32", "long": "int64",
+            "short": "int16"}
 _PY_TYPES = {builtins.float: "float64", builtins.int: "int64", builtins.bool: "bool"}  # as in PyTorch
 
 
@@ -292,7 +293,7 @@ def seed() -> builtins.int:
     return s
 
 
-_WIDENED = ("int8", "int16", "uint16", "uint32", "uint64")  # NumPy integer types stored as int64
+_WIDENED = ("uint16", "uint32", "uint64")  # NumPy integer types stored as int64
 
 
 def warn_if_widened(data, op: str, stacklevel: int = 3) -> None:
@@ -308,7 +309,7 @@ def warn_if_widened(data, op: str, stacklevel: int = 3) -> None:
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """Copies ``data`` (nested lists, numbers, arrays or tensors) into a new tensor, like ``torch.tensor``. A NumPy
-    array of int8, int16, uint16, uint32 or uint64 (dtypes SneppX lacks) becomes int64, with a warning."""
+    array of uint16, uint32 or uint64 (dtypes SneppX lacks) becomes int64, with a warning."""
     if dtype is None:
         warn_if_widened(data, "tensor")
     return Tensor(data, dtype=dtype, device=_default_device(device) if _DEVICE_SET[0] else device,

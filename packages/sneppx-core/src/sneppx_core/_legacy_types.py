@@ -47,7 +47,10 @@ LongTensor = _legacy("LongTensor", Dtype.INT64)
 IntTensor = _legacy("IntTensor", Dtype.INT32)
 BoolTensor = _legacy("BoolTensor", Dtype.BOOL)
 ByteTensor = _legacy("ByteTensor", Dtype.UINT8)
-TYPES = [FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, BoolTensor, ByteTensor]
+CharTensor = _legacy("CharTensor", Dtype.INT8)
+ShortTensor = _legacy("ShortTensor", Dtype.INT16)
+TYPES = [FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, BoolTensor, ByteTensor,
+         CharTensor, ShortTensor]
 _BY_NAME = {t.__name__: t for t in TYPES}
 
 

@@ -15,7 +15,8 @@ from . import _device_extras, accelerator, amp, backends, cpu, cuda
 from ._C_face import Device, Tensor
 from ._dtype_info import finfo, iinfo
 from ._legacy_types import (  # noqa: F401
-    BFloat16Tensor, BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
+    BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
+    ShortTensor,
 )
 from ._ops import __all__ as _ops_names
 from ._serialization import load, save
@@ -42,8 +43,11 @@ cuda.__path__ = cpu.__path__ = []  # packages, so that `from torch.cuda.amp impo
 
 
 def is_autocast_enabled(device_type=None) -> bool:
-    """False: no autocast region is ever active in this build."""
-    return False
+    """Whether autocast is on for ``device_type`` in this thread (``"cuda"`` when not given, as PyTorch; only CPU
+    autocast can be on here)."""
+    from . import _autocast
+
+    return (device_type or "cuda") == "cpu" and _autocast.is_enabled()
 
 
 _FUNCTIONS = {**FUNCTIONS, **_tensor_math.FUNCTIONS, **_tensor_shape.FUNCTIONS, **_tensor_fill.FUNCTIONS,

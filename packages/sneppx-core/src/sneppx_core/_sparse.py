@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from ._C_face import Tensor, bfloat16, bool_, float16, float32, float64, int32, int64
+from ._C_face import Tensor, bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64
 from ._factories import _default_float, tensor, zeros
 from ._tensor_props import sparse_coo, sparse_csc, sparse_csr
 from ._tensor_strided import _ints
@@ -211,7 +211,7 @@ def _cast(name, dtype):
 
 
 for _name, _dtype in {"float": float32, "double": float64, "half": float16, "bfloat16": bfloat16, "long": int64,
-                      "int": int32, "bool": bool_}.items():
+                      "int": int32, "short": int16, "char": int8, "bool": bool_}.items():
     setattr(_Sparse, _name, _cast(_name, _dtype))
 
 

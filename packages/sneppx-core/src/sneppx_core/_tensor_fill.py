@@ -60,7 +60,8 @@ def random_(self, from_=0, to=None, *, generator=None):
         from_, to = 0, from_
     if to is None:
         to = {Dtype.FLOAT32: 2 ** 24 + 1, Dtype.FLOAT64: 2 ** 53 + 1, Dtype.FLOAT16: 2 ** 11 + 1,
-              Dtype.BFLOAT16: 2 ** 8 + 1, Dtype.INT32: 2 ** 31, Dtype.BOOL: 2, Dtype.UINT8: 256}.get(self.dtype, 2 ** 63)
+              Dtype.BFLOAT16: 2 ** 8 + 1, Dtype.INT32: 2 ** 31, Dtype.BOOL: 2, Dtype.UINT8: 256,
+              Dtype.INT8: 2 ** 7, Dtype.INT16: 2 ** 15}.get(self.dtype, 2 ** 63)
     return self.copy_(randint(from_, to, tuple(self.shape), generator=generator))
 
 

@@ -272,6 +272,7 @@ _METHODS = {
     "float": _caster(Dtype.FLOAT32), "double": _caster(Dtype.FLOAT64), "half": _caster(Dtype.FLOAT16),
     "bfloat16": _caster(Dtype.BFLOAT16), "long": _caster(Dtype.INT64), "int": _caster(Dtype.INT32),
     "bool": _caster(Dtype.BOOL), "byte": _caster(Dtype.UINT8),
+    "char": _caster(Dtype.INT8), "short": _caster(Dtype.INT16),
     "cpu": lambda self: self.to("cpu"), "cuda": lambda self, device=None: self.to(device or "cuda"),
     "type_as": lambda self, other: self.to(_ops._need_tensor(other, "type_as") or other.dtype),
     "max": _ops.max, "min": _ops.min, "sort": _ops.sort, "topk": _ops.topk,

@@ -14,7 +14,8 @@ from . import _backend
 from ._backend import _C
 from ._C_face import Dtype, Tensor
 
-_SIGNED = (Dtype.FLOAT32, Dtype.FLOAT64, Dtype.FLOAT16, Dtype.BFLOAT16, Dtype.INT32, Dtype.INT64)
+_SIGNED = (Dtype.FLOAT32, Dtype.FLOAT64, Dtype.FLOAT16, Dtype.BFLOAT16, Dtype.INT8, Dtype.INT16,
+           Dtype.INT32, Dtype.INT64)
 
 
 def _ints(a):

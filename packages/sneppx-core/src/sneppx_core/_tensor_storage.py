@@ -26,7 +26,7 @@ from ._tensor_strided import _ints, _need_c
 
 _INT64_MAX = 2 ** 63 - 1
 _LEGACY_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-                 "int32": "Int", "uint8": "Byte", "bool": "Bool"}
+                 "int32": "Int", "uint8": "Byte", "bool": "Bool", "int8": "Char", "int16": "Short"}
 
 
 def _tensor(t, op, what="self"):

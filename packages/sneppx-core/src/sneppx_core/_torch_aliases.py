@@ -28,7 +28,7 @@ from ._tensor_extra import _need
 from ._tensor_math import _FLOATS
 from ._torch_more import _guarded, _promoted
 
-_RANK = {Dtype.BOOL: 0, Dtype.UINT8: 1, Dtype.INT32: 1, Dtype.INT64: 1,
+_RANK = {Dtype.BOOL: 0, Dtype.UINT8: 1, Dtype.INT8: 1, Dtype.INT16: 1, Dtype.INT32: 1, Dtype.INT64: 1,
          Dtype.FLOAT16: 2, Dtype.BFLOAT16: 2, Dtype.FLOAT32: 2, Dtype.FLOAT64: 2}
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 

@@ -31,14 +31,16 @@ from ._shared import bytes_as
 # PyTorch's storage classes and dtype names, as its pickles name them (None: bytes, typed later).
 _STORAGES = {"FloatStorage": Dtype.FLOAT32, "DoubleStorage": Dtype.FLOAT64, "HalfStorage": Dtype.FLOAT16,
              "BFloat16Storage": Dtype.BFLOAT16, "LongStorage": Dtype.INT64, "IntStorage": Dtype.INT32,
-             "ByteStorage": Dtype.UINT8, "BoolStorage": Dtype.BOOL, "UntypedStorage": None}
+             "ByteStorage": Dtype.UINT8, "CharStorage": Dtype.INT8, "ShortStorage": Dtype.INT16,
+             "BoolStorage": Dtype.BOOL, "UntypedStorage": None}
 _DTYPES = {"float32": Dtype.FLOAT32, "float": Dtype.FLOAT32, "float64": Dtype.FLOAT64, "double": Dtype.FLOAT64,
            "float16": Dtype.FLOAT16, "half": Dtype.FLOAT16, "bfloat16": Dtype.BFLOAT16, "int64": Dtype.INT64,
-           "long": Dtype.INT64, "int32": Dtype.INT32, "int": Dtype.INT32, "uint8": Dtype.UINT8, "bool": Dtype.BOOL}
+           "long": Dtype.INT64, "int32": Dtype.INT32, "int": Dtype.INT32, "uint8": Dtype.UINT8, "bool": Dtype.BOOL,
+           "int8": Dtype.INT8, "int16": Dtype.INT16, "short": Dtype.INT16}
 # Storage classes and dtypes PyTorch has and SneppX does not: named in the error.
-_NO_DTYPE = {"CharStorage": "int8", "ShortStorage": "int16", "ComplexFloatStorage": "complex64",
+_NO_DTYPE = {"ComplexFloatStorage": "complex64",
              "ComplexDoubleStorage": "complex128", "QInt8Storage": "qint8", "QUInt8Storage": "quint8",
-             "QInt32Storage": "qint32", "int8": "int8", "int16": "int16", "short": "int16", "complex64": "complex64",
+             "QInt32Storage": "qint32", "complex64": "complex64",
              "complex128": "complex128", "cfloat": "complex64", "cdouble": "complex128", "uint16": "uint16",
              "uint32": "uint32", "uint64": "uint64", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
 

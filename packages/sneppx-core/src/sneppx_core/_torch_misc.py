@@ -20,7 +20,8 @@ from ._factories import _dtype, _float_dtype, tensor
 from ._grad_mode import is_inference_mode_enabled
 from ._tensor_extra import _need
 
-_NUMPY = {Dtype.BOOL: np.bool_, Dtype.UINT8: np.uint8, Dtype.INT32: np.int32, Dtype.INT64: np.int64,
+_NUMPY = {Dtype.BOOL: np.bool_, Dtype.UINT8: np.uint8, Dtype.INT8: np.int8, Dtype.INT16: np.int16,
+          Dtype.INT32: np.int32, Dtype.INT64: np.int64,
           Dtype.FLOAT16: np.float16, Dtype.FLOAT32: np.float32, Dtype.FLOAT64: np.float64}
 
 
@@ -109,8 +110,8 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 
 # ---------------------------------------------------------------- autocast state
-_AUTOCAST = {"dtype": {"cpu": Dtype.BFLOAT16, "cuda": Dtype.FLOAT16, "ipu": Dtype.FLOAT16, "xla": Dtype.BFLOAT16},
-             "cache": True}  # PyTorch's defaults; "ipu" and "xla" only keep state (no such devices here)
+_AUTOCAST = {"dtype": {"cpu": Dtype.BFLOAT16, "cuda": Dtype.FLOAT16, "ipu": Dtype.FLOAT16, "xla": Dtype.BFLOAT16}}
+# PyTorch's defaults; "ipu" and "xla" only keep state (no such devices here)
 
 
 def _device_type(device_type, op):
@@ -120,31 +121,47 @@ def _device_type(device_type, op):
 
 
 def get_autocast_dtype(device_type):
-    """The dtype autocast would use on ``device_type`` ("cpu": bfloat16, "cuda": float16 unless set)."""
-    return _AUTOCAST["dtype"][_device_type(device_type, "get_autocast_dtype")]
+    """The dtype autocast uses on ``device_type`` (the active one inside a CPU region; "cpu": bfloat16, "cuda":
+    float16 unless set)."""
+    from . import _autocast
+
+    active = getattr(_autocast._local, "dtype", None)
+    return active if device_type == "cpu" and active is not None else \
+        _AUTOCAST["dtype"][_device_type(device_type, "get_autocast_dtype")]
 
 
 def set_autocast_dtype(device_type, dtype):
-    """Sets the dtype :func:`get_autocast_dtype` reports for ``device_type`` (a float16 or bfloat16 dtype)."""
+    """Sets the dtype autocast uses for ``device_type`` (a float16 or bfloat16 dtype), the active one too."""
+    from . import _autocast
+
     if dtype not in (Dtype.FLOAT16, Dtype.BFLOAT16, Dtype.FLOAT32):
         raise ValueError(f"[set_autocast_dtype] dtype must be float16, bfloat16 or float32, got {dtype!r}")
     _AUTOCAST["dtype"][_device_type(device_type, "set_autocast_dtype")] = dtype
+    if device_type == "cpu" and _autocast.is_enabled():
+        _autocast._local.dtype = dtype
 
 
 def set_autocast_enabled(device_type, enabled=None):
     """``set_autocast_enabled(device_type, enabled)`` (or the older ``set_autocast_enabled(enabled)``, for
-    "cuda"): False is accepted; True raises NotImplementedError, as ``autocast(enabled=True)`` does here."""
+    "cuda"): turns CPU autocast on or off in this thread, as entering an ``autocast("cpu")`` region does;
+    on other device types False is accepted and True raises NotImplementedError."""
+    from . import _autocast
+
     if enabled is None:
         device_type, enabled = "cuda", device_type
     _device_type(device_type, "set_autocast_enabled")
-    if enabled:
-        raise NotImplementedError("[set_autocast_enabled] autocast is not implemented; cast the model with "
-                                  "model.to(dtype) instead")
+    if device_type == "cpu":
+        _autocast.set_enabled(builtins.bool(enabled), _AUTOCAST["dtype"]["cpu"])
+    elif enabled:
+        raise NotImplementedError(f"[set_autocast_enabled] autocasting on {device_type!r} is not implemented; "
+                                  "cast the model with model.to(dtype) instead")
 
 
 def is_autocast_cpu_enabled():
-    """False: autocast is never active."""
-    return False
+    """Whether CPU autocast is on in this thread."""
+    from . import _autocast
+
+    return _autocast.is_enabled()
 
 
 def set_autocast_cpu_enabled(enabled):
@@ -173,17 +190,24 @@ def set_autocast_gpu_dtype(dtype):
 
 
 def is_autocast_cache_enabled():
-    """Whether autocast would cache its casts (True unless switched off); nothing is ever cached here."""
-    return _AUTOCAST["cache"]
+    """Whether autocast caches its casts of parameters (True unless switched off)."""
+    from . import _autocast
+
+    return _autocast.CACHE[0]
 
 
 def set_autocast_cache_enabled(enabled):
-    """Sets what :func:`is_autocast_cache_enabled` reports."""
-    _AUTOCAST["cache"] = builtins.bool(enabled)
+    """Switches the caching of autocast's casts of parameters on or off."""
+    from . import _autocast
+
+    _autocast.CACHE[0] = builtins.bool(enabled)
 
 
 def clear_autocast_cache():
-    """Does nothing: autocast keeps no cache here."""
+    """Drops this thread's cached autocast casts."""
+    from . import _autocast
+
+    _autocast.clear_cache()
 
 
 # ---------------------------------------------------------------- threads, warnings, denormals

@@ -6,8 +6,9 @@
 ones. As in PyTorch, a scaler for ``"cuda"`` on a machine without a GPU warns and disables
 itself (every method then passes through), so scripts written for GPUs run unchanged.
 
-``autocast`` for ``"cuda"`` without a GPU likewise warns and does nothing; autocasting on the CPU
-is not implemented and raises NotImplementedError (cast the model with ``.to(dtype)`` instead).
+``autocast("cpu")`` autocasts as PyTorch does on the CPU (bfloat16 by default; see ``_autocast``).
+``autocast("cuda")`` without a GPU warns and does nothing, as in PyTorch; with one it raises
+NotImplementedError (CUDA autocasting is not implemented: cast the model with ``.to(dtype)`` instead).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import types
 import warnings
 
 from ._backend import _C
-from . import cuda
+from . import _autocast, _torch_misc, cuda
 from ._C_face import Tensor
 from ._grad_mode import no_grad
 
@@ -124,23 +125,47 @@ class GradScaler:
 
 
 class autocast:  # noqa: N801  (PyTorch's name)
-    """Mixed-precision region (``torch.autocast``): a no-op when ``enabled`` is False or when
-    ``device_type="cuda"`` has no GPU (with a warning, as PyTorch); CPU autocasting raises
-    NotImplementedError."""
+    """Mixed-precision region (``torch.autocast``), also a decorator. On ``"cpu"`` the ops of PyTorch's CPU lists
+    run in ``dtype`` (bfloat16 unless set; float16 also works) or in float32 (see ``_autocast``), in this thread,
+    regions nesting as in PyTorch. A no-op when ``enabled`` is False or when ``device_type="cuda"`` has no GPU
+    (with a warning, as PyTorch); CUDA autocasting raises NotImplementedError."""
 
     def __init__(self, device_type: str, dtype=None, enabled: bool = True, cache_enabled=None) -> None:
+        if not isinstance(device_type, str):
+            raise ValueError(f"[autocast] expected device_type to be a str such as 'cpu', got {device_type!r}")
         if enabled and device_type == "cuda" and not cuda.is_available():
             warnings.warn("CUDA is not available. Disabling autocast.", UserWarning, stacklevel=2)
             enabled = False
-        if enabled:
+        if enabled and device_type != "cpu":
             raise NotImplementedError(f"[autocast] autocasting on {device_type!r} is not implemented; run in the "
                                       "model's dtype (model.to(dtype)) or pass enabled=False")
-        self.device_type, self.fast_dtype, self._enabled = device_type, dtype, False
+        fast = dtype if dtype is not None else _torch_misc.get_autocast_dtype("cpu") if device_type == "cpu" else None
+        if enabled and fast not in (_C.Dtype.BFLOAT16, _C.Dtype.FLOAT16):
+            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\nCPU Autocast "
+                          "only supports dtype of sneppx_core.bfloat16, sneppx_core.float16 currently.", UserWarning,
+                          stacklevel=2)
+            enabled = False
+        self.device_type, self.fast_dtype, self._enabled = device_type, fast, bool(enabled)
+        self._cache_enabled = cache_enabled
+        self._saved: list = []
 
     def __enter__(self):
+        if self.device_type == "cpu":
+            self._saved.append((_autocast.is_enabled(), getattr(_autocast._local, "dtype", None),
+                                _autocast.CACHE[0]))
+            if self._cache_enabled is not None:
+                _autocast.CACHE[0] = bool(self._cache_enabled)
+            _autocast._local.depth = getattr(_autocast._local, "depth", 0) + 1
+            _autocast.set_enabled(self._enabled, self.fast_dtype)
         return self
 
     def __exit__(self, *exc) -> None:
+        if self.device_type == "cpu":
+            was, dtype, _autocast.CACHE[0] = self._saved.pop()
+            _autocast._local.depth -= 1
+            if _autocast._local.depth == 0:
+                _autocast.clear_cache()
+            _autocast.set_enabled(was, dtype)
         return None
 
     def __call__(self, fn):
@@ -153,8 +178,8 @@ class autocast:  # noqa: N801  (PyTorch's name)
 
 
 def is_autocast_available(device_type: str) -> bool:
-    """False: this build has no autocasting."""
-    return False
+    """True for ``"cpu"`` (the only device type SneppX autocasts on)."""
+    return device_type == "cpu"
 
 
 def _device_amp(device_type: str) -> types.ModuleType:

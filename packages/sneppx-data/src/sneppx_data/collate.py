@@ -61,7 +61,7 @@ def default_collate(batch):
 
     * ``Tensor`` -> ``stack`` along a new first dimension (all shapes must match);
     * NumPy array -> stacked into one Tensor; NumPy scalar -> 1-D Tensor of its dtype
-      (integer types sneppx_core lacks, e.g. int16, are widened to int32 / int64);
+      (integer types sneppx_core lacks, e.g. uint16, are widened to int32 / int64);
     * ``bool`` -> bool Tensor, ``int`` -> int64 Tensor, ``float`` -> float64 Tensor;
     * ``str`` / ``bytes`` -> the list unchanged;
     * ``Mapping`` -> the same mapping type with each key collated;

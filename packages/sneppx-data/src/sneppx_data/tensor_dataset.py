@@ -43,14 +43,13 @@ class StackedSamples(Sequence):
 
 
 # NumPy dtypes sneppx_core has no tensor type for, and the type that holds all their values.
-_WIDEN = {np.dtype(np.int8): np.int32, np.dtype(np.int16): np.int32, np.dtype(np.uint16): np.int32,
-          np.dtype(np.uint32): np.int64, np.dtype(np.uint64): np.int64}
+_WIDEN = {np.dtype(np.uint16): np.int32, np.dtype(np.uint32): np.int64, np.dtype(np.uint64): np.int64}
 
 
 def array_to_tensor(a: np.ndarray):
     """``Tensor.from_numpy(a)`` (shared memory), widening integer types the core lacks.
 
-    int8 / int16 / uint16 become int32 and uint32 / uint64 int64 (a copy); other dtypes the
+    uint16 becomes int32 and uint32 / uint64 int64 (a copy); other dtypes the
     core cannot hold raise TypeError.
     """
     wide = _WIDEN.get(a.dtype)

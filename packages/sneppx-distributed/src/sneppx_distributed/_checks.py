@@ -25,7 +25,7 @@ from .work import Work, wait_requests
 
 _KINDS = ("all_reduce", "reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter",
           "reduce_scatter_tensor", "gather", "scatter")
-_DTYPES = [sx.float32, sx.float64, sx.float16, sx.bfloat16, sx.int32, sx.int64, sx.uint8, sx.bool_]
+_DTYPES = [sx.float32, sx.float64, sx.float16, sx.bfloat16, sx.int32, sx.int64, sx.uint8, sx.bool_, sx.int8, sx.int16]
 _MAX_DIMS = 8
 _WIDTH = 7 + _MAX_DIMS  # kind, op, root, dtype, ndim, numel, crc32(shape), dims
 _queues: dict = {}

@@ -15,8 +15,8 @@ import os
 
 import sneppx_core as sx
 
-_DTYPES = {sx.uint8: 1, sx.bool: 1, sx.int32: 2, sx.int64: 4, sx.float16: 6, sx.float32: 7, sx.float64: 8,
-           sx.bfloat16: 9}  # ncclUint8 ... ncclBfloat16
+_DTYPES = {sx.int8: 0, sx.uint8: 1, sx.bool: 1, sx.int32: 2, sx.int64: 4, sx.float16: 6, sx.float32: 7, sx.float64: 8,
+           sx.bfloat16: 9}  # ncclInt8 ... ncclBfloat16 (NCCL has no int16)
 _OPS = {"sum": 0, "product": 1, "max": 2, "min": 3, "avg": 4}
 _BOOL_OPS = {"sum": 2, "max": 2, "bor": 2, "product": 3, "min": 3, "band": 3}  # logical or / and as max / min
 _lib = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import sneppx_core as sx
 
-_NUMPY = {sx.float32, sx.float64, sx.float16, sx.int32, sx.int64, sx.uint8, sx.bool_}
+_NUMPY = {sx.float32, sx.float64, sx.float16, sx.int32, sx.int64, sx.int16, sx.int8, sx.uint8, sx.bool_}
 
 
 def check_tensor(t, fn: str, what: str = "tensor") -> None:

@@ -12,7 +12,7 @@ import numpy as np
 import sneppx_core as sx
 
 _NUMPY = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64, "I32": np.int32,
-          "U8": np.uint8, "BOOL": np.bool_, "BF16": np.uint16}
+          "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_, "BF16": np.uint16}
 _CHUNK = 1 << 20  # elements converted at a time: bounds the temporaries of a conversion
 _DTYPES = {"float32": sx.float32, "bfloat16": sx.bfloat16, "float16": sx.float16, "float64": sx.float64}
 

@@ -22,7 +22,7 @@ from .parameter import _PARAMETER_CHECK
 _DTYPES = {
     "F64": (8, "float64"), "F32": (4, "float32"), "F16": (2, "float16"), "BF16": (2, "bfloat16"),
     "I64": (8, "int64"), "I32": (4, "int32"), "U8": (1, "uint8"), "BOOL": (1, "bool"),
-    "I16": (2, None), "I8": (1, None), "U16": (2, None), "U32": (4, None), "U64": (8, None),
+    "I16": (2, "int16"), "I8": (1, "int8"), "U16": (2, None), "U32": (4, None), "U64": (8, None),
     "F8_E4M3": (1, None), "F8_E5M2": (1, None),
 }
 

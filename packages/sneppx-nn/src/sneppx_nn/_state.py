@@ -14,7 +14,7 @@ from .parameter import Parameter, _rebuild_parameter
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 IncompatibleKeys.__doc__ = "What ``load_state_dict`` returns: the missing and the unexpected keys."
 
-_DTYPE_NAMES = {"float32", "float64", "float16", "bfloat16", "int32", "int64", "bool", "uint8"}
+_DTYPE_NAMES = {"float32", "float64", "float16", "bfloat16", "int32", "int64", "bool", "uint8", "int8", "int16"}
 _FLOATING = {sx.float32, sx.float64, sx.float16, sx.bfloat16}
 
 

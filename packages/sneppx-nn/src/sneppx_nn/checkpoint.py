@@ -30,7 +30,8 @@ from ._preflight import read_header
 FORMAT = "sneppx-checkpoint"
 FORMAT_VERSION = 1
 METADATA_KEY = "sneppx"
-_LOADABLE = {np.dtype(t) for t in (np.float64, np.float32, np.float16, np.int64, np.int32, np.uint8, np.bool_)}
+_LOADABLE = {np.dtype(t) for t in (np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.int8, np.uint8,
+                                     np.bool_)}
 
 
 class _NotRecordable(Exception):

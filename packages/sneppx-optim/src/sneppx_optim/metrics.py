@@ -26,7 +26,7 @@ TB_TAGS = {"loss": "train/loss", "lr": "train/lr", "grad_norm": "train/grad_norm
 
 def count_tokens(x) -> int:
     """The number of token ids in ``x`` when it is an integer Tensor (a batch of ids), else 0."""
-    if isinstance(x, sx.Tensor) and x.dtype in (sx.int32, sx.int64):
+    if isinstance(x, sx.Tensor) and x.dtype in (sx.int32, sx.int64, sx.int16):
         return x.numel()
     return 0
 

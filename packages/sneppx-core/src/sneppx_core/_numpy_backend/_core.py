@@ -51,21 +51,23 @@ class Dtype:
         return (getattr, (Dtype, self.name.upper()))
 
 
-_MEMBERS = [("bool", 0, 1, False), ("uint8", 1, 1, False), ("int32", 2, 4, False), ("int64", 3, 8, False),
-            ("float16", 4, 2, True), ("bfloat16", 5, 2, True), ("float32", 6, 4, True), ("float64", 7, 8, True)]
+_MEMBERS = [("bool", 0, 1, False), ("uint8", 1, 1, False), ("int8", 2, 1, False), ("int16", 3, 2, False),
+            ("int32", 4, 4, False), ("int64", 5, 8, False), ("float16", 6, 2, True), ("bfloat16", 7, 2, True),
+            ("float32", 8, 4, True), ("float64", 9, 8, True)]
 for _m in _MEMBERS:
     setattr(Dtype, _m[0].upper(), Dtype(*_m))
 Dtype.__members__ = {m[0].upper(): getattr(Dtype, m[0].upper()) for m in _MEMBERS}
 
-BOOL, UINT8, INT32, INT64 = Dtype.BOOL, Dtype.UINT8, Dtype.INT32, Dtype.INT64
+BOOL, UINT8, INT8, INT16, INT32, INT64 = Dtype.BOOL, Dtype.UINT8, Dtype.INT8, Dtype.INT16, Dtype.INT32, Dtype.INT64
 FLOAT16, BFLOAT16, FLOAT32, FLOAT64 = Dtype.FLOAT16, Dtype.BFLOAT16, Dtype.FLOAT32, Dtype.FLOAT64
 FLOATS = (FLOAT16, BFLOAT16, FLOAT32, FLOAT64)
-INTS = (UINT8, INT32, INT64)
+INTS = (UINT8, INT8, INT16, INT32, INT64)
 
 # Storage: bfloat16 values live in float32 arrays, rounded to bfloat16 after every op.
-STORAGE = {BOOL: np.bool_, UINT8: np.uint8, INT32: np.int32, INT64: np.int64, FLOAT16: np.float16,
-           BFLOAT16: np.float32, FLOAT32: np.float32, FLOAT64: np.float64}
-_FROM_NP = {np.dtype(np.bool_): BOOL, np.dtype(np.uint8): UINT8, np.dtype(np.int32): INT32,
+STORAGE = {BOOL: np.bool_, UINT8: np.uint8, INT8: np.int8, INT16: np.int16, INT32: np.int32, INT64: np.int64,
+           FLOAT16: np.float16, BFLOAT16: np.float32, FLOAT32: np.float32, FLOAT64: np.float64}
+_FROM_NP = {np.dtype(np.bool_): BOOL, np.dtype(np.uint8): UINT8, np.dtype(np.int8): INT8, np.dtype(np.int16): INT16,
+            np.dtype(np.int32): INT32,
             np.dtype(np.int64): INT64, np.dtype(np.float16): FLOAT16, np.dtype(np.float32): FLOAT32,
             np.dtype(np.float64): FLOAT64}
 # Other NumPy integer types convert to int64 (as the C backend does).
@@ -118,7 +120,7 @@ def store(a, dt):
 
 
 # ---------------------------------------------------------------- promotion (PyTorch's rules)
-_ORDER = [BOOL, UINT8, INT32, INT64, FLOAT16, BFLOAT16, FLOAT32, FLOAT64]
+_ORDER = [BOOL, UINT8, INT8, INT16, INT32, INT64, FLOAT16, BFLOAT16, FLOAT32, FLOAT64]
 
 
 def _category(dt):
@@ -129,6 +131,8 @@ def promote_pair(a, b):
     """The promoted dtype of two dtypes of the same priority."""
     if {a, b} == {FLOAT16, BFLOAT16}:
         return FLOAT32
+    if {a, b} == {UINT8, INT8}:
+        return INT16
     return a if _ORDER.index(a) >= _ORDER.index(b) else b
 
 

@@ -71,8 +71,8 @@ def _infer(data):
 
 def _from_array(a):
     """(ndarray, Dtype) of a NumPy array; other integer widths become int64."""
-    if a.dtype.kind in _WIDEN and a.dtype not in (np.dtype(np.uint8), np.dtype(np.int32), np.dtype(np.int64),
-                                                   np.dtype(np.bool_)):
+    if a.dtype.kind in _WIDEN and a.dtype not in (np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.int16),
+                                                   np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.bool_)):
         a = a.astype(_WIDEN[a.dtype.kind])
     return a, from_numpy_dtype(a.dtype)
 
