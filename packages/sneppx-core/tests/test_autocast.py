@@ -168,3 +168,28 @@ def test_training_step_matches_torch(torch):
     np.testing.assert_allclose(sl, tl, rtol=0.01)
     for a, b in zip(sg, tg):
         np.testing.assert_allclose(a, b, rtol=0.05, atol=0.02 * np.abs(b).max())
+
+
+def test_regions_ending_out_of_order_with_the_profiler_leave_nothing_behind():
+    """The profiler and autocast both wrap functions; when their regions end out of order, each takes its wrapper
+    out of the other's chain, so the functions come back as they were and a later profile times each call once."""
+    from sneppx_core import profiler
+
+    x, matmul = sx.ones(4, 4), sx.matmul
+    p = profiler.profile()
+    p.start()
+    with sx.autocast("cpu"):
+        p.stop()  # the profile ends inside the region it began before
+        assert (x @ x).dtype == sx.bfloat16 and sx.matmul(x, x).dtype == sx.bfloat16
+    assert sx.matmul is matmul
+    region = sx.autocast("cpu")
+    region.__enter__()
+    p = profiler.profile()
+    p.start()
+    region.__exit__(None, None, None)  # the region ends inside the profile it began before
+    assert sx.matmul(x, x).dtype == sx.float32
+    p.stop()
+    assert sx.matmul is matmul
+    with sx.autocast("cpu"), profiler.profile() as prof:
+        assert sx.matmul(x, x).dtype == sx.bfloat16
+    assert [e.name for e in prof.events()].count("sneppx::matmul") == 1

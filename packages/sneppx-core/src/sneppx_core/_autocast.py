@@ -74,6 +74,25 @@ def set_enabled(enabled: bool, dtype) -> None:
                 _uninstall()
 
 
+def enter(enabled: bool, dtype, cache_enabled=None) -> tuple:
+    """Starts an ``autocast("cpu")`` region in this thread; returns what :func:`leave` restores."""
+    saved = (is_enabled(), getattr(_local, "dtype", None), CACHE[0])
+    _local.depth = getattr(_local, "depth", 0) + 1
+    if cache_enabled is not None:
+        CACHE[0] = bool(cache_enabled)
+    set_enabled(enabled, dtype)
+    return saved
+
+
+def leave(saved: tuple) -> None:
+    """Ends a region: the state before it comes back, and the cast cache goes with the outermost one."""
+    was, dtype, CACHE[0] = saved
+    _local.depth -= 1
+    if _local.depth == 0:
+        clear_cache()
+    set_enabled(was, dtype)
+
+
 def clear_cache() -> None:
     """Drops this thread's cached casts (at the end of the outermost autocast region)."""
     _local.cache = {}
@@ -102,8 +121,9 @@ def _cast_arg(a, dtype):
 
 
 def _wrapper(fn, lower: bool):
-    @functools.wraps(fn)
-    def autocast_wrapper(*args, **kwargs):
+    @functools.wraps(fn, updated=())
+    def autocast_wrapper(*args, **kwargs):  # calls through __wrapped__, which utils.wrapping.put_back may re-point
+        fn = autocast_wrapper.__wrapped__
         dtype = getattr(_local, "dtype", None)
         if dtype is None or kwargs.get("out") is not None or kwargs.get("dtype") is not None:
             return fn(*args, **kwargs)

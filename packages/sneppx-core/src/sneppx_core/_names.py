@@ -11,7 +11,7 @@ from . import _tensor_storage
 from . import _legacy_names
 from . import _sparse_make
 from . import _tensor_props
-from . import _device_extras, accelerator, amp, backends, cpu, cuda
+from . import _autocast, _device_extras, accelerator, amp, backends, cpu, cuda
 from ._C_face import Device, Tensor
 from ._dtype_info import finfo, iinfo
 from ._legacy_types import (  # noqa: F401
@@ -45,8 +45,6 @@ cuda.__path__ = cpu.__path__ = []  # packages, so that `from torch.cuda.amp impo
 def is_autocast_enabled(device_type=None) -> bool:
     """Whether autocast is on for ``device_type`` in this thread (``"cuda"`` when not given, as PyTorch; only CPU
     autocast can be on here)."""
-    from . import _autocast
-
     return (device_type or "cuda") == "cpu" and _autocast.is_enabled()
 
 

@@ -112,14 +112,14 @@ _installed: list = []  # (namespace, name, what was there, the wrapper), to put 
 
 
 def _timed(name: str, fn):
-    def wrapper(*args, **kwargs):
+    def wrapper(*args, **kwargs):  # calls through __wrapped__, which utils.wrapping.put_back may re-point
         rec = ACTIVE[0]
         if rec is None:
-            return fn(*args, **kwargs)
+            return wrapper.__wrapped__(*args, **kwargs)
         e = rec.begin(name, args)
         out = None
         try:
-            out = fn(*args, **kwargs)
+            out = wrapper.__wrapped__(*args, **kwargs)
             return out
         finally:
             rec.end(e, out)

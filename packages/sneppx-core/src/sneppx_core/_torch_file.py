@@ -38,11 +38,10 @@ _DTYPES = {"float32": Dtype.FLOAT32, "float": Dtype.FLOAT32, "float64": Dtype.FL
            "long": Dtype.INT64, "int32": Dtype.INT32, "int": Dtype.INT32, "uint8": Dtype.UINT8, "bool": Dtype.BOOL,
            "int8": Dtype.INT8, "int16": Dtype.INT16, "short": Dtype.INT16}
 # Storage classes and dtypes PyTorch has and SneppX does not: named in the error.
-_NO_DTYPE = {"ComplexFloatStorage": "complex64",
-             "ComplexDoubleStorage": "complex128", "QInt8Storage": "qint8", "QUInt8Storage": "quint8",
-             "QInt32Storage": "qint32", "complex64": "complex64",
-             "complex128": "complex128", "cfloat": "complex64", "cdouble": "complex128", "uint16": "uint16",
-             "uint32": "uint32", "uint64": "uint64", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
+_NO_DTYPE = {"ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128", "QInt8Storage": "qint8",
+             "QUInt8Storage": "quint8", "QInt32Storage": "qint32", "complex64": "complex64", "complex128": "complex128",
+             "cfloat": "complex64", "cdouble": "complex128", "uint16": "uint16", "uint32": "uint32",
+             "uint64": "uint64", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
 
 
 class _StorageType:

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from . import _tensor_methods, backends
+from . import _autocast, _tensor_methods, backends
 from ._C_face import Dtype, Tensor, from_dlpack
 from ._factories import _dtype, _float_dtype, tensor
 from ._grad_mode import is_inference_mode_enabled
@@ -123,8 +123,6 @@ def _device_type(device_type, op):
 def get_autocast_dtype(device_type):
     """The dtype autocast uses on ``device_type`` (the active one inside a CPU region; "cpu": bfloat16, "cuda":
     float16 unless set)."""
-    from . import _autocast
-
     active = getattr(_autocast._local, "dtype", None)
     return active if device_type == "cpu" and active is not None else \
         _AUTOCAST["dtype"][_device_type(device_type, "get_autocast_dtype")]
@@ -132,8 +130,6 @@ def get_autocast_dtype(device_type):
 
 def set_autocast_dtype(device_type, dtype):
     """Sets the dtype autocast uses for ``device_type`` (a float16 or bfloat16 dtype), the active one too."""
-    from . import _autocast
-
     if dtype not in (Dtype.FLOAT16, Dtype.BFLOAT16, Dtype.FLOAT32):
         raise ValueError(f"[set_autocast_dtype] dtype must be float16, bfloat16 or float32, got {dtype!r}")
     _AUTOCAST["dtype"][_device_type(device_type, "set_autocast_dtype")] = dtype
@@ -145,8 +141,6 @@ def set_autocast_enabled(device_type, enabled=None):
     """``set_autocast_enabled(device_type, enabled)`` (or the older ``set_autocast_enabled(enabled)``, for
     "cuda"): turns CPU autocast on or off in this thread, as entering an ``autocast("cpu")`` region does;
     on other device types False is accepted and True raises NotImplementedError."""
-    from . import _autocast
-
     if enabled is None:
         device_type, enabled = "cuda", device_type
     _device_type(device_type, "set_autocast_enabled")
@@ -159,8 +153,6 @@ def set_autocast_enabled(device_type, enabled=None):
 
 def is_autocast_cpu_enabled():
     """Whether CPU autocast is on in this thread."""
-    from . import _autocast
-
     return _autocast.is_enabled()
 
 
@@ -191,22 +183,16 @@ def set_autocast_gpu_dtype(dtype):
 
 def is_autocast_cache_enabled():
     """Whether autocast caches its casts of parameters (True unless switched off)."""
-    from . import _autocast
-
     return _autocast.CACHE[0]
 
 
 def set_autocast_cache_enabled(enabled):
     """Switches the caching of autocast's casts of parameters on or off."""
-    from . import _autocast
-
     _autocast.CACHE[0] = builtins.bool(enabled)
 
 
 def clear_autocast_cache():
     """Drops this thread's cached autocast casts."""
-    from . import _autocast
-
     _autocast.clear_cache()
 
 

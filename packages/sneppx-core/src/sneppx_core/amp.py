@@ -151,21 +151,12 @@ class autocast:  # noqa: N801  (PyTorch's name)
 
     def __enter__(self):
         if self.device_type == "cpu":
-            self._saved.append((_autocast.is_enabled(), getattr(_autocast._local, "dtype", None),
-                                _autocast.CACHE[0]))
-            if self._cache_enabled is not None:
-                _autocast.CACHE[0] = bool(self._cache_enabled)
-            _autocast._local.depth = getattr(_autocast._local, "depth", 0) + 1
-            _autocast.set_enabled(self._enabled, self.fast_dtype)
+            self._saved.append(_autocast.enter(self._enabled, self.fast_dtype, self._cache_enabled))
         return self
 
     def __exit__(self, *exc) -> None:
         if self.device_type == "cpu":
-            was, dtype, _autocast.CACHE[0] = self._saved.pop()
-            _autocast._local.depth -= 1
-            if _autocast._local.depth == 0:
-                _autocast.clear_cache()
-            _autocast.set_enabled(was, dtype)
+            _autocast.leave(self._saved.pop())
         return None
 
     def __call__(self, fn):

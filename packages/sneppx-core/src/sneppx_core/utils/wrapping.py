@@ -44,12 +44,24 @@ def replace_everywhere(wrappers: dict) -> list:
 
 
 def put_back(replaced: list) -> None:
-    """Undoes ``replace_everywhere`` (and similar ``(namespace, name, old, new)`` records, last first), where
-    the wrapper is still in place (something else may have replaced it since)."""
+    """Undoes ``replace_everywhere`` (and similar ``(namespace, name, old, new)`` records, last first). Where
+    another mechanism has wrapped the wrapper since (the profiler and autocast ending out of order), the wrapper
+    is taken out of that chain: wrappers call the function they wrap through their ``__wrapped__`` attribute, so
+    the one above it is pointed at ``old`` instead, and the wrapper remembers what replaced it for the other
+    mechanism's own put_back (whose ``old`` it may be)."""
     while replaced:
         ns, name, old, new = replaced.pop()
-        if (ns.__dict__.get(name) if isinstance(ns, type) else vars(ns).get(name)) is new:
+        while getattr(old, "_sneppx_replaced_by", None) is not None:
+            old = old._sneppx_replaced_by
+        cur = ns.__dict__.get(name) if isinstance(ns, type) else vars(ns).get(name)
+        if cur is new:
             setattr(ns, name, old)
+            continue
+        while cur is not None and getattr(cur, "__wrapped__", None) is not None:
+            if cur.__wrapped__ is new:
+                cur.__wrapped__, new._sneppx_replaced_by = old, old
+                break
+            cur = cur.__wrapped__
 
 
 __all__ = ["public_functions", "put_back", "replace_everywhere"]
