@@ -198,3 +198,22 @@ def test_seeding_api(npx):
     g.set_state(s)
     assert npx.rand(3, generator=g).tolist() == r.tolist()
     assert npx.randint(0, 10, (3,)).dtype == npx.int64 and npx.randperm(5).sort().values.tolist() == list(range(5))
+
+
+def test_dtype_views_and_as_strided_match_the_c_backend(npx):
+    """``view(dtype)`` reads the bytes as another dtype (llm.c's bf16 writer, the checkpoint reader's typed
+    storages) and ``_as_strided`` makes the checkpoint reader's views; both as on the C backend."""
+    a = np.array([[1.0, -2.0, 0.5, 3.25], [7.0, -0.125, 9.0, 1e-3]], np.float32)
+    for m in (npx, sx):
+        bits = m.tensor(a).bfloat16().view(m.int16)
+        assert bits.dtype.name == "int16" and bits.tolist() == sx.tensor(a).bfloat16().view(sx.int16).tolist()
+        assert bits.view(m.bfloat16).float().tolist() == sx.tensor(a).bfloat16().float().tolist()
+        np.testing.assert_array_equal(m.tensor(a).view(m.int8).numpy(), a.view(np.int8))
+        np.testing.assert_array_equal(m.tensor(a).view(m.uint8).view(m.float32).numpy(), a)
+        flat = m.tensor(np.arange(12, dtype=np.float32))
+        np.testing.assert_array_equal(m._C._as_strided(flat, [2, 3], [1, 4], 2).numpy(),
+                                      np.lib.stride_tricks.as_strided(np.arange(12.0)[2:], (2, 3), (8, 32)))
+    with pytest.raises(RuntimeError, match="as_strided"):
+        npx._C._as_strided(npx.tensor(np.arange(4.0)), [3], [2], 0)
+    with pytest.raises(RuntimeError, match="view"):
+        npx.tensor(np.ones(3, np.float32)).view(npx.float64)

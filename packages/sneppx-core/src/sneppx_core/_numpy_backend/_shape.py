@@ -6,7 +6,7 @@ import builtins
 
 import numpy as np
 
-from ._core import BOOL, INT64, describe, norm_dim, promote_pair
+from ._core import BFLOAT16, BOOL, INT64, STORAGE, Dtype, as_dtype, describe, norm_dim, promote_pair
 from ._tensor import Tensor, need_tensor, view, wrap
 
 
@@ -45,8 +45,47 @@ def reshape(input, shape):
     return view(np.reshape(input._a, shape), input._dt)
 
 
+def _view_dtype(input, dt):
+    """``input``'s bytes read as ``dt`` (the last dim rescaled by the ratio of element sizes), sharing memory as
+    the C backend does, except where bfloat16 is involved (it is held in float32 arrays here: a copy)."""
+    a = np.ascontiguousarray(input._a)
+    if input._dt is BFLOAT16:
+        a = (a.view(np.uint32) >> 16).astype(np.uint16)
+    old, new = input._dt.itemsize, dt.itemsize
+    if old != new and (a.ndim == 0 or (a.shape[-1] * old) % new):
+        raise RuntimeError(f"[view] {describe(input)} cannot be viewed as {dt!r}: the last dim's bytes "
+                           f"({a.shape[-1] if a.ndim else 0} x {old}) are not a multiple of {new}")
+    if dt is BFLOAT16:
+        return view((a.view(np.uint16).astype(np.uint32) << 16).view(np.float32), dt)
+    return view(a.view(STORAGE[dt]), dt)
+
+
+def _as_strided(input, size, stride, storage_offset=0):
+    """A view of the elements of ``input`` (a contiguous tensor, taken as the storage) with the given sizes,
+    strides and offset in elements; RuntimeError when it would reach outside them (what the checkpoint reader
+    needs of the C backend's ``_as_strided``)."""
+    a = input._a
+    if not a.flags.c_contiguous:
+        raise RuntimeError(f"[as_strided] expected a contiguous storage tensor, got {describe(input)}")
+    size, stride, offset = tuple(builtins.int(n) for n in size), tuple(builtins.int(n) for n in stride), \
+        builtins.int(storage_offset)
+    if len(size) != len(stride) or offset < 0 or builtins.any(n < 0 for n in size + stride):
+        raise RuntimeError(f"[as_strided] invalid size {size}, stride {stride} or offset {offset}")
+    flat = a.reshape(-1)
+    last = offset + builtins.sum((n - 1) * st for n, st in zip(size, stride)) if builtins.all(size) else offset - 1
+    if last >= flat.size or (not builtins.all(size) and offset > flat.size):
+        raise RuntimeError(f"[as_strided] size {size}, stride {stride} and offset {offset} need a storage of "
+                           f"{last + 1} elements; {describe(input)} holds {flat.size}")
+    out = np.lib.stride_tricks.as_strided(flat[offset:], size, tuple(st * a.itemsize for st in stride),
+                                          writeable=flat.flags.writeable)
+    return view(out, input._dt)
+
+
 def view_(input, *shape):
-    """A view with ``shape``; RuntimeError when the strides do not allow one."""
+    """A view with ``shape``, or with one dtype the bytes read as that dtype; RuntimeError when the strides do not
+    allow a view."""
+    if len(shape) == 1 and isinstance(shape[0], (Dtype, str)):
+        return _view_dtype(input, as_dtype(shape[0]))
     shape = _resolve(_sizes(shape, "view"), input._a.size, "view", tuple(input.shape))
     try:
         return view(np.reshape(input._a, shape, copy=False), input._dt)
@@ -552,4 +591,4 @@ __all__ = ["reshape", "transpose", "swapaxes", "permute", "squeeze", "unsqueeze"
            "unflatten", "narrow", "select", "movedim", "contiguous", "clone", "detach", "cat", "concat", "stack",
            "split", "chunk", "unbind", "tril", "triu", "flip", "roll", "gather", "scatter", "scatter_add",
            "index_select", "index_add", "repeat_interleave", "_index_put_front", "one_hot", "nonzero", "masked_select",
-           "argsort", "_sort", "_kthvalue", "_topk"]
+           "argsort", "_sort", "_kthvalue", "_topk", "_as_strided"]
