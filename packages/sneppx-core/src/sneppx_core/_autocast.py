@@ -16,6 +16,7 @@ code that never autocasts never meets them.
 from __future__ import annotations
 
 import functools
+import importlib
 import threading
 
 from ._C_face import Dtype, Tensor
@@ -145,20 +146,12 @@ def _install() -> None:
     wrappers = {}
     for table, lower in ((_LOWER, True), (_FP32, False)):
         for modname, names in table.items():
-            found = wrapping.public_functions((modname,))
-            for key, (fn, path) in found.items():
-                if path.rsplit(".", 1)[1] in names and key not in wrappers:
-                    wrappers[key] = (fn, _wrapper(fn, lower))
+            module = importlib.import_module(modname)
+            for fn in filter(None, (vars(module).get(name) for name in names)):
+                wrappers.setdefault(id(fn), (fn, _wrapper(fn, lower)))
     _installed.extend(wrapping.replace_everywhere(wrappers))
     for names, lower in ((_LOWER_METHODS, True), (_FP32_METHODS, False)):
-        for name in names:
-            raw = vars(Tensor).get(name)
-            if raw is None or isinstance(raw, (property, staticmethod, classmethod)):
-                continue
-            method = getattr(Tensor, name)
-            wrapper = _wrapper(method, lower)
-            _installed.append((Tensor, name, raw, wrapper))
-            setattr(Tensor, name, wrapper)
+        _installed.extend(wrapping.replace_methods(Tensor, names, lambda _, method, low=lower: _wrapper(method, low)))
 
 
 def _uninstall() -> None:

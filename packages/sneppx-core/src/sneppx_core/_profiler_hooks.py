@@ -142,14 +142,10 @@ def install() -> None:
     found = wrapping.public_functions(_MODULES, _SKIP)
     _installed.extend(wrapping.replace_everywhere(
         {key: (fn, _timed(_op_name(path.rsplit(".", 1)[1]), fn)) for key, (fn, path) in found.items()}))
-    for name, raw in list(vars(Tensor).items()):
-        if name in _SKIP_METHODS or name.startswith("is_") or (name.startswith("_") and name not in _DUNDERS):
-            continue
-        if not isinstance(raw, (types.FunctionType, _INSTANCEMETHOD)):  # not properties, static methods, ...
-            continue
-        wrapper = _timed(_op_name(name), getattr(Tensor, name))
-        _installed.append((Tensor, name, raw, wrapper))
-        setattr(Tensor, name, wrapper)
+    names = [name for name, raw in vars(Tensor).items()
+             if not (name in _SKIP_METHODS or name.startswith("is_") or (name.startswith("_") and name not in _DUNDERS))
+             and isinstance(raw, (types.FunctionType, _INSTANCEMETHOD))]  # not properties, static methods, ...
+    _installed.extend(wrapping.replace_methods(Tensor, names, lambda name, method: _timed(_op_name(name), method)))
 
 
 def uninstall() -> None:

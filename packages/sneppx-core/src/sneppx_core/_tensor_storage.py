@@ -18,15 +18,14 @@ import math
 import numbers
 import warnings
 
-from . import _shared
+from . import _legacy_types, _shared
 from ._backend import _C
 from ._C_face import Tensor, uint8
 from ._factories import zeros
 from ._tensor_strided import _ints, _need_c
 
 _INT64_MAX = 2 ** 63 - 1
-_LEGACY_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-                 "int32": "Int", "uint8": "Byte", "bool": "Bool", "int8": "Char", "int16": "Short"}
+_LEGACY_NAMES = {t.dtype.name: t.__name__[:-len("Tensor")] for t in _legacy_types.TYPES}  # "int8": "Char", ...
 
 
 def _tensor(t, op, what="self"):

@@ -73,7 +73,7 @@ def _as_strided(input, size, stride, storage_offset=0):
         raise RuntimeError(f"[as_strided] invalid size {size}, stride {stride} or offset {offset}")
     flat = a.reshape(-1)
     last = offset + builtins.sum((n - 1) * st for n, st in zip(size, stride)) if builtins.all(size) else offset - 1
-    if last >= flat.size or (not builtins.all(size) and offset > flat.size):
+    if last >= flat.size:  # (an empty view: its offset may be the storage's end, not past it)
         raise RuntimeError(f"[as_strided] size {size}, stride {stride} and offset {offset} need a storage of "
                            f"{last + 1} elements; {describe(input)} holds {flat.size}")
     out = np.lib.stride_tricks.as_strided(flat[offset:], size, tuple(st * a.itemsize for st in stride),

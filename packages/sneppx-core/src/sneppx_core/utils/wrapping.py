@@ -43,6 +43,21 @@ def replace_everywhere(wrappers: dict) -> list:
     return replaced
 
 
+def replace_methods(cls, names, make) -> list:
+    """Puts ``make(name, method)`` in place of each method of ``cls`` in ``names`` (one ``cls`` lacks, and
+    properties, static and class methods, are passed over); returns ``[(cls, name, method, wrapper)]`` for
+    ``put_back``."""
+    replaced = []
+    for name in names:
+        raw = vars(cls).get(name)
+        if raw is None or isinstance(raw, (property, staticmethod, classmethod)):
+            continue
+        wrapper = make(name, getattr(cls, name))
+        replaced.append((cls, name, raw, wrapper))
+        setattr(cls, name, wrapper)
+    return replaced
+
+
 def put_back(replaced: list) -> None:
     """Undoes ``replace_everywhere`` (and similar ``(namespace, name, old, new)`` records, last first). Where
     another mechanism has wrapped the wrapper since (the profiler and autocast ending out of order), the wrapper
@@ -64,4 +79,4 @@ def put_back(replaced: list) -> None:
             cur = cur.__wrapped__
 
 
-__all__ = ["public_functions", "put_back", "replace_everywhere"]
+__all__ = ["public_functions", "put_back", "replace_everywhere", "replace_methods"]
