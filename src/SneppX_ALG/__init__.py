@@ -24,7 +24,7 @@ from sneppx_core import _HAS_C_BACKEND, _HAS_CUDA  # noqa: F401
 # torch.jit, .compiler, .func, .hub, .library, .multiprocessing, .onnx, .ops, .profiler, .random, .serialization:
 # modules, outside __all__ (as in PyTorch)
 from sneppx_core import compiler, func, hub, jit, library, multiprocessing, onnx, ops, profiler, random  # noqa: F401
-from sneppx_core import _dynamo, _inductor, serialization, version  # noqa: F401
+from sneppx_core import _dynamo, _functorch, _inductor, serialization, version  # noqa: F401
 
 from . import _paths
 from ._version import __version__

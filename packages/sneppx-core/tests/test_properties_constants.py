@@ -14,7 +14,7 @@ import pytest
 
 import sneppx_core as sx
 
-NOT_PROPS = ["is_xpu", "is_mps", "is_meta", "is_xla", "is_ipu", "is_mtia", "is_maia", "is_mkldnn", "is_vulkan",
+NOT_PROPS = ["is_xpu", "is_mps", "is_xla", "is_ipu", "is_mtia", "is_maia", "is_mkldnn", "is_vulkan",
              "is_quantized", "is_sparse", "is_sparse_csr", "is_nested"]
 FORMATS = ["contiguous_format", "preserve_format", "channels_last", "channels_last_3d"]
 LAYOUTS = ["strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc"]

@@ -403,7 +403,9 @@ def test_version_and_compiler_settings():
     config.coordinate_descent_tuning = True
     config.triton.unique_kernel_names = True
     sx._dynamo.config.cache_size_limit = 64
+    sx._functorch.config.enable_autograd_cache = True
     assert config.triton.unique_kernel_names is True and sx._dynamo.config.cache_size_limit == 64
+    assert sx._functorch.config.enable_autograd_cache is True
     with pytest.raises(AttributeError, match="never set"):
         config.triton.cudagraphs
     sx._dynamo.reset()
@@ -425,6 +427,8 @@ def test_device_context_generator_device_dtype_and_sdp_kernel():
     g2 = sx.Generator(3)  # SneppX's seed form
     np.testing.assert_array_equal(a.numpy(), sx.randn(4, generator=g2).numpy())
     with pytest.raises(ValueError, match="device"):
+        sx.Generator(device="tpu")
+    with pytest.raises(RuntimeError, match="meta"):  # as PyTorch
         sx.Generator(device="meta")
     with sx.backends.cuda.sdp_kernel(enable_flash=False):
         pass

@@ -7,12 +7,29 @@
 // Kernel contract: operands are validated, broadcast and cast by the op; a kernel never
 // allocates tensors and never throws from inside the thread pool.
 #pragma once
+#include <type_traits>
+
 #include "core/device.h"
 #include "core/error.h"
 
 namespace sx {
 
-inline constexpr int kDeviceTypes = 2;  // DeviceType::CPU, DeviceType::CUDA
+inline constexpr int kDeviceTypes = 3;  // DeviceType::CPU, DeviceType::CUDA, DeviceType::Meta
+
+// The meta device's kernel for every slot: the op has made its outputs (memoryless on meta), so a kernel
+// that only writes them has nothing to do. Slots answering bool (an index check passed, a fast path taken)
+// answer true: there were no values to find out of range. A kernel that returns a value (a count, a norm)
+// needs the operands' values, which meta tensors do not have: KernelSlot raises instead.
+template <typename Fn> struct MetaKernel;
+template <typename R, typename... A> struct MetaKernel<R(A...)> {
+  static R nothing(A...) {
+    if constexpr (std::is_same_v<R, bool>) return true;
+  }
+  static R (*kernel())(A...) {
+    if constexpr (std::is_void_v<R> || std::is_same_v<R, bool>) return &nothing;
+    else return nullptr;
+  }
+};
 
 template <typename Fn>
 struct KernelSlot {
@@ -21,6 +38,10 @@ struct KernelSlot {
 
   // The kernel for `d`; raises when no backend registered one.
   Fn* operator()(Device d) const {
+    if (d.type == DeviceType::Meta) [[unlikely]] {
+      if (Fn* f = MetaKernel<Fn>::kernel()) return f;
+      throw NotImplementedError(msg("[", name, "] needs the values of its operands, which meta tensors do not have"));
+    }
     Fn* f = impl[int(d.type)];
     if (!f) throw NotImplementedError(msg("[", name, "] has no kernel for device ", d.str()));
     return f;

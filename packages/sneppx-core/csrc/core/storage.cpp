@@ -135,6 +135,7 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   auto s = std::make_shared<Storage>();
   s->nbytes = nbytes;
   s->device = device;
+  if (device.type == DeviceType::Meta) return s;  // no memory: the data pointer stays null
   s->data = device.type == DeviceType::CPU ? cpu_alloc(nbytes) : cuda_alloc(nbytes, device.index);
   return s;
 }

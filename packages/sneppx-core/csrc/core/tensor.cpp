@@ -106,4 +106,9 @@ Tensor alias_detached(const Tensor& t) {
 
 std::string describe(const Tensor& t) { return msg(dtype_name(t->dtype), " ", shape_str(t->shape)); }
 
+void TensorImpl::no_data() const {
+  throw NotImplementedError(msg("a meta tensor (", dtype_name(dtype), " ", shape_str(shape),
+                                ") has no data: this needs its values"));
+}
+
 }  // namespace sx

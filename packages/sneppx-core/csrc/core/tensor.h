@@ -42,7 +42,13 @@ struct TensorImpl {
   Device device() const { return storage->device; }
   bool is_leaf() const { return grad_fn == nullptr; }
   bool is_contiguous() const;
-  char* raw() const { return static_cast<char*>(storage->data) + offset * int64_t(itemsize(dtype)); }
+  // The first element's address; raises for a meta tensor, which has no memory (kernels never see one:
+  // KernelSlot gives the meta device no kernels).
+  char* raw() const {
+    if (storage->device.type == DeviceType::Meta) [[unlikely]] no_data();
+    return static_cast<char*>(storage->data) + offset * int64_t(itemsize(dtype));
+  }
+  [[noreturn, gnu::cold]] void no_data() const;
   template <typename T> T* data() const { return reinterpret_cast<T*>(raw()); }
   uint32_t version() const { return storage->version.load(std::memory_order_relaxed); }
   void bump_version() { storage->version.fetch_add(1, std::memory_order_relaxed); }
@@ -66,5 +72,7 @@ Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset)
 // A new impl aliasing t's data, without autograd history.
 Tensor alias_detached(const Tensor& t);
 std::string describe(const Tensor& t);  // "float32 (2, 3)" for error messages
+// On the meta device (no values): checks of values (index ranges, division by zero) are skipped there.
+inline bool is_meta(const Tensor& t) { return t->device().type == DeviceType::Meta; }
 
 }  // namespace sx

@@ -70,6 +70,8 @@ Tensor detach(const Tensor& x) { return alias_detached(x); }
 
 Tensor to_device(const Tensor& x, Device d, bool non_blocking) {
   if (x->device() == d) return x;
+  SX_CHECK(x->device().type != DeviceType::Meta, NotImplementedError, "[to] cannot copy out of a meta tensor (",
+           describe(x), "): it has no data (to_empty allocates a tensor of its geometry on ", d.str(), ")");
   // Raises first when d is a GPU this build or machine lacks.
   Tensor out = non_blocking && d.type == DeviceType::CPU ? empty_pinned(x->shape, x->dtype) : empty(x->shape, x->dtype, d);
   Tensor src = x->is_contiguous() ? x : clone_nograd(x);
@@ -161,6 +163,7 @@ namespace {
 // A one-element CPU tensor of dtype dt with t's value.
 Tensor item_on_host(const Tensor& t, DType dt, const char* op) {
   SX_CHECK(t->numel() == 1, ValueError, "[", op, "] expected a one-element tensor, got ", describe(t));
+  SX_CHECK(!is_meta(t), NotImplementedError, "[", op, "] a meta tensor (", describe(t), ") has no value to read");
   Tensor h = t->device().type == DeviceType::CPU ? t : to_device(t, Device{});
   return cast_nograd(h, dt);
 }

@@ -160,7 +160,7 @@ Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
                         describe(b)));
   Shape shape = broadcast_shapes(a->shape, b->shape, name);
   Tensor ac = cast_nograd(a, ct), bc = cast_nograd(b, ct);
-  if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem || op == BinaryOp::Fmod) && !is_floating(ct)) {
+  if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem || op == BinaryOp::Fmod) && !is_floating(ct) && !is_meta(bc)) {
     Tensor zero = empty(bc->shape, DType::Bool, bc->device());
     // kernels take operands already broadcast to the output's shape
     kern::binary(bc->device())(BinaryOp::Eq, zero, bc, expand_view(scalar_tensor(Scalar(int64_t(0)), ct, bc->device()), bc->shape));

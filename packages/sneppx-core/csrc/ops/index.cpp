@@ -42,7 +42,7 @@ std::pair<int64_t, int64_t> bounds(const Tensor& idx) {
 }
 
 void check_range(const Tensor& idx, int64_t n, const char* op, int64_t dim) {
-  if (idx->numel() == 0) return;
+  if (idx->numel() == 0 || is_meta(idx)) return;
   if (kern::index_in_range.has(idx->device().type) && kern::index_in_range(idx->device())(idx, n)) return;
   auto [lo, hi] = bounds(idx);
   SX_CHECK(lo >= -n && hi < n, IndexError, "[", op, "] index ", hi >= n ? hi : lo, " is out of bounds for dimension ",

@@ -67,7 +67,7 @@ Tensor check_class_targets(const char* op, const Tensor& target, const ClassLayo
     for (int64_t i = 0; i < t->numel(); ++i)
       SX_CHECK((p[i] >= 0 && p[i] < L.C) || p[i] == ignore_index, IndexError, "[", op, "] target ", p[i],
                " is out of bounds for ", L.C, " classes");
-  } else if (t->numel()) {
+  } else if (t->numel() && !is_meta(t)) {
     auto lit = [&](int64_t v) { return scalar_tensor(Scalar(v), DType::Int64, t->device()); };
     Tensor outside = binary(BinaryOp::Or, binary(BinaryOp::Lt, t, lit(0)), binary(BinaryOp::Ge, t, lit(L.C)));
     Tensor bad = binary(BinaryOp::And, outside, binary(BinaryOp::Ne, t, lit(ignore_index)));
@@ -100,6 +100,7 @@ Tensor reduce_rows(const Tensor& loss, const Tensor& wrow, const ClassLayout& L,
                    double& denom) {
   denom = 1;
   if (red == Reduction::None) return reshape(cast_nograd(loss, dt), L.batch);
+  if (is_meta(loss)) return empty({}, dt, loss->device());  // the sums are values
   double s = sum_f64(loss), w = sum_f64(wrow);
   if (red == Reduction::Mean) denom = w;
   return scalar_tensor(Scalar(red == Reduction::Mean ? s / w : s), dt, loss->device());
@@ -108,6 +109,7 @@ Tensor reduce_rows(const Tensor& loss, const Tensor& wrow, const ClassLayout& L,
 // Per-row upstream gradient: g itself ("none"), or g / denom broadcast.
 Tensor row_grads(const Tensor& g, int64_t rows, Reduction red, double denom, DType dt) {
   if (red == Reduction::None) return contig(reshape(g, {rows}), dt);
+  if (is_meta(g)) return empty({rows}, dt, g->device());
   double v = item_double(g) / denom;
   return full({rows}, Scalar(v), dt, g->device());
 }
@@ -240,7 +242,7 @@ Tensor pointwise_loss(PLoss k, const Tensor& x, const Tensor& t, const Tensor& e
   auto prep = [&](const Tensor& v) { return v ? contig(expand_view(v, shape), dt) : v; };
   Tensor xc = prep(x), tc = prep(t), ec = prep(extra);
   int64_t n = xc->numel();
-  if (k == PLoss::Bce && n) {
+  if (k == PLoss::Bce && n && !is_meta(xc)) {
     Tensor outside = binary(BinaryOp::Or, binary(BinaryOp::Lt, xc, zeros({}, dt, xc->device())),
                             binary(BinaryOp::Gt, xc, ones({}, dt, xc->device())));
     outside = binary(BinaryOp::Or, outside, binary(BinaryOp::Ne, xc, xc));  // NaN

@@ -74,7 +74,7 @@ Tensor embedding(const Tensor& ids, const Tensor& w, std::optional<int64_t> padd
   }
   Tensor idc = contig(ids, DType::Int64);
   int64_t n = idc->numel();
-  if (n) {  // every id must index a row
+  if (n && !is_meta(idc)) {  // every id must index a row
     Tensor lo = amin(idc, std::nullopt, false), hi = amax(idc, std::nullopt, false);
     Tensor bad = binary(BinaryOp::Lt, lo, scalar_tensor(Scalar(int64_t(0)), DType::Int64, lo->device()));
     int64_t id = item_bool(bad) ? item_int(lo) : item_int(hi);

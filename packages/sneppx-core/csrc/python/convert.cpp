@@ -79,7 +79,7 @@ Device parse_device(py::handle h) {
     if (s == "cuda") return {DeviceType::CUDA, cuda_current_device()};  // the current GPU, as in PyTorch
     return Device::parse(s);
   }
-  throw TypeError("[device] expected 'cpu', 'cuda' or a Device, got " + std::string(py::repr(h)));
+  throw TypeError("[device] expected 'cpu', 'cuda', 'meta' or a Device, got " + std::string(py::repr(h)));
 }
 
 bool is_tensor(py::handle h) { return py::isinstance<TensorImpl>(h); }
@@ -231,6 +231,8 @@ Tensor from_numpy(py::array a) {
 }
 
 py::array to_numpy(const Tensor& t) {
+  SX_CHECK(t->device().type != DeviceType::Meta, TypeError, "[numpy] can't convert a meta tensor (", describe(t),
+           ") to NumPy: it has no data");
   SX_CHECK(t->device().type == DeviceType::CPU, TypeError, "[numpy] can't convert a ", t->device().str(),
            " tensor to NumPy; use .cpu() first");
   std::vector<py::ssize_t> shape(t->shape.begin(), t->shape.end()), strides;

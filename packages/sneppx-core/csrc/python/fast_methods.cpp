@@ -38,6 +38,7 @@ PyObject* guarded(F f) {
 std::array<PyObject*, size_t(DType::Float64) + 1> g_dtypes{};  // the Dtype enum's members, by DType value
 PyObject* g_cpu = nullptr;            // Device('cpu')
 std::vector<PyObject*> g_cuda;        // Device('cuda', i), made on first use
+PyObject* g_meta = nullptr;           // Device('meta'), made on first use
 
 PyObject* new_ref(PyObject* o) {
   Py_INCREF(o);
@@ -56,6 +57,10 @@ PyObject* get_device(PyObject* self, void*) {
   return guarded([&] {
     Device d = self_tensor(self)->device();
     if (d.type == DeviceType::CPU) return new_ref(g_cpu);
+    if (d.type == DeviceType::Meta) {
+      if (!g_meta) g_meta = py::cast(d).release().ptr();
+      return new_ref(g_meta);
+    }
     size_t i = size_t(d.index);
     if (i >= g_cuda.size()) g_cuda.resize(i + 1);
     if (!g_cuda[i]) g_cuda[i] = py::cast(d).release().ptr();

@@ -179,15 +179,15 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
       })
       .def("__hash__", [](DType d) { return int(d); });
 
-  py::class_<Device>(m, "Device", "A device: Device('cpu'), Device('cuda', 0) or Device('cuda:1').")
+  py::class_<Device>(m, "Device", "A device: Device('cpu'), Device('cuda', 0), Device('cuda:1') or Device('meta').")
       .def(py::init([](py::object type, py::object index) {
              Device d = py_conv::parse_device(type);
              if (!index.is_none()) d.index = index.cast<int>();
              return d;
            }), py::arg("type"), py::arg("index") = py::none())
-      .def_property_readonly("type", [](const Device& d) { return d.type == DeviceType::CPU ? "cpu" : "cuda"; })
+      .def_property_readonly("type", [](const Device& d) { return d.type_name(); })
       .def_property_readonly("index", [](const Device& d) -> py::object {
-        if (d.type == DeviceType::CPU) return py::none();
+        if (d.type != DeviceType::CUDA) return py::none();
         return py::int_(d.index);
       })
       .def("__eq__", [](const Device& d, py::handle o) {
@@ -195,7 +195,7 @@ PYBIND11_MODULE(_SNEPPX_c, m) {
       })
       .def("__hash__", [](const Device& d) { return int(d.type) * 1024 + d.index; })
       .def("__str__", &Device::str)
-      .def("__repr__", [](const Device& d) { return "device(type='" + std::string(d.type == DeviceType::CPU ? "cpu" : "cuda") + "'" + (d.type == DeviceType::CPU ? "" : ", index=" + std::to_string(d.index)) + ")"; });
+      .def("__repr__", [](const Device& d) { return "device(type='" + std::string(d.type_name()) + "'" + (d.type != DeviceType::CUDA ? "" : ", index=" + std::to_string(d.index)) + ")"; });
 
   py::class_<Generator>(m, "Generator", "A random-number stream (Philox counter based): Generator(seed).")
       .def(py::init([](py::object seed) {

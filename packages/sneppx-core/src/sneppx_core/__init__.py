@@ -34,7 +34,7 @@ from . import autograd, cuda, distributions, functional, linalg, special, testin
 from . import compiler, func, hub, jit, library, multiprocessing, onnx, ops, profiler, random  # noqa: F401
 from . import serialization  # noqa: F401
 from . import sparse, version  # noqa: F401
-from ._compile_settings import _dynamo, _inductor  # noqa: F401  (torch._dynamo.config, torch._inductor.config)
+from ._compile_settings import _dynamo, _functorch, _inductor  # noqa: F401  (torch._dynamo.config, ...)
 from .compiler import compile  # noqa: A004
 from .func import vmap
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled

@@ -1,5 +1,6 @@
-"""``torch._dynamo`` and ``torch._inductor``'s settings modules, which training scripts set before compiling
-(``torch._inductor.config.coordinate_descent_tuning = True``, ``torch._dynamo.config.cache_size_limit = 64``).
+"""``torch._dynamo``, ``torch._inductor`` and ``torch._functorch``'s settings modules, which training scripts set
+before compiling (``torch._inductor.config.coordinate_descent_tuning = True``,
+``torch._dynamo.config.cache_size_limit = 64``).
 SneppX has no compiler (see ``compiler``), so the settings are kept and change nothing. A ``config`` module takes
 any setting; its sections (``config.triton``, ``config.cpp``, ...) too; reading a setting never set raises
 AttributeError, so no program reads a made-up default."""
@@ -49,3 +50,6 @@ _dynamo.mark_dynamic = _dynamo.mark_static = _dynamo.maybe_mark_dynamic = _mark
 _inductor = _module("sneppx_core._inductor", "``torch._inductor``'s place: ``config`` (no compiler: no effect).")
 _inductor.config = _module("sneppx_core._inductor.config", "``torch._inductor.config``: settings kept, no effect.",
                            sections=("triton", "cpp", "cuda", "aot_inductor", "trace"))
+_functorch = _module("sneppx_core._functorch", "``torch._functorch``'s place: ``config`` (no compiler: no effect).")
+_functorch.config = _module("sneppx_core._functorch.config", "``torch._functorch.config``: settings kept, no effect "
+                            "(gpt-fast sets ``enable_autograd_cache``).")

@@ -32,7 +32,9 @@ def _init(self, device=None, seed=None) -> None:
     if seed is None and device is not None and not isinstance(device, (str, Device)):
         device, seed = None, device  # Generator(seed): SneppX's form (the seed is checked there)
     if isinstance(device, str):
-        Device(device)  # a name this build does not know raises here
+        device = Device(device)  # a name this build does not know raises here
+    if isinstance(device, Device) and device.type == "meta":
+        raise RuntimeError("[Generator] the meta device has no random numbers (no generator)")
     _generator_init(self, seed)
 
 

@@ -30,6 +30,13 @@ def _default_device(device=None):
     return _DEFAULT.device if device is None and _DEVICE_SET[0] else device
 
 
+def _meta(device):
+    """"meta" when the factory's tensor goes to the meta device (made there directly: it holds no memory, so a
+    shape too large for any machine is fine), else None (made on the CPU, then moved by ``_finish``)."""
+    device = _default_device(device)
+    return "meta" if device is not None and str(device) == "meta" else None
+
+
 def _default_float():
     """The default floating dtype (``set_default_dtype``)."""
     return _FLOAT[0]
@@ -112,26 +119,26 @@ def _float_dtype(dtype):
 def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False):
     """A tensor of zeros of the given shape (the default dtype, float32 unless set, if ``dtype`` is None)."""
     shape = _shape(sizes, "zeros") if size is None else _size_kw(sizes, size, "zeros")
-    return _finish(_C._zeros(shape, dtype, None), requires_grad, device)
+    return _finish(_C._zeros(shape, dtype, _meta(device)), requires_grad, device)
 
 
 def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False):
     """A tensor of ones of the given shape."""
     shape = _shape(sizes, "ones") if size is None else _size_kw(sizes, size, "ones")
-    return _finish(_C._full(shape, 1, _float_dtype(dtype), None), requires_grad, device)
+    return _finish(_C._full(shape, 1, _float_dtype(dtype), _meta(device)), requires_grad, device)
 
 
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor of the given shape."""
     shape = _shape(sizes, "empty") if size is None else _size_kw(sizes, size, "empty")
-    return _finish(_C._empty(shape, dtype, None), requires_grad, device)
+    return _finish(_C._empty(shape, dtype, _meta(device)), requires_grad, device)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from the value)."""
     if isinstance(size, builtins.int):
         size = (size,)
-    return _finish(_C._full(_shape((size,), "full"), fill_value, dtype, None), requires_grad, device)
+    return _finish(_C._full(_shape((size,), "full"), fill_value, dtype, _meta(device)), requires_grad, device)
 
 
 def _int(v, op, what):
@@ -218,12 +225,16 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
 def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform random numbers in [0, 1)."""
     shape = _shape(sizes, "rand") if size is None else _size_kw(sizes, size, "rand")
+    if _meta(device):  # no values to draw
+        return _finish(_C._empty(shape, _float_dtype(dtype), "meta"), requires_grad, device)
     return _finish(_C._rand(shape, _float_dtype(dtype), generator), requires_grad, device)
 
 
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal random numbers."""
     shape = _shape(sizes, "randn") if size is None else _size_kw(sizes, size, "randn")
+    if _meta(device):  # no values to draw
+        return _finish(_C._empty(shape, _float_dtype(dtype), "meta"), requires_grad, device)
     return _finish(_C._randn(shape, _float_dtype(dtype), generator), requires_grad, device)
 
 

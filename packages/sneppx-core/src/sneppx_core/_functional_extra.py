@@ -123,7 +123,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         s = n_in / n_out if sc is None else 1.0 / sc
         i = np.arange(n_out, dtype=np.float64)
         if mode == "nearest":
-            out = out.index_select(dim, Tensor(np.minimum(np.floor(i * s).astype(np.int64), n_in - 1)))
+            out = out.index_select(dim, Tensor(np.minimum(np.floor(i * s).astype(np.int64), n_in - 1)).to(input.device))
             continue
         if align_corners:
             src = i * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros_like(i)
@@ -133,7 +133,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         i1 = np.minimum(i0 + 1, n_in - 1)
         shape = [1] * input.ndim
         shape[dim] = n_out
-        w = Tensor((src - i0).reshape(shape), dtype=input.dtype)
-        a, b = out.index_select(dim, Tensor(i0)), out.index_select(dim, Tensor(i1))
+        w = Tensor((src - i0).reshape(shape), dtype=input.dtype).to(input.device)
+        a, b = out.index_select(dim, Tensor(i0).to(input.device)), out.index_select(dim, Tensor(i1).to(input.device))
         out = a + (b - a) * w
     return out

@@ -241,7 +241,7 @@ def unfold(input, dimension, size, step):
     x = input.reshape([1]) if input.ndim == 0 else input
     count = (n - size) // step + 1
     idx = (np.arange(count)[:, None] * step + np.arange(size)[None, :]).reshape(-1)
-    y = x.index_select(d, Tensor(idx.astype(np.int64)))
+    y = x.index_select(d, Tensor(idx.astype(np.int64)).to(x.device))
     y = _C.movedim(y.unflatten(d, (count, size)), d + 1, -1)
     return y.reshape([size]) if input.ndim == 0 else y
 

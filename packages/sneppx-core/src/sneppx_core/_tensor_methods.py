@@ -130,6 +130,13 @@ def _summarized(a, edge):
 def __repr__(self):
     """PyTorch-style repr: ``tensor([1.5000, 2.0000], dtype=sneppx.float64, requires_grad=True)``."""
     extras = []
+    if self.device.type == "meta":  # no values to show, as PyTorch: tensor(..., device='meta', size=(2, 3))
+        extras = ["device='meta'", f"size={tuple(self.shape)}"]
+        if self.dtype != Dtype.FLOAT32:
+            extras.append(f"dtype={self.dtype!r}")
+        if self.requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(..." + "".join(", " + e for e in extras) + ")"
     if self.numel() == 0:
         body = "[]"
         if self.ndim != 1:

@@ -238,12 +238,14 @@ def _grad_dtype_set(self, value):
                                   f"({self.dtype!r}); it cannot be set to {value!r}")
 
 
-_NOT = {"is_xpu": "an XPU", "is_mps": "an MPS (Apple GPU)", "is_meta": "a meta", "is_xla": "an XLA",
+_NOT = {"is_xpu": "an XPU", "is_mps": "an MPS (Apple GPU)", "is_xla": "an XLA",
         "is_ipu": "an IPU", "is_mtia": "an MTIA", "is_maia": "a MAIA", "is_vulkan": "a Vulkan",
         "is_mkldnn": "a oneDNN (MKL-DNN)", "is_quantized": "a quantized", "is_sparse": "a sparse COO",
         "is_sparse_csr": "a sparse CSR", "is_nested": "a nested"}
 PROPERTIES = {name: property(lambda self: False, doc=f"False: SneppX has no {what} tensors.")
               for name, what in _NOT.items()}
+PROPERTIES["is_meta"] = property(lambda self: self.device.type == "meta",
+                                 doc="True for a tensor on the meta device (a shape and a dtype, no data).")
 PROPERTIES["is_sparse"] = property(lambda self: False, doc="False: a dense tensor (sparse COO tensors are their own "
                                                             "type, ``sparse.SparseTensor``, where it is True).")
 PROPERTIES["is_sparse_csr"] = property(lambda self: False, doc="False: a dense tensor (CSR tensors are "

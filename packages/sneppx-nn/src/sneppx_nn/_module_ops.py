@@ -61,6 +61,12 @@ class ModuleOps:
         parameters row-major (a layout changes no result; SneppX's ops return row-major tensors anyway)."""
         return _state.module_to(self, args, kwargs)
 
+    def to_empty(self, *, device, recurse: bool = True) -> "Module":
+        """Replaces every parameter and buffer by an uninitialised tensor of the same shape and dtype on
+        ``device`` (the way out of the meta device: build the model under ``with device("meta")``, then
+        ``to_empty(device="cpu")`` and load or initialise the weights). Returns self."""
+        return _state.module_to_empty(self, device, recurse)
+
     def float(self) -> "Module":
         """Casts floating-point parameters and buffers to float32."""
         return self.to("float32")

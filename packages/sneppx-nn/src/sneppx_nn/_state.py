@@ -176,6 +176,22 @@ def module_to(module, args, kwargs):
     return module
 
 
+def module_to_empty(module, device, recurse: bool):
+    """Implements ``Module.to_empty``: every parameter and buffer becomes an uninitialised tensor of its
+    shape, dtype and strides on ``device`` (parameters new Parameters, tied ones staying tied)."""
+    done = {}
+    for m in module.modules() if recurse else [module]:
+        for name, p in m._parameters.items():
+            if p is not None:
+                if id(p) not in done:
+                    done[id(p)] = Parameter(sx.empty_like(p.detach(), device=device), p.requires_grad)
+                m._parameters[name] = done[id(p)]
+        for name, b in m._buffers.items():
+            if b is not None:
+                m._buffers[name] = sx.empty_like(b, device=device)
+    return module
+
+
 def zero_grad(module, set_to_none: bool) -> None:
     """Implements ``Module.zero_grad``."""
     for p in module.parameters():
