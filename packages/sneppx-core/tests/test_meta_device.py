@@ -45,6 +45,12 @@ CASES = [
     ("where", lambda c, a: sx.where(c > 0, a, 0.0), [((3, 4), "float32"), ((3, 4), "float32")]),
     ("tril", lambda a: a.tril(), [((4, 4), "float32")]),
     ("expand", lambda a: a.expand(3, 4, 5), [((4, 1), "float32")]),
+    # interpolate and unfold make index tensors: on the input's device (they were made on the CPU and raised)
+    ("interpolate nearest", lambda x: F.interpolate(x, scale_factor=2), [((1, 2, 4, 3), "float32")]),
+    ("interpolate bilinear", lambda x: F.interpolate(x, size=(5, 7), mode="bilinear"), [((1, 2, 4, 3), "float32")]),
+    ("unfold", lambda a: a.unfold(1, 3, 2), [((2, 9), "float32")]),
+    ("embedding", lambda i, w: F.embedding(i, w), [((2, 5), "int64"), ((4, 3), "float32")]),
+    ("cross_entropy", lambda x, t: F.cross_entropy(x, t), [((4, 6), "float32"), ((4,), "int64")]),
 ]
 
 

@@ -267,8 +267,7 @@ bool addcmul_into(const Tensor& x, const Tensor& t1, const Tensor& t2, const Sca
 Tensor bitwise_not(const Tensor& x) {
   SX_CHECK(!is_floating(x->dtype), TypeError, "[bitwise_not] is only defined for integer and bool tensors, got ",
            describe(x));
-  if (x->dtype == DType::Bool) return unary(UnaryOp::Not, x);
-  return binary(BinaryOp::BitXor, x, scalar_tensor(Scalar(int64_t(-1)), x->dtype, x->device()));  // all bits set
+  return unary(x->dtype == DType::Bool ? UnaryOp::Not : UnaryOp::BitNot, x);
 }
 
 Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Add, a, b); }

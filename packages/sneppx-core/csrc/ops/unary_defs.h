@@ -49,7 +49,7 @@ namespace sx {
   X(Sin) X(Cos) X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Erf) X(Erfc)                             \
   X(Tanh) X(Sigmoid) X(Relu) X(Gelu) X(GeluTanh) X(Silu) X(LeakyRelu) X(Elu) X(Celu) X(Selu)             \
   X(Softplus) X(Mish) X(Hardtanh) X(Hardsigmoid) X(Hardswish) X(Relu6) X(LogSigmoid) X(Softsign) X(PowScalar)   \
-  X(Lgamma) X(Digamma) X(Polygamma) X(Erfinv) X(I0) X(I1) X(FrexpMantissa) X(FrexpExponent)
+  X(Lgamma) X(Digamma) X(Polygamma) X(Erfinv) X(I0) X(I1) X(FrexpMantissa) X(FrexpExponent) X(BitNot)
 
 enum class UnaryOp : uint8_t {
 #define SX_ENUM_ENTRY(D) D,
@@ -157,6 +157,20 @@ struct NanToNum : Base {
   static constexpr DRule rule = DRule::Bool;                      \
   template <typename C> SX_HD static bool f(C x, C, C) { return EXPR; }
 struct Not : Base { SX_PREDICATE("logical_not", x == C(0)) };
+// ~x of an integer tensor, reached through bitwise_not (which takes bool tensors to Not and refuses
+// floating ones): one pass, where an xor with a tensor of -1 made a scalar tensor and broadcast it.
+struct BitNot : Base {
+  static constexpr const char* name = "bitwise_not";
+  static constexpr DRule rule = DRule::Same;
+  static constexpr Api api = Api::Internal;
+  template <typename C> SX_HD static C f(C x, C, C) {
+    if constexpr (std::is_same_v<C, bool>) return !x;
+    else if constexpr (is_int<C>) return C(~x);
+    else return x;  // not reached: no floating kernel is asked for
+  }
+  template <typename C> SX_HD static C df(C, C, C) { return C(0); }
+  template <typename C> SX_HD static C d2f(C, C, C) { return C(0); }
+};
 struct IsNan : Base { SX_PREDICATE("isnan", x != x) };
 // x - x is 0 for a finite x and NaN for an infinite or NaN one: one test, no branch (a chain of ||
 // compiles to branches that go either way at random on data with many non-finite values).
