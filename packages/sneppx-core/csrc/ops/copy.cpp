@@ -70,8 +70,8 @@ Tensor detach(const Tensor& x) { return alias_detached(x); }
 
 Tensor to_device(const Tensor& x, Device d, bool non_blocking) {
   if (x->device() == d) return x;
-  SX_CHECK(x->device().type != DeviceType::Meta, NotImplementedError, "[to] cannot copy out of a meta tensor (",
-           describe(x), "): it has no data (to_empty allocates a tensor of its geometry on ", d.str(), ")");
+  SX_CHECK(!is_meta(x), NotImplementedError, "[to] cannot copy out of a meta tensor (", describe(x),
+           "): it has no data (empty_like(x, device=...) makes one of its geometry on ", d.str(), ")");
   // Raises first when d is a GPU this build or machine lacks.
   Tensor out = non_blocking && d.type == DeviceType::CPU ? empty_pinned(x->shape, x->dtype) : empty(x->shape, x->dtype, d);
   Tensor src = x->is_contiguous() ? x : clone_nograd(x);

@@ -201,7 +201,7 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
            }, py::kw_only(), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
            py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
       .def("__dlpack_device__", [](const Tensor& t) {
-        SX_CHECK(t->device().type != DeviceType::Meta, NotImplementedError, "[__dlpack_device__] DLPack has no meta device");
+        SX_CHECK(!is_meta(t), NotImplementedError, "[__dlpack_device__] DLPack has no meta device");
         return py::make_tuple(t->device().type == DeviceType::CPU ? 1 : 2, t->device().index);
       })
       .def("backward", &backward, py::arg("gradient") = py::none(), py::arg("retain_graph") = py::none(),

@@ -231,7 +231,7 @@ Tensor from_numpy(py::array a) {
 }
 
 py::array to_numpy(const Tensor& t) {
-  SX_CHECK(t->device().type != DeviceType::Meta, TypeError, "[numpy] can't convert a meta tensor (", describe(t),
+  SX_CHECK(!is_meta(t), TypeError, "[numpy] can't convert a meta tensor (", describe(t),
            ") to NumPy: it has no data");
   SX_CHECK(t->device().type == DeviceType::CPU, TypeError, "[numpy] can't convert a ", t->device().str(),
            " tensor to NumPy; use .cpu() first");
