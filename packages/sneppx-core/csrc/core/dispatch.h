@@ -46,7 +46,12 @@ struct KernelSlot {
     if (!f) throw NotImplementedError(msg("[", name, "] has no kernel for device ", d.str()));
     return f;
   }
-  bool has(DeviceType t) const { return impl[int(t)] != nullptr; }
+  // Whether `slot(device)` gives a kernel: on meta, for the slots MetaKernel fills, so that ops take the
+  // same path there as on a device with the kernel (and the same output geometry).
+  bool has(DeviceType t) const {
+    if (t == DeviceType::Meta) return MetaKernel<Fn>::kernel() != nullptr;
+    return impl[int(t)] != nullptr;
+  }
   bool set(DeviceType t, Fn* f) {
     impl[int(t)] = f;
     return true;
