@@ -51,6 +51,8 @@ CASES = [
     ("unfold", lambda a: a.unfold(1, 3, 2), [((2, 9), "float32")]),
     ("embedding", lambda i, w: F.embedding(i, w), [((2, 5), "int64"), ((4, 3), "float32")]),
     ("cross_entropy", lambda x, t: F.cross_entropy(x, t), [((4, 6), "float32"), ((4,), "int64")]),
+    ("one_hot", lambda i: F.one_hot(i, 5), [((2, 3), "int64")]),
+    ("cummax", lambda a: a.cummax(1).values, [((3, 4), "float32")]),
 ]
 
 
