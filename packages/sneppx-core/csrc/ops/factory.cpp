@@ -15,7 +15,6 @@ SX_DEFINE_KERNEL(kern::randint);
 SX_DEFINE_KERNEL(kern::randperm);
 SX_DEFINE_KERNEL(kern::multinomial);
 
-namespace {
 // PyTorch refuses a Python number that the tensor's dtype cannot hold (int32 fill_(2**40) used to
 // store zeros); NaN and infinities are fine for floating dtypes, any value is fine for bool.
 void check_scalar_fits(const Scalar& v, DType dt, const char* op) {
@@ -37,7 +36,6 @@ void check_scalar_fits(const Scalar& v, DType dt, const char* op) {
     throw RuntimeError(msg("[", op, "] value ", shown, " cannot be converted to ", dtype_name(dt), " without overflow"));
   }
 }
-}  // namespace
 
 Generator& default_generator() {
   static Generator g;

@@ -39,6 +39,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 // ---- factories (factory.cpp)
 Tensor zeros(const Shape& s, DType dt = DType::Float32, Device dev = {});
 Tensor ones(const Shape& s, DType dt = DType::Float32, Device dev = {});
+// Raises RuntimeError when dt cannot hold v ("[op] value ... cannot be converted to dt without overflow").
+void check_scalar_fits(const Scalar& v, DType dt, const char* op);
 Tensor full(const Shape& s, const Scalar& v, DType dt, Device dev = {});
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);

@@ -275,14 +275,8 @@ Tensor from_data(py::handle data, std::optional<DType> dtype) {
   if (!from_array && natural == DType::Float64) natural = default_float_dtype();
   DType target = dtype ? *dtype : natural;
   // Python ints that the asked integer dtype cannot hold are refused, as PyTorch does (NumPy data is cast).
-  if (!from_array && dtype && !is_floating(target) && target != DType::Bool && kind == 'i' && a.size() > 0) {
-    auto [lo, hi] = int_range(target);
-    for (const char* end : {"min", "max"}) {
-      int64_t v = np.attr(end)(a).cast<int64_t>();
-      SX_CHECK(v >= lo && v <= hi, RuntimeError, "[tensor] value ", v, " cannot be converted to ", dtype_name(target),
-               " without overflow");
-    }
-  }
+  if (!from_array && dtype && !is_floating(target) && kind == 'i' && a.size() > 0)
+    for (const char* end : {"min", "max"}) check_scalar_fits(Scalar(np.attr(end)(a).cast<int64_t>()), target, "tensor");
   Tensor shared = from_numpy(c);
   Tensor out = empty(shared->shape, target);
   cpu::copy(out, shared);

@@ -19,7 +19,7 @@ from ._compat import require_core
 from ._version import __version__
 from ._C_face import (  # noqa: F401
     Device, Dtype, Generator, Tensor, bool_, bfloat16, float16, float32, float64, int8, int16, int32, int64,
-    uint8,    default_generator, get_num_threads, set_num_threads, empty_cache, from_dlpack, is_grad_enabled,
+    uint8, default_generator, get_num_threads, set_num_threads, empty_cache, from_dlpack, is_grad_enabled,
 )
 from ._factories import (
     arange, empty, empty_like, eye, full, full_like, linspace, manual_seed, ones, ones_like, rand, rand_like,

@@ -24,19 +24,17 @@ import zipfile
 
 import numpy as np
 
+from . import _legacy_types
 from ._backend import _C
 from ._C_face import Device, Dtype, Tensor
+from ._factories import _ALIASES
 from ._shared import bytes_as
 
-# PyTorch's storage classes and dtype names, as its pickles name them (None: bytes, typed later).
-_STORAGES = {"FloatStorage": Dtype.FLOAT32, "DoubleStorage": Dtype.FLOAT64, "HalfStorage": Dtype.FLOAT16,
-             "BFloat16Storage": Dtype.BFLOAT16, "LongStorage": Dtype.INT64, "IntStorage": Dtype.INT32,
-             "ByteStorage": Dtype.UINT8, "CharStorage": Dtype.INT8, "ShortStorage": Dtype.INT16,
-             "BoolStorage": Dtype.BOOL, "UntypedStorage": None}
-_DTYPES = {"float32": Dtype.FLOAT32, "float": Dtype.FLOAT32, "float64": Dtype.FLOAT64, "double": Dtype.FLOAT64,
-           "float16": Dtype.FLOAT16, "half": Dtype.FLOAT16, "bfloat16": Dtype.BFLOAT16, "int64": Dtype.INT64,
-           "long": Dtype.INT64, "int32": Dtype.INT32, "int": Dtype.INT32, "uint8": Dtype.UINT8, "bool": Dtype.BOOL,
-           "int8": Dtype.INT8, "int16": Dtype.INT16, "short": Dtype.INT16}
+# PyTorch's storage classes and dtype names, as its pickles name them (None: bytes, typed later): the legacy
+# tensor types' storages ("CharStorage" for CharTensor's int8) and the names ``dtype=`` takes ("long", "short", ...).
+_STORAGES = {**{t.__name__[:-len("Tensor")] + "Storage": t.dtype for t in _legacy_types.TYPES}, "UntypedStorage": None}
+_DTYPES = {**{name.lower(): d for name, d in Dtype.__members__.items()},
+           **{alias: getattr(Dtype, name.upper()) for alias, name in _ALIASES.items()}}
 # Storage classes and dtypes PyTorch has and SneppX does not: named in the error.
 _NO_DTYPE = {"ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128", "QInt8Storage": "qint8",
              "QUInt8Storage": "quint8", "QInt32Storage": "qint32", "complex64": "complex64", "complex128": "complex128",
