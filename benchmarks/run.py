@@ -38,8 +38,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from common import THREADS, speed  # noqa: E402
 
-MODULES = ["core", "functional", "nn", "conv", "rnn", "optim", "distributions", "sparse", "io", "data", "generate",
-           "distributed", "cuda", "ops"]
+MODULES = ["core", "functional", "nn", "conv", "rnn", "optim", "distributions", "sparse", "complex", "io", "data",
+           "generate", "distributed", "cuda", "ops"]
 DOCS = HERE.parent / "docs"
 CHARTS = {"speed": "assets/benchmarks-speed.png", "width": "assets/benchmarks-gpt-width.png",
           "ops": "assets/benchmarks-ops.png"}

@@ -124,6 +124,8 @@ def torch_sections() -> list:
         ("Constants and objects", "torch", torch_objects(torch), "sneppx_core", _public(dir(sx))),
         ("Linear algebra", "torch.linalg", linalg, "sneppx_core.linalg", set(SLA.__all__)),
         ("Special functions", "torch.special", special, "sneppx_core.special", set(SSP.__all__)),
+        ("Fourier transforms", "torch.fft", set(torch.fft.__all__) - {"Tensor"}, "sneppx_core.fft",
+         set(sx.fft.__all__)),
         ("Autograd", "torch.autograd", autograd, "sneppx_core.autograd", _autograd_names(sx.autograd)),
         ("Optimizers", "torch.optim", optimizers, "sneppx_optim", set(sneppx_optim.__all__)),
         ("LR schedulers", "torch.optim.lr_scheduler", schedulers, "sneppx_optim", set(sneppx_optim.__all__)),

@@ -476,12 +476,24 @@ def test_linalg_errors_name_op_shape_dtype():
     assert LA.lu_factor_ex(_t(np.zeros((3, 3)))).info.item() == 1
 
 
-def test_gauge_dependent_and_complex_cases_raise():
+def test_gauge_dependent_cases_raise():
     with pytest.raises(RuntimeError, match=r"mode='complete'"):
         LA.qr(sx.ones(4, 3, requires_grad=True), mode="complete")
     for fn in (LA.eig, LA.eigvals):
-        with pytest.raises(NotImplementedError, match=r"complex"):
-            fn(sx.eye(3))
+        with pytest.raises(NotImplementedError, match=r"gradient"):
+            fn(sx.eye(3, requires_grad=True))
+
+
+def test_eig_of_a_general_matrix():
+    a = RNG.standard_normal((2, 4, 4))  # real, not symmetric: complex eigenvalues in pairs
+    L, V = LA.eig(_t(a))
+    assert L.dtype == sx.complex128 and V.shape == (2, 4, 4)
+    np.testing.assert_allclose(_np(_t(a, sx.complex128) @ V), _np(V * L.unsqueeze(-2)), atol=1e-12)
+    np.testing.assert_allclose(np.sort_complex(_np(LA.eigvals(_t(a))).ravel()),
+                               np.sort_complex(np.linalg.eigvals(a).ravel()), atol=1e-12)
+    assert LA.eigvals(sx.eye(3)).dtype == sx.complex64
+    with pytest.raises(ValueError, match="square"):
+        LA.eig(sx.ones(2, 3))
 
 
 # ---------------------------------------------------------------- top-level names and methods

@@ -79,7 +79,7 @@ std::atomic<bool> g_anomaly{false}, g_anomaly_nan{true};
 void check_anomaly(const Node& node, const TensorList& grads) {
   for (size_t i = 0; i < grads.size(); ++i) {
     const Tensor& g = grads[i];
-    if (!g || !is_floating(g->dtype) || g->numel() == 0) continue;
+    if (!g || !is_differentiable(g->dtype) || g->numel() == 0) continue;
     NoGradGuard no_grad;
     Tensor nan = to_device(any(binary(BinaryOp::Ne, g, g), std::nullopt, false), Device{});
     if (*nan->data<bool>())

@@ -18,7 +18,11 @@
 
 namespace sx {
 
-enum class DType : uint8_t { Bool, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64 };
+// Complex64 / Complex128 hold (real, imaginary) pairs of float32 / float64. The complex ops (ops/complex.cpp)
+// run the real kernels on the pairs (view_as_real); only the product has a kernel of its own (ops/complex.h),
+// and every dtype switch below raises TypeError for them.
+enum class DType : uint8_t { Bool, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64, Complex64,
+                             Complex128 };
 
 // The bits of a float and back (memcpy: no aliasing questions; nvcc compiles it for the device too).
 SX_HD inline uint32_t float_bits(float f) {
@@ -102,10 +106,23 @@ inline size_t itemsize(DType d) {
     case DType::Bool: case DType::UInt8: case DType::Int8: return 1;
     case DType::Int16: case DType::Float16: case DType::BFloat16: return 2;
     case DType::Int32: case DType::Float32: return 4;
+    case DType::Complex128: return 16;
     default: return 8;
   }
 }
-inline bool is_floating(DType d) { return d >= DType::Float16; }
+inline bool is_floating(DType d) { return d >= DType::Float16 && d <= DType::Float64; }
+inline bool is_complex(DType d) { return d >= DType::Complex64; }
+// Whether a tensor of dtype d can carry a gradient (floating and complex dtypes).
+inline bool is_differentiable(DType d) { return d >= DType::Float16; }
+// The dtype of a complex dtype's parts (float32 for complex64); d itself for a real dtype.
+inline DType real_part_dtype(DType d) {
+  return d == DType::Complex64 ? DType::Float32 : d == DType::Complex128 ? DType::Float64 : d;
+}
+// The complex dtype whose parts are d (float32 -> complex64; float16/bfloat16 -> complex64, as PyTorch's
+// promotion of a half tensor with a complex scalar gives complex64 here, there being no complex32).
+inline DType complex_of(DType d) {
+  return d == DType::Float64 || d == DType::Complex128 ? DType::Complex128 : DType::Complex64;
+}
 // The smallest and largest value of an integer dtype (bool: 0 and 1).
 inline std::pair<int64_t, int64_t> int_range(DType d) {
   switch (d) {
@@ -118,7 +135,7 @@ inline std::pair<int64_t, int64_t> int_range(DType d) {
   }
 }
 inline bool is_integral(DType d, bool include_bool) {
-  return d == DType::Bool ? include_bool : !is_floating(d);
+  return d == DType::Bool ? include_bool : d <= DType::Int64;
 }
 
 inline const char* dtype_name(DType d) {
@@ -133,18 +150,30 @@ inline const char* dtype_name(DType d) {
     case DType::BFloat16: return "bfloat16";
     case DType::Float32: return "float32";
     case DType::Float64: return "float64";
+    case DType::Complex64: return "complex64";
+    case DType::Complex128: return "complex128";
   }
   return "?";
 }
 
 // PyTorch's promotion lattice: bool < uint8, int8 < int16 < int32 < int64 < float16/bfloat16 < float32 <
-// float64, with uint8 and int8 promoting to int16 and float16 and bfloat16 to float32.
+// float64 < complex64 < complex128, with uint8 and int8 promoting to int16, float16 and bfloat16 to float32,
+// and a complex dtype with float64 to complex128.
 inline DType promote_types(DType a, DType b) {
   if (a == b) return a;
+  if (is_complex(a) || is_complex(b)) {
+    DType c = is_complex(a) ? a : b, o = is_complex(a) ? b : a;
+    return o == DType::Float64 || o == DType::Complex128 ? DType::Complex128 : c;
+  }
   if ((a == DType::UInt8 && b == DType::Int8) || (a == DType::Int8 && b == DType::UInt8)) return DType::Int16;
   if ((a == DType::Float16 && b == DType::BFloat16) || (a == DType::BFloat16 && b == DType::Float16))
     return DType::Float32;
   return a > b ? a : b;
+}
+
+[[noreturn, gnu::cold]] inline void no_complex_kernel(const char* op, DType d) {
+  throw TypeError(std::string("[") + op + "] is not implemented for " + dtype_name(d) +
+                  " tensors (the complex ops are listed in docs/pytorch-compatibility.md)");
 }
 
 // Calls fn with a value of the C++ type matching dtype (used once per kernel family).
@@ -167,6 +196,7 @@ inline DType promote_types(DType a, DType b) {
     SX_DISPATCH_CASE(BFloat16, ::sx::BFloat16, __VA_ARGS__)                              \
     SX_DISPATCH_CASE(Float32, float, __VA_ARGS__)                                        \
     SX_DISPATCH_CASE(Float64, double, __VA_ARGS__)                                       \
+    default: ::sx::no_complex_kernel(NAME, DT);                                          \
   }
 
 #define SX_DISPATCH_FLOAT(DT, NAME, ...)                                                 \

@@ -648,7 +648,8 @@ void cpu_pad_gather(const Tensor& x, const Tensor& out, const TensorList& maps) 
     case 1: return pad_gather_impl(x->data<uint8_t>(), out->data<uint8_t>(), p);
     case 2: return pad_gather_impl(x->data<uint16_t>(), out->data<uint16_t>(), p);
     case 4: return pad_gather_impl(x->data<uint32_t>(), out->data<uint32_t>(), p);
-    default: return pad_gather_impl(x->data<uint64_t>(), out->data<uint64_t>(), p);
+    case 8: return pad_gather_impl(x->data<uint64_t>(), out->data<uint64_t>(), p);
+    default: no_complex_kernel("pad", x->dtype);  // complex128's 16 bytes
   }
 }
 // The adjoint: each slab of gx (independent of the others) adds its output rows back in order.

@@ -420,7 +420,7 @@ Tensor pad_constant(const Tensor& x, const IntList& pads, const Scalar& value) {
   Tensor out = whole ? full(os, value, x->dtype, dev) : empty(os, x->dtype, dev);
   int64_t off = 0;
   for (int64_t d = 0; d < nd; ++d) off += lead[size_t(d)] * out->strides[size_t(d)];
-  if (kept->numel()) kern::copy(dev)(make_view(out, ks, out->strides, off), detach(kept));
+  if (kept->numel()) copy_into(make_view(out, ks, out->strides, off), detach(kept));
   for (size_t d = 0; d < size_t(nd) && !whole; ++d) {
     const int64_t after = lead[d] + ks[d];
     for (auto [start, len] : {std::pair{int64_t(0), lead[d]}, std::pair{after, os[d] - after}}) {

@@ -15,14 +15,20 @@ Tensor expand_view(const Tensor& t, const Shape& shape) {
 
 Tensor cast_nograd(const Tensor& t, DType dt) {
   if (t->dtype == dt) return t;
+  // Unlike PyTorch (which warns and drops the imaginary parts), refused: an op that computes in a real
+  // dtype would otherwise take a complex input's real parts silently.
+  SX_CHECK(!is_complex(t->dtype) || is_complex(dt), TypeError, "[to] ", describe(t), " cannot be converted to ",
+           dtype_name(dt), ": the imaginary parts would be lost (take .real or .abs() first; ops without a complex "
+           "form raise this too)");
   Tensor out = empty(t->shape, dt, t->device());
-  kern::copy(out->device())(out, t);
+  copy_into(out, t);
   return out;
 }
 
 Tensor grad_for(const Tensor& g, const Tensor& t) {
   if (!g) return g;
   Tensor r = g->shape == t->shape ? g : sum_to(g, t->shape);
+  if (is_complex(r->dtype) && !is_complex(t->dtype)) r = real(r);  // a real input promoted to complex
   return r->dtype == t->dtype ? r : to_dtype(r, t->dtype);
 }
 
@@ -48,14 +54,16 @@ IntList normalize_dims(const OptDims& dims, int64_t ndim, const char* op) {
 Tensor to_dtype(const Tensor& x, DType dt) {
   if (x->dtype == dt) return x;
   Tensor out = cast_nograd(x, dt);
-  if (!is_floating(dt)) return out;  // integer results carry no gradient
+  if (!is_differentiable(dt)) return out;  // integer results carry no gradient
   DType src = x->dtype;
-  return record("ToCopyBackward", {x}, out, [src](const Tensor& g) { return TensorList{to_dtype(g, src)}; });
+  return record("ToCopyBackward", {x}, out, [src](const Tensor& g) {
+    return TensorList{to_dtype(is_complex(g->dtype) && !is_complex(src) ? real(g) : g, src)};
+  });
 }
 
 Tensor clone_nograd(const Tensor& x) {
   Tensor out = empty(x->shape, x->dtype, x->device());
-  kern::copy(out->device())(out, x);
+  copy_into(out, x);
   return out;
 }
 
@@ -76,7 +84,7 @@ Tensor to_device(const Tensor& x, Device d, bool non_blocking) {
   Tensor out = non_blocking && d.type == DeviceType::CPU ? empty_pinned(x->shape, x->dtype) : empty(x->shape, x->dtype, d);
   Tensor src = x->is_contiguous() ? x : clone_nograd(x);
   kern::transfer(d.type == DeviceType::CPU ? x->device() : d)(out, src, non_blocking);
-  if (!is_floating(x->dtype)) return out;
+  if (!is_differentiable(x->dtype)) return out;
   Device from = x->device();
   return record("ToCopyBackward", {x}, out, [from](const Tensor& g) { return TensorList{to_device(g, from)}; });
 }
@@ -86,8 +94,8 @@ Tensor pin_memory(const Tensor& x) {
            x->device().str());
   if (x->storage->pinned) return x;
   Tensor out = empty_pinned(x->shape, x->dtype);
-  kern::copy(out->device())(out, x);
-  if (!is_floating(x->dtype)) return out;
+  copy_into(out, x);
+  if (!is_differentiable(x->dtype)) return out;
   return record("PinMemoryBackward", {x}, out, [](const Tensor& g) { return TensorList{g}; });
 }
 
@@ -113,7 +121,7 @@ void rebase_view_write(const Tensor& x, const Tensor& value, const char* op) {
     Tensor pos = clone_nograd(make_view(arange(0, double(shape_numel(bshape, "setitem")), 1, DType::Int64), vs, vst, voff));
     if (g->device() != pos->device()) pos = to_device(pos, g->device());
     Tensor keep = ones(bshape, g->dtype, g->device());
-    kern::fill(keep->device())(make_view(keep, vs, vst, voff), Scalar(0.0));
+    fill_into(make_view(keep, vs, vst, voff), Scalar(0.0));
     // Differentiable ops only, so that create_graph=True sees through the write.
     Tensor g_base = mul(g, keep);
     Tensor gv = reshape(index_front(reshape(g, {-1}), {reshape(pos, {-1})}), vs);
@@ -139,7 +147,7 @@ void assign_inplace(const Tensor& x, const Tensor& value, const char* op) {
            " into a tensor of shape ", shape_str(x->shape));
   if (track && x->view_base) rebase_view_write(x, value, op);  // checks run before any write
   Tensor src = value->storage == x->storage ? clone_nograd(value) : value;
-  kern::copy(x->device())(x, expand_view(src, x->shape));
+  copy_into(x, expand_view(src, x->shape));
   x->bump_version();
   if (track) {
     Shape vs = value->shape;

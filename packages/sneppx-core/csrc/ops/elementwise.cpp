@@ -9,7 +9,7 @@
 namespace sx {
 
 namespace {
-int category(DType d) { return d == DType::Bool ? 0 : (is_floating(d) ? 2 : 1); }
+int category(DType d) { return d == DType::Bool ? 0 : is_complex(d) ? 3 : is_floating(d) ? 2 : 1; }
 
 bool is_compare(BinaryOp op) { return op >= BinaryOp::Eq; }
 bool is_shift(BinaryOp op) { return op == BinaryOp::Shl || op == BinaryOp::Shr; }
@@ -66,7 +66,10 @@ DType result_type(const Tensor& a, const Tensor& b) {
   if (a0 == b0) return promote_types(a->dtype, b->dtype);
   const Tensor& dimd = a0 ? b : a;
   const Tensor& zd = a0 ? a : b;
-  return category(zd->dtype) > category(dimd->dtype) ? zd->dtype : dimd->dtype;
+  if (category(zd->dtype) <= category(dimd->dtype)) return dimd->dtype;
+  // A complex number with a floating tensor takes the tensor's precision too (complex64 with float64 gives
+  // complex128), as in PyTorch.
+  return is_complex(zd->dtype) && is_floating(dimd->dtype) ? promote_types(zd->dtype, dimd->dtype) : zd->dtype;
 }
 
 DType scalar_result_type(const Tensor& t, const Scalar& s) {
@@ -77,7 +80,7 @@ DType scalar_result_type(const Tensor& t, const Scalar& s) {
 
 Tensor scalar_tensor(const Scalar& s, DType dtype, Device device) {
   Tensor t = empty({}, dtype, device);
-  kern::fill(device)(t, s);
+  fill_into(t, s);
   return t;
 }
 
@@ -142,6 +145,7 @@ static bool number(const Tensor& t) { return t->dim() == 0 && t->device().type =
 static Tensor number_on(const Tensor& t, Device d) { return t->device() != d && number(t) ? to_device(t, d) : t; }
 
 Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
+  if (is_complex(a_in->dtype) || is_complex(b_in->dtype)) [[unlikely]] return complex_binary(op, a_in, b_in);
   const char* name = binary_name(op);
   Tensor a = number_on(a_in, b_in->device()), b = number_on(b_in, a->device());
   check_same_device(name, a, b);
@@ -202,6 +206,7 @@ bool binary_into(BinaryOp op, const Tensor& x, const Tensor& b) {
   // and integer division and floor division check for zero divisors or change the dtype: those keep
   // the general path.
   if (is_compare(op) || op == BinaryOp::Rem || op == BinaryOp::Fmod || op == BinaryOp::Atan2) return false;
+  if (is_complex(x->dtype) || is_complex(b->dtype)) return false;  // complex_binary: the general path
   if (x->device() != b->device() || result_type(x, b) != x->dtype || needs_grad({&x, &b})) return false;
   if ((op == BinaryOp::Div || op == BinaryOp::FloorDiv) && !is_floating(x->dtype)) return false;
   if (op == BinaryOp::Sub && x->dtype == DType::Bool) return false;
@@ -281,8 +286,8 @@ Tensor mul(const Tensor& a, const Scalar& b) { return mul(a, scalar_tensor(b, sc
 Tensor add_scaled(const Tensor& a, const Tensor& b, const Scalar& alpha, bool subtract, bool into_a) {
   // One pass when alpha * b keeps b's dtype and b's dtype is the result's; otherwise the two ops.
   DType ct = result_type(a, b);
-  if (scalar_result_type(b, alpha) != b->dtype || b->dtype != ct || ct == DType::Bool || a->device() != b->device() ||
-      !kern::add_scaled.has(a->device().type)) {
+  if (scalar_result_type(b, alpha) != b->dtype || b->dtype != ct || ct == DType::Bool || is_complex(ct) ||
+      a->device() != b->device() || !kern::add_scaled.has(a->device().type)) {
     Tensor scaled = mul(b, alpha);
     return subtract ? sub(a, scaled) : add(a, scaled);
   }
@@ -324,6 +329,7 @@ Tensor where(const Tensor& cond_in, const Tensor& a_in, const Tensor& b_in) {
   check_same_device("where", cond, b);
   DType ct = result_type(a, b);
   Shape shape = broadcast_shapes(broadcast_shapes(cond->shape, a->shape, "where"), b->shape, "where");
+  if (is_complex(ct)) [[unlikely]] return complex_where(cond, to_dtype(a, ct), to_dtype(b, ct));
   Tensor out = empty(shape, ct, a->device());
   kern::where(out->device())(out, expand_view(cond, shape), expand_view(cast_nograd(a, ct), shape),
              expand_view(cast_nograd(b, ct), shape));

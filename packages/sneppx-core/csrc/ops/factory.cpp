@@ -18,6 +18,7 @@ SX_DEFINE_KERNEL(kern::multinomial);
 // PyTorch refuses a Python number that the tensor's dtype cannot hold (int32 fill_(2**40) used to
 // store zeros); NaN and infinities are fine for floating dtypes, any value is fine for bool.
 void check_scalar_fits(const Scalar& v, DType dt, const char* op) {
+  dt = real_part_dtype(dt);  // a complex dtype: its parts'
   if (dt == DType::Bool || dt == DType::Float64 || v.kind == Scalar::Bool) return;
   double x = v.kind == Scalar::Float ? v.d : double(v.i);
   bool ok = true;
@@ -44,9 +45,9 @@ Generator& default_generator() {
 Generator* gen_or_default(Generator* g) { return g ? g : &default_generator(); }
 
 Tensor full(const Shape& s, const Scalar& v, DType dt, Device dev) {
-  if (!is_floating(dt)) check_scalar_fits(v, dt, "full");  // as PyTorch (internal float fills may be huge)
+  if (is_integral(dt, false)) check_scalar_fits(v, dt, "full");  // as PyTorch (internal float fills may be huge)
   Tensor t = empty(s, dt, dev);
-  kern::fill(t->device())(t, v);
+  fill_into(t, v);
   return t;
 }
 Tensor zeros(const Shape& s, DType dt, Device dev) { return full(s, Scalar(int64_t(0)), dt, dev); }
@@ -62,7 +63,7 @@ void fill_(const Tensor& t, const Scalar& v) {
     return;
   }
   t->check_writable("fill_");
-  kern::fill(t->device())(t, v);
+  fill_into(t, v);
   t->bump_version();
 }
 
@@ -133,8 +134,14 @@ Tensor random_tensor(Distribution dist, const Shape& s, DType dt, Generator* g, 
 }
 }  // namespace
 
-Tensor rand(const Shape& s, DType dt, Generator* g) { return random_tensor(Distribution::Uniform, s, dt, g, 0, 1, "rand"); }
-Tensor randn(const Shape& s, DType dt, Generator* g) { return random_tensor(Distribution::Normal, s, dt, g, 0, 1, "randn"); }
+Tensor rand(const Shape& s, DType dt, Generator* g) {
+  if (is_complex(dt)) return random_complex(s, dt, g, false);
+  return random_tensor(Distribution::Uniform, s, dt, g, 0, 1, "rand");
+}
+Tensor randn(const Shape& s, DType dt, Generator* g) {
+  if (is_complex(dt)) return random_complex(s, dt, g, true);
+  return random_tensor(Distribution::Normal, s, dt, g, 0, 1, "randn");
+}
 
 Tensor randint(int64_t low, int64_t high, const Shape& s, DType dt, Generator* g) {
   SX_CHECK(high > low, ValueError, "[randint] expected low < high, got low=", low, " high=", high);
@@ -189,11 +196,13 @@ Tensor bernoulli(const Tensor& p, Generator* g) {
   Tensor out = empty(p->shape, is_floating(p->dtype) ? p->dtype : default_float_dtype());
   Tensor mask = empty(p->shape, DType::Bool);
   kern::binary(mask->device())(BinaryOp::Lt, mask, u, pc);
-  kern::copy(out->device())(out, mask);
+  copy_into(out, mask);
   return out;
 }
 
 void uniform_(const Tensor& t, double lo, double hi, Generator* g) {
+  SX_CHECK(!is_complex(t->dtype), TypeError, "[uniform_] is not implemented for complex tensors, got ", describe(t),
+           "; draw the parts (view_as_real(z).uniform_(lo, hi))");
   Tensor r = random_tensor(Distribution::Uniform, t->shape, is_floating(t->dtype) ? t->dtype : DType::Float64, g, lo,
                            hi, "uniform_");
   NoGradGuard ng;
@@ -201,6 +210,8 @@ void uniform_(const Tensor& t, double lo, double hi, Generator* g) {
 }
 
 void normal_(const Tensor& t, double mean, double std, Generator* g) {
+  SX_CHECK(!is_complex(t->dtype), TypeError, "[normal_] is not implemented for complex tensors, got ", describe(t),
+           "; randn(..., dtype=complex64) draws both parts");
   Tensor r = random_tensor(Distribution::Normal, t->shape, is_floating(t->dtype) ? t->dtype : DType::Float64, g, mean,
                            std, "normal_");
   NoGradGuard ng;

@@ -62,7 +62,7 @@ void run_scatter(const Tensor& out, const Tensor& idx, const Tensor& src, int64_
   if (how == ScatterOp::Add && (out->dtype == DType::Float16 || out->dtype == DType::BFloat16)) {
     Tensor acc = cast_nograd(out, DType::Float32);
     run_scatter(acc, idx, cast_nograd(src, DType::Float32), d, how, op);
-    kern::copy(out->device())(out, acc);
+    copy_into(out, acc);
     return;
   }
   if (!kern::scatter(out->device())(out, idx, src, d, how)) range_error(idx, out->shape[size_t(d)], op, d);

@@ -49,6 +49,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Tensor b2 = b->dim() == 1 ? unsqueeze(b, 1) : b;
   SX_CHECK(a2->shape.back() == b2->shape[b2->dim() - 2], ValueError, "[matmul] shapes ", shape_str(a->shape), " and ",
            shape_str(b->shape), " cannot be multiplied");
+  if (is_complex(a->dtype)) [[unlikely]] return complex_matmul(a, b);
   if (a->dim() == 1 && b->dim() == 1 && kern::dot.has(a->device().type)) return dot(a, b);
   DType dt = a->dtype;
   Tensor out = mm_forward(a2, b2);  // float16/bfloat16: float32 accumulation inside the kernel
@@ -90,7 +91,7 @@ Tensor dot(const Tensor& a, const Tensor& b) {
   SX_CHECK(a->dtype == b->dtype, TypeError, "[dot] expected both operands to have the same dtype, got ",
            dtype_name(a->dtype), " and ", dtype_name(b->dtype));
   SX_CHECK(a->dtype != DType::Bool, TypeError, "[dot] bool tensors are not supported");
-  if (!kern::dot.has(a->device().type)) return matmul(a, b);
+  if (!kern::dot.has(a->device().type) || is_complex(a->dtype)) return matmul(a, b);
   Tensor out = empty({}, a->dtype, a->device());
   kern::dot(out->device())(out, a, b);
   if (!is_floating(a->dtype) || !needs_grad({&a, &b})) return out;

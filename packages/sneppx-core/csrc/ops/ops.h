@@ -73,6 +73,19 @@ Tensor to_device(const Tensor& x, Device d, bool non_blocking = false);
 // A contiguous copy of a CPU tensor in page-locked memory (x itself when it is pinned already).
 Tensor pin_memory(const Tensor& x);
 
+// ---- complex tensors (complex.cpp): written with real ops on the (real, imaginary) pairs
+// The pairs of a complex tensor as a real (..., 2) view, and back (the last dim of size 2 with stride 1, the
+// other strides and the offset even); both differentiable.
+Tensor view_as_real(const Tensor& x);
+Tensor view_as_complex(const Tensor& x);
+Tensor real(const Tensor& x);  // a view of the real parts (x itself for a real x)
+Tensor imag(const Tensor& x);  // a view of the imaginary parts (raises for a real x, as PyTorch)
+Tensor complex(const Tensor& re, const Tensor& im);        // re + i im (float32 or float64, broadcast)
+Tensor polar(const Tensor& abs, const Tensor& angle);      // abs (cos angle + i sin angle)
+Tensor conj(const Tensor& x);                              // a new tensor (x itself for a real x)
+Tensor complex_abs(const Tensor& x);                       // |z|, real
+Tensor complex_angle(const Tensor& x);                     // arg z in (-pi, pi], real
+
 // ---- elementwise (elementwise.cpp)
 // Binary ops: (enum entry, name, backward node name). Names come from this list, never from positions;
 // the comparisons and logical ops (results of dtype bool) stay last, from Eq on. The bitwise ops

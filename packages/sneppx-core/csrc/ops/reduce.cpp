@@ -123,8 +123,12 @@ Tensor reduce_impl(ReduceOp op, const Tensor& x, const IntList& dims, bool keepd
 
 Tensor sum(const Tensor& x, const OptDims& dims, bool keepdim, std::optional<DType> dt) {
   IntList d = normalize_dims(dims, x->dim(), "sum");
-  DType rt = dt ? *dt : (is_floating(x->dtype) ? x->dtype : DType::Int64);
   if (dims && dims->empty()) d = normalize_dims(std::nullopt, x->dim(), "sum");  // sum(dim=[]) = all
+  if (is_complex(x->dtype)) [[unlikely]] {
+    Tensor s = d.empty() ? clone(x) : complex_sum(x, d, keepdim, false);
+    return dt ? to_dtype(s, *dt) : s;
+  }
+  DType rt = dt ? *dt : (is_floating(x->dtype) ? x->dtype : DType::Int64);
   Tensor out = reduce_impl(ReduceOp::Sum, x, d, keepdim, rt, "sum");
   if (!is_floating(rt) || !needs_grad({&x})) return out;
   Shape keep, xs = x->shape;
@@ -146,6 +150,7 @@ Tensor trace(const Tensor& x) {
 }
 
 Tensor nansum(const Tensor& x, const OptDims& dims, bool keepdim, std::optional<DType> dt) {
+  SX_CHECK(!is_complex(x->dtype), TypeError, "[nansum] is not implemented for complex tensors, got ", describe(x));
   if (!is_floating(x->dtype)) return sum(x, dims, keepdim, dt);  // no NaN to skip
   if (dt && !is_floating(*dt)) return to_dtype(nansum(x, dims, keepdim), *dt);
   IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "nansum");
@@ -163,6 +168,10 @@ Tensor nansum(const Tensor& x, const OptDims& dims, bool keepdim, std::optional<
 }
 
 Tensor mean(const Tensor& x, const OptDims& dims, bool keepdim) {
+  if (is_complex(x->dtype)) [[unlikely]] {
+    IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "mean");
+    return d.empty() ? clone(x) : complex_sum(x, d, keepdim, true);
+  }
   SX_CHECK(is_floating(x->dtype), TypeError, "[mean] expected a floating tensor, got ", describe(x),
            "; convert it with .float() first");
   IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "mean");

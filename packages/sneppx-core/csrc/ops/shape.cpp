@@ -248,7 +248,7 @@ Tensor slice_backward(const Tensor& g, const Shape& shape, int64_t dim, int64_t 
   Shape st = out->strides;
   if (g->shape[dim] > 1) st[dim] *= step;
   Tensor dst = make_view(out, g->shape, st, start * out->strides[dim]);
-  kern::copy(dst->device())(dst, g);
+  copy_into(dst, g);
   return record("SliceScatterBackward", {g}, out, [dim, start, step, n = g->shape[dim]](const Tensor& gg) {
     return TensorList{slice(gg, dim, start, start + (n - 1) * step + 1, step)};
   });
@@ -296,7 +296,7 @@ Tensor diagonal_backward(const Tensor& g, const Shape& shape, int64_t offset, in
   Diag v = diag_geom(out->shape, out->strides, 0, offset, a, b);
   SX_CHECK(v.shape == g->shape, ValueError, "[diag_embed] the diagonal of shape ", shape_str(shape), " is ",
            shape_str(v.shape), ", got values of shape ", shape_str(g->shape));
-  if (g->numel()) kern::copy(g->device())(make_view(out, v.shape, v.strides, v.offset), g);
+  if (g->numel()) copy_into(make_view(out, v.shape, v.strides, v.offset), g);
   if (!needs_grad({&g})) return out;
   return record("DiagEmbedBackward", {g}, out, [offset, a, b](const Tensor& gg) {
     return TensorList{diagonal(gg, offset, a, b)};
@@ -345,7 +345,7 @@ Tensor cat(const TensorList& xs, int64_t dim) {
     if (len == 0 || done) continue;
     Shape vs = out->shape;
     vs[d] = len;
-    kern::copy(out->device())(make_view(out, vs, out->strides, off * out->strides[d]), t);
+    copy_into(make_view(out, vs, out->strides, off * out->strides[d]), t);
     off += len;
   }
   TensorList inputs(xs.begin(), xs.end());

@@ -40,6 +40,7 @@ Tensor unary_vjp(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y, 
 }  // namespace
 
 Tensor unary(UnaryOp op, const Tensor& x, double p0, double p1) {
+  if (is_complex(x->dtype)) [[unlikely]] return complex_unary(op, x);
   const UnaryInfo& u = unary_info(op);
   DType ct = compute_dtype(u, x);
   Tensor xc = cast_nograd(x, ct);
@@ -59,6 +60,7 @@ Tensor unary(UnaryOp op, const Tensor& x) {
 
 bool unary_into(UnaryOp op, const Tensor& x, double p0, double p1) {
   const UnaryInfo& u = unary_info(op);
+  if (is_complex(x->dtype)) return false;  // complex_unary: the general path
   if (u.rule == DRule::Bool || compute_dtype(u, x) != x->dtype || needs_grad({&x}) || !elements_distinct(x))
     return false;
   x->check_writable(u.name);

@@ -539,6 +539,17 @@ void bind_ops(py::module_& m, Cls& cls) {
   }, py::arg("input"), py::arg("num_samples"), py::arg("replacement") = false, py::kw_only(), py::arg("generator") = none);
   both(m, cls, "bernoulli", [](const Tensor& p, py::handle g) { return bernoulli(p, opt_generator(g)); },
        py::arg("input"), py::kw_only(), py::arg("generator") = none);
+  // ---- complex tensors (ops/complex.cpp); Tensor.real / .imag / .conj / .angle are set in Python
+  m.def("view_as_real", &view_as_real, py::arg("input"),
+        "The (real, imaginary) pairs of a complex tensor as a real tensor with a last dim of 2, sharing its memory.");
+  m.def("view_as_complex", &view_as_complex, py::arg("input"),
+        "A float32 / float64 tensor with a last dim of 2 (stride 1) as a complex tensor, sharing its memory.");
+  m.def("complex", &complex, py::arg("real"), py::arg("imag"), "real + i imag (float32 or float64 parts, broadcast).");
+  m.def("polar", &polar, py::arg("abs"), py::arg("angle"), "abs * (cos(angle) + i sin(angle)).");
+  m.def("_real", &real);
+  m.def("_imag", &imag);
+  m.def("_conj", &conj);
+  m.def("_complex_angle", &complex_angle);
   m.def("_grad", [](const TensorList& outs, const TensorList& ins, py::handle grad_outs, py::handle retain, bool create, bool allow_unused) {
     TensorList gs;
     for (size_t i = 0; i < outs.size(); ++i) {

@@ -45,12 +45,15 @@ void backward(const Tensor& t, py::handle gradient, std::optional<bool> retain_g
               py::handle inputs) {
   Tensor g;
   if (gradient.is_none()) {
+    SX_CHECK(!is_complex(t->dtype), RuntimeError, "[backward] grad can be implicitly created only for real outputs, "
+             "got ", describe(t), "; pass a gradient, or take .real or .abs() first");
     g = ones(t->shape, t->dtype, t->device());  // non-scalar outputs seed with ones, as the guide does
   } else {
     g = operand(gradient, t, "backward");
     SX_CHECK(g->shape == t->shape, ValueError, "[backward] gradient of shape ", shape_str(g->shape),
              " does not match the output's shape ", shape_str(t->shape));
-    SX_CHECK(is_floating(g->dtype), TypeError, "[backward] gradient must be floating point, got ", describe(g));
+    SX_CHECK(is_differentiable(g->dtype), TypeError, "[backward] gradient must be floating point or complex, got ",
+             describe(g));
     g = to_dtype(g, t->dtype);  // the seed takes the output's dtype, as in PyTorch
   }
   TensorList ins;
@@ -100,8 +103,8 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
     Device d = parse_device(v[2] ? v[2] : py::none());
     if (d != Device{}) t = to_device(t, d);
     bool requires_grad = v[3] && v[3].cast<bool>();
-    SX_CHECK(!requires_grad || is_floating(t->dtype), RuntimeError,
-             "[tensor] only floating point tensors can require gradients, got ", dtype_name(t->dtype));
+    SX_CHECK(!requires_grad || is_differentiable(t->dtype), RuntimeError,
+             "[tensor] only floating point and complex tensors can require gradients, got ", dtype_name(t->dtype));
     t->requires_grad = requires_grad;
     return t;
   }));
@@ -126,8 +129,8 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
                     [](const Tensor& t, bool v) {
                       SX_CHECK(t->is_leaf() || v, RuntimeError,
                                "[requires_grad] you can only change requires_grad flags of leaf tensors; use detach()");
-                      SX_CHECK(!v || is_floating(t->dtype), RuntimeError,
-                               "[requires_grad] only floating point tensors can require gradients, got ", dtype_name(t->dtype));
+                      SX_CHECK(!v || is_differentiable(t->dtype), RuntimeError,
+                               "[requires_grad] only floating point and complex tensors can require gradients, got ", dtype_name(t->dtype));
                       t->requires_grad = v;
                     })
       .def_property("grad", [](const Tensor& t) { return t->grad; },
@@ -140,8 +143,8 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
                     })
       .def("_set_data", [](const Tensor& t, const Tensor& v) {  // x.data = v: x becomes a detached alias of v
         SX_CHECK(v, TypeError, "[Tensor.data] expected a tensor, got None");
-        SX_CHECK(!t->requires_grad || is_floating(v->dtype), TypeError, "[Tensor.data] a tensor that requires grad "
-                 "needs floating point data, got ", dtype_name(v->dtype));
+        SX_CHECK(!t->requires_grad || is_differentiable(v->dtype), TypeError, "[Tensor.data] a tensor that requires grad "
+                 "needs floating point or complex data, got ", dtype_name(v->dtype));
         t->storage = v->storage, t->offset = v->offset, t->shape = v->shape, t->strides = v->strides;
         t->dtype = v->dtype;
         t->view_base = nullptr;
@@ -214,7 +217,7 @@ void bind_tensor(py::module_& m, py::class_<TensorImpl, Tensor>& cls) {
       })
       .def("requires_grad_", [](const Tensor& t, bool v) {
              SX_CHECK(t->is_leaf() || v, RuntimeError, "[requires_grad_] only leaf tensors can stop requiring grad; use detach()");
-             SX_CHECK(!v || is_floating(t->dtype), RuntimeError, "[requires_grad_] only floating point tensors can require gradients");
+             SX_CHECK(!v || is_differentiable(t->dtype), RuntimeError, "[requires_grad_] only floating point and complex tensors can require gradients");
              t->requires_grad = v;
              return t;
            }, py::arg("requires_grad") = true)

@@ -20,6 +20,8 @@ const char* np_char(DType d) {
     case DType::Float16: return "f2";
     case DType::Float32: return "f4";
     case DType::Float64: return "f8";
+    case DType::Complex64: return "c8";
+    case DType::Complex128: return "c16";
     default: throw TypeError(msg("[numpy] NumPy has no ", dtype_name(d), " type; convert with .float() first"));
   }
 }
@@ -37,6 +39,8 @@ DType from_np_dtype(const py::dtype& dt) {
   if (kind == 'f' && sz == 2) return DType::Float16;
   if (kind == 'f' && sz == 4) return DType::Float32;
   if (kind == 'f' && sz == 8) return DType::Float64;
+  if (kind == 'c' && sz == 8) return DType::Complex64;
+  if (kind == 'c' && sz == 16) return DType::Complex128;
   throw TypeError(msg("[tensor] unsupported NumPy dtype '", std::string(py::str(dt)), "'"));
 }
 }  // namespace
@@ -51,13 +55,16 @@ DType parse_dtype(py::handle h) {
         {"double", DType::Float64}, {"float16", DType::Float16}, {"half", DType::Float16},
         {"bfloat16", DType::BFloat16}, {"int32", DType::Int32}, {"int", DType::Int32},
         {"int64", DType::Int64}, {"long", DType::Int64}, {"bool", DType::Bool}, {"uint8", DType::UInt8},
-        {"int8", DType::Int8}, {"int16", DType::Int16}, {"short", DType::Int16}};
+        {"int8", DType::Int8}, {"int16", DType::Int16}, {"short", DType::Int16},
+        {"complex64", DType::Complex64}, {"cfloat", DType::Complex64}, {"complex128", DType::Complex128},
+        {"cdouble", DType::Complex128}};
     for (auto& [n, d] : names) if (s == n) return d;
     throw TypeError("[dtype] unknown dtype '" + s + "'");
   }
   if (h.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type)) return DType::Float64;  // as in PyTorch
   if (h.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) return DType::Int64;
   if (h.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::Bool;
+  if (h.ptr() == reinterpret_cast<PyObject*>(&PyComplex_Type)) return DType::Complex128;
   try {
     return from_np_dtype(py::dtype::from_args(py::reinterpret_borrow<py::object>(h)));
   } catch (py::error_already_set&) {
@@ -110,8 +117,8 @@ Scalar to_scalar(py::handle h, const char* op) {
 
 bool defers_to(py::handle h, const char* reflected) {
   PyObject* o = h.ptr();
-  if (is_tensor(h) || PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || py::isinstance<py::array>(h) ||
-      PyList_Check(o) || PyTuple_Check(o) || is_scalar(h))
+  if (is_tensor(h) || PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o) ||
+      py::isinstance<py::array>(h) || PyList_Check(o) || PyTuple_Check(o) || is_scalar(h))
     return false;
   return PyObject_HasAttrString(reinterpret_cast<PyObject*>(Py_TYPE(o)), reflected) == 1;
 }
@@ -139,6 +146,12 @@ Tensor operand(py::handle h, const Tensor& other, const char* op) {
   if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr()) || is_scalar(h)) {
     Scalar s = to_scalar(h, op);
     return scalar_tensor(s, scalar_result_type(other, s), other->device());
+  }
+  if (PyComplex_Check(h.ptr())) {  // complex64 with a float32 or integer tensor, complex128 with a float64 one
+    DType dt = is_complex(other->dtype) ? other->dtype
+                                        : complex_of(is_floating(other->dtype) ? other->dtype : default_float_dtype());
+    Tensor t = cast_nograd(from_data(h, std::nullopt), dt);
+    return other->device() == Device{} ? t : to_device(t, other->device());
   }
   if (py::isinstance<py::array>(h) || py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h))
     return from_data(h, std::nullopt);
@@ -262,7 +275,7 @@ Tensor from_data(py::handle data, std::optional<DType> dtype) {
   }
   py::array a = arr.cast<py::array>();
   char kind = a.dtype().kind();
-  SX_CHECK(kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f', TypeError,
+  SX_CHECK(kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f' || kind == 'c', TypeError,
            "[tensor] could not infer a numeric dtype from ", std::string(py::repr(data)).substr(0, 80));
   DType natural = from_np_dtype(a.dtype());
   if (kind == 'u' && a.itemsize() == 8 && a.size() > 0)
@@ -273,13 +286,14 @@ Tensor from_data(py::handle data, std::optional<DType> dtype) {
   py::array c = np.attr("asarray")(a, py::arg("dtype") = np_char(natural), py::arg("order") = "C").cast<py::array>();
   // Python floats take the default dtype (float32 unless set), as in PyTorch; NumPy arrays keep their dtype.
   if (!from_array && natural == DType::Float64) natural = default_float_dtype();
+  if (!from_array && natural == DType::Complex128) natural = complex_of(default_float_dtype());
   DType target = dtype ? *dtype : natural;
   // Python ints that the asked integer dtype cannot hold are refused, as PyTorch does (NumPy data is cast).
   if (!from_array && dtype && !is_floating(target) && kind == 'i' && a.size() > 0)
     for (const char* end : {"min", "max"}) check_scalar_fits(Scalar(np.attr(end)(a).cast<int64_t>()), target, "tensor");
   Tensor shared = from_numpy(c);
   Tensor out = empty(shared->shape, target);
-  cpu::copy(out, shared);
+  copy_into(out, shared);
   return out;
 }
 

@@ -33,7 +33,7 @@ struct DLManagedTensorVersioned {
   DLTensor dl_tensor;
 };
 constexpr uint64_t kDLFlagReadOnly = 1;
-enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
+enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLComplex = 5, kDLBool = 6 };
 
 struct Ctx {
   Tensor t;
@@ -52,6 +52,8 @@ DLDataType dl_type(DType d) {
     case DType::BFloat16: return {kDLBfloat, 16, 1};
     case DType::Float32: return {kDLFloat, 32, 1};
     case DType::Float64: return {kDLFloat, 64, 1};
+    case DType::Complex64: return {kDLComplex, 64, 1};
+    case DType::Complex128: return {kDLComplex, 128, 1};
   }
   return {};
 }
@@ -68,6 +70,8 @@ DType from_dl(DLDataType t) {
   if (t.code == kDLBfloat && t.bits == 16) return DType::BFloat16;
   if (t.code == kDLFloat && t.bits == 32) return DType::Float32;
   if (t.code == kDLFloat && t.bits == 64) return DType::Float64;
+  if (t.code == kDLComplex && t.bits == 64) return DType::Complex64;
+  if (t.code == kDLComplex && t.bits == 128) return DType::Complex128;
   throw TypeError(msg("[from_dlpack] unsupported DLPack dtype code ", int(t.code), " with ", int(t.bits), " bits"));
 }
 

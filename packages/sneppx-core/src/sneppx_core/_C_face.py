@@ -18,6 +18,8 @@ float16 = Dtype.FLOAT16
 bfloat16 = Dtype.BFLOAT16
 float32 = Dtype.FLOAT32
 float64 = Dtype.FLOAT64
+complex64 = Dtype.COMPLEX64
+complex128 = Dtype.COMPLEX128
 
 
 def _dtype_key(obj):

@@ -19,7 +19,8 @@ from ._compat import require_core
 from ._version import __version__
 from ._C_face import (  # noqa: F401
     Device, Dtype, Generator, Tensor, bool_, bfloat16, float16, float32, float64, int8, int16, int32, int64,
-    uint8, default_generator, get_num_threads, set_num_threads, empty_cache, from_dlpack, is_grad_enabled,
+    uint8, complex64, complex128, default_generator, get_num_threads, set_num_threads, empty_cache, from_dlpack,
+    is_grad_enabled,
 )
 from ._factories import (
     arange, empty, empty_like, eye, full, full_like, linspace, manual_seed, ones, ones_like, rand, rand_like,
@@ -30,7 +31,7 @@ from ._ops import *  # noqa: F401,F403
 from ._ops import __all__ as _ops_all
 from ._einsum import einsum
 from . import _names, _tensor_methods
-from . import autograd, cuda, distributions, functional, linalg, special, testing, utils  # noqa: F401
+from . import autograd, cuda, distributions, fft, functional, linalg, special, testing, utils  # noqa: F401
 from . import compiler, func, hub, jit, library, multiprocessing, onnx, ops, profiler, random  # noqa: F401
 from . import serialization  # noqa: F401
 from . import sparse, version  # noqa: F401
@@ -54,18 +55,21 @@ half = float16
 long = int64
 short = int16
 int = int32  # noqa: A001
+cfloat = complex64
+cdouble = complex128
 
 _HAS_C_BACKEND = _BACKEND == "c"
 _HAS_CUDA = _C._HAS_CUDA
 
 __all__ = [
     "Tensor", "Device", "Dtype", "Generator", "bool_", "bfloat16", "float16", "float32", "float64", "int8", "int16",
-    "int32", "int64", "uint8", "short", "default_generator", "get_num_threads", "set_num_threads", "empty_cache",
+    "int32", "int64", "uint8", "short", "complex64", "complex128", "cfloat", "cdouble", "default_generator",
+    "get_num_threads", "set_num_threads", "empty_cache",
     "from_dlpack", "is_grad_enabled", "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace",
     "manual_seed", "ones",
     "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm", "seed", "tensor",
     "zeros", "zeros_like", "enable_grad", "inference_mode", "no_grad", "set_grad_enabled", "autograd", "cuda",
-    "functional", "linalg", "special", "sparse", "testing", "distributions", "compile", "vmap", "require_core",
+    "functional", "fft", "linalg", "special", "sparse", "testing", "distributions", "compile", "vmap", "require_core",
     "__version__", "_HAS_C_BACKEND", "_HAS_CUDA", "_BACKEND", "einsum", "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled", "set_anomaly_enabled", *_ops_all, *_names_all,
 ]

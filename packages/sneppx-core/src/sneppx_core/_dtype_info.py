@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._C_face import Dtype, bfloat16, float16, float32, float64, int8, int16, int32, int64, uint8
+from ._C_face import Dtype, bfloat16, complex64, complex128, float16, float32, float64, int8, int16, int32, int64, uint8
 
 
 class finfo:
@@ -13,6 +13,7 @@ class finfo:
     and ``dtype`` (the name). ``sx.finfo(x.dtype).min`` is the usual fill for masked attention scores."""
 
     def __init__(self, type: Dtype = float32):
+        type = {complex64: float32, complex128: float64}.get(type, type)  # a complex dtype: its parts' limits
         if type == bfloat16:  # NumPy has no bfloat16: 8 exponent bits as float32, 7 fraction bits
             self.bits, self.eps, self.max, self.tiny, self.resolution = 16, 2.0 ** -7, 3.3895313892515355e38, \
                 2.0 ** -126, 0.01

@@ -84,8 +84,9 @@ def _finish(t, requires_grad, device=None):
 
 
 _ALIASES = {"float": "float32", "double": "float64", "half": "float16", "int": "int32", "long": "int64",
-            "short": "int16"}
-_PY_TYPES = {builtins.float: "float64", builtins.int: "int64", builtins.bool: "bool"}  # as in PyTorch
+            "short": "int16", "cfloat": "complex64", "cdouble": "complex128"}
+_PY_TYPES = {builtins.float: "float64", builtins.int: "int64", builtins.bool: "bool",  # as in PyTorch
+             builtins.complex: "complex128"}
 
 
 def _dtype(dtype, default):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from . import _legacy_types, _tensor_fill, _tensor_install, _tensor_math, _tensor_more, _tensor_shape, _torch_more
 from . import _linalg_torch
 from . import _tensor_misc, _tensor_strided, _torch_aliases, _torch_misc, _torch_nn_forms, _torch_reach, _torch_rnn
-from . import _tensor_storage
+from . import _tensor_storage, _stft
 from . import _legacy_names
 from . import _sparse_make
 from . import _tensor_props
@@ -49,7 +49,7 @@ def is_autocast_enabled(device_type=None) -> bool:
 
 
 _FUNCTIONS = {**FUNCTIONS, **_tensor_math.FUNCTIONS, **_tensor_shape.FUNCTIONS, **_tensor_fill.FUNCTIONS,
-              **_tensor_more.FUNCTIONS, **_torch_more.METHODS, **_linalg_torch.FUNCTIONS}
+              **_tensor_more.FUNCTIONS, **_torch_more.METHODS, **_linalg_torch.FUNCTIONS, **_stft.FUNCTIONS}
 _FUNCTIONS = {k: _checked(v, k) for k, v in _FUNCTIONS.items() if k not in _ops_names}
 globals().update(_FUNCTIONS)
 globals().update(_torch_more.FUNCTIONS)  # module-level only (no Tensor methods)

@@ -30,9 +30,10 @@ _NAMES = UNARY_OPS + [
 ]
 globals().update({n: getattr(_C, n) for n in _NAMES})
 from ._tensor_props import clone  # noqa: E402,F401  (with memory_format, as torch.clone)
-# Special functions beyond the formula sheet's one-tensor form, bound by the compiled engine (the NumPy
-# backend has none of them).
-_SPECIAL = [n for n in ("polygamma", "mvlgamma", "nextafter", "gcd", "lcm", "ldexp") if hasattr(_C, n)]
+# Special functions beyond the formula sheet's one-tensor form, and the complex views and constructors,
+# bound by the compiled engine (the NumPy backend has none of them).
+_SPECIAL = [n for n in ("polygamma", "mvlgamma", "nextafter", "gcd", "lcm", "ldexp", "view_as_real", "view_as_complex",
+                        "complex", "polar") if hasattr(_C, n)]
 globals().update({n: getattr(_C, n) for n in _SPECIAL})
 Frexp = namedtuple("frexp", ["mantissa", "exponent"])
 Frexp.__doc__ = "The (mantissa, exponent) result of frexp, as in PyTorch."

@@ -25,9 +25,10 @@ from ._C_face import Device, Dtype, Tensor
 _FORMAT = "sneppx.save"
 _CODES = {Dtype.FLOAT32: "F32", Dtype.FLOAT64: "F64", Dtype.FLOAT16: "F16", Dtype.BFLOAT16: "BF16",
           Dtype.INT32: "I32", Dtype.INT64: "I64", Dtype.BOOL: "BOOL", Dtype.UINT8: "U8",
-          Dtype.INT8: "I8", Dtype.INT16: "I16"}
+          Dtype.INT8: "I8", Dtype.INT16: "I16", Dtype.COMPLEX64: "C64", Dtype.COMPLEX128: "C128"}
 _NUMPY = {"F32": np.float32, "F64": np.float64, "F16": np.float16, "BF16": np.uint16, "I32": np.int32,
-          "I64": np.int64, "BOOL": np.bool_, "U8": np.uint8, "I8": np.int8, "I16": np.int16}
+          "I64": np.int64, "BOOL": np.bool_, "U8": np.uint8, "I8": np.int8, "I16": np.int16, "C64": np.complex64,
+          "C128": np.complex128}
 
 
 def _raw(t: Tensor) -> memoryview:

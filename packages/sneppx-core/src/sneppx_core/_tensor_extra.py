@@ -108,8 +108,11 @@ _FLOAT_MAX = {Dtype.FLOAT32: builtins.float(np.finfo(np.float32).max),
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """Replaces NaN by ``nan``, +inf by ``posinf`` and -inf by ``neginf`` (default: the dtype's
-    largest and smallest finite values). Integer and bool tensors are returned unchanged."""
+    largest and smallest finite values; complex tensors: in each part). Integer and bool tensors are returned
+    unchanged."""
     _check(input, "nan_to_num")
+    if input.dtype.is_complex:  # each part, as PyTorch
+        return _C.complex(*(nan_to_num(p, nan, posinf, neginf) for p in (_C._real(input), _C._imag(input))))
     top = _FLOAT_MAX.get(input.dtype)
     if top is None:
         return input.clone()

@@ -112,9 +112,13 @@ def _fmt_array(self):
     threshold = sys.maxsize if po["threshold"] == math.inf else builtins.int(po["threshold"])
     opts = dict(separator=", ", prefix="tensor(", threshold=threshold, edgeitems=po["edgeitems"],
                 max_line_width=po["linewidth"])
+    summary = a if a.size <= threshold else _summarized(a, po["edgeitems"])
     if a.dtype.kind == "f":
-        summary = a if a.size <= threshold else _summarized(a, po["edgeitems"])
         opts["formatter"] = {"float_kind": _float_formatter(summary)}
+    elif a.dtype.kind == "c":  # each part formatted as a real tensor of those parts would be: 1.0000+2.j
+        re, im = _float_formatter(summary.real), _float_formatter(np.abs(summary.imag))
+        opts["formatter"] = {"complex_kind": lambda v: re(v.real) + ("-" if np.signbit(v.imag) else "+") +
+                             im(abs(v.imag)).strip() + "j"}
     text = np.array2string(a, **opts)
     return text.replace(", ..., ", ",  ..., ") if a.size > threshold else text  # PyTorch's " ..." item
 
@@ -145,7 +149,7 @@ def __repr__(self):
             extras.append(f"dtype={self.dtype!r}")
     else:
         body = _fmt_array(self)
-        if self.dtype not in (Dtype.FLOAT32, Dtype.INT64, Dtype.BOOL):
+        if self.dtype not in (Dtype.FLOAT32, Dtype.INT64, Dtype.BOOL, Dtype.COMPLEX64):
             extras.append(f"dtype={self.dtype!r}")
     if self.device != "cpu":
         extras.append(f"device='{self.device}'")
@@ -279,7 +283,8 @@ _METHODS = {
     "float": _caster(Dtype.FLOAT32), "double": _caster(Dtype.FLOAT64), "half": _caster(Dtype.FLOAT16),
     "bfloat16": _caster(Dtype.BFLOAT16), "long": _caster(Dtype.INT64), "int": _caster(Dtype.INT32),
     "bool": _caster(Dtype.BOOL), "byte": _caster(Dtype.UINT8),
-    "char": _caster(Dtype.INT8), "short": _caster(Dtype.INT16),
+    "char": _caster(Dtype.INT8), "short": _caster(Dtype.INT16), "cfloat": _caster(Dtype.COMPLEX64),
+    "cdouble": _caster(Dtype.COMPLEX128),
     "cpu": lambda self: self.to("cpu"), "cuda": lambda self, device=None: self.to(device or "cuda"),
     "type_as": lambda self, other: self.to(_ops._need_tensor(other, "type_as") or other.dtype),
     "max": _ops.max, "min": _ops.min, "sort": _ops.sort, "topk": _ops.topk,

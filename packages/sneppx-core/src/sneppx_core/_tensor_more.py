@@ -379,9 +379,25 @@ def _real_form(name, result, doc):
     return fn
 
 
-conj = _real_form("conj", None, "The complex conjugate: ``input`` itself for real dtypes (there is no complex one).")
-conj_physical = _real_form("conj_physical", None, "The materialised conjugate: ``input`` itself for real dtypes.")
-conj_physical_ = _real_form("conj_physical_", None, "In-place conjugate: nothing to do for real dtypes; ``input``.")
+def conj(input):
+    """The complex conjugate: a new tensor for complex dtypes (PyTorch's is a lazy view; here writes into
+    it do not reach ``input``), ``input`` itself for real dtypes."""
+    _check(input, "conj")
+    return _C._conj(input) if input.dtype.is_complex else input
+
+
+def conj_physical(input):
+    """The complex conjugate as a new tensor (``input`` itself for real dtypes)."""
+    _check(input, "conj_physical")
+    return _C._conj(input) if input.dtype.is_complex else input
+
+
+def conj_physical_(input):
+    """Conjugates a complex tensor in place (nothing to do for real dtypes); returns ``input``."""
+    _check(input, "conj_physical_")
+    return input.copy_(_C._conj(input)) if input.dtype.is_complex else input
+
+
 resolve_conj = _real_form("resolve_conj", None, "``input`` with a pending conjugation applied: ``input`` itself.")
 resolve_neg = _real_form("resolve_neg", None, "``input`` with a pending negation applied: ``input`` itself.")
 is_conj = _real_form("is_conj", False, "False: no tensor carries a lazy conjugation bit.")
@@ -389,15 +405,20 @@ is_neg = _real_form("is_neg", False, "False: no tensor carries a lazy negation b
 
 
 def isreal(input):
-    """True everywhere (a bool tensor of ``input``'s shape): every dtype here is real."""
+    """Where the imaginary part is 0 (a bool tensor of ``input``'s shape; all True for real dtypes)."""
     _check(input, "isreal")
+    if input.dtype.is_complex:
+        return _C._imag(input.detach()) == 0
     return input.detach().new_ones(tuple(input.shape), dtype=Dtype.BOOL)
 
 
 def angle(input):
-    """The argument of a real number: ``pi`` where ``x < 0``, 0 where ``x >= 0``, NaN at NaN (integer
-    and bool input give float32); its gradient is zero, as PyTorch's for real input."""
+    """The argument: ``atan2(imag, real)`` of a complex number (float32 / float64, differentiable); of a
+    real number ``pi`` where ``x < 0``, 0 where ``x >= 0``, NaN at NaN (integer and bool input give
+    float32), with a zero gradient, as PyTorch's for real input."""
     _check(input, "angle")
+    if input.dtype.is_complex:
+        return _C._complex_angle(input)
     x = input if input.dtype in _FLOATS else input.to(Dtype.FLOAT32)
     a = x.detach()
     out = _C.where(_C.isnan(a), a, _C.where(a < 0, math.pi, a.new_zeros(tuple(a.shape))))

@@ -200,26 +200,37 @@ def _volatile_set(self, value):
                   UserWarning, stacklevel=2)
 
 
+def _real_get(self):
+    return _C._real(self) if self.dtype.is_complex else self
+
+
 def _real_set(self, value):
-    self.copy_(value)
+    _real_get(self).copy_(value)
 
 
-def _imag(self, value=None):
-    raise RuntimeError("[imag] imag is not implemented for tensors with non-complex dtypes.")
+def _imag_get(self):
+    if not self.dtype.is_complex:
+        raise RuntimeError("[imag] imag is not implemented for tensors with non-complex dtypes.")
+    return _C._imag(self)
+
+
+def _imag_set(self, value):
+    _imag_get(self).copy_(value)
 
 
 def real(input):
-    """``input`` itself: the real part of a real tensor (SneppX has no complex dtypes)."""
+    """The real parts of a complex tensor, as a view sharing its memory; a real tensor itself."""
     if not isinstance(input, Tensor):
         raise TypeError(f"[real] expected a Tensor, got {type(input).__name__}")
-    return input
+    return _real_get(input)
 
 
 def imag(input):
-    """Raises RuntimeError, as PyTorch does for real tensors (SneppX has no complex dtypes)."""
+    """The imaginary parts of a complex tensor, as a view sharing its memory (RuntimeError for a real
+    tensor, as in PyTorch)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"[imag] expected a Tensor, got {type(input).__name__}")
-    _imag(input)
+    return _imag_get(input)
 
 
 def _grad_dtype_get(self):
@@ -255,8 +266,10 @@ PROPERTIES.update({
     "output_nr": property(lambda self: 0, doc="Which output of its ``grad_fn`` the tensor is: 0 (every SneppX "
                                                "graph node has one output; leaves are 0 too)."),
     "name": property(lambda self: None, doc="None: SneppX tensors carry no name."),
-    "real": property(lambda self: self, _real_set, doc="The tensor itself (real dtypes); assigning copies into it."),
-    "imag": property(_imag, _imag, doc="Raises RuntimeError: SneppX has no complex dtypes."),
+    "real": property(_real_get, _real_set, doc="The real parts of a complex tensor (a view), or the tensor itself "
+                                                "(real dtypes); assigning copies into them."),
+    "imag": property(_imag_get, _imag_set, doc="The imaginary parts of a complex tensor (a view; RuntimeError for "
+                                                "real dtypes); assigning copies into them."),
     "volatile": property(_volatile_get, _volatile_set, doc="False, with a warning (removed, as in PyTorch)."),
     "grad_dtype": property(_grad_dtype_get, _grad_dtype_set,
                            doc="The dtype of a leaf's gradient: the leaf's own dtype (only that can be set)."),

@@ -240,7 +240,7 @@ METHODS = {
     "ravel": lambda self: self.reshape(-1),
     "positive": lambda self: self,
     "is_signed": lambda self: self.dtype in _SIGNED,
-    "is_complex": lambda self: False,
+    "is_complex": lambda self: self.dtype.is_complex,
     "is_inference": lambda self: False,
     "is_pinned": lambda self, device=None: bool(getattr(_C, "_is_pinned", lambda t: False)(self)),
     "is_same_size": lambda self, other: tuple(self.shape) == tuple(other.shape),
@@ -250,7 +250,7 @@ METHODS = {
 }
 METHOD_DOCS = {
     "ravel": "The elements as a 1-d tensor.", "positive": "Returns self.", "is_signed": "True for signed dtypes.",
-    "is_complex": "False: no complex dtypes.",
+    "is_complex": "True for complex64 and complex128 tensors.",
     "is_inference": "False (the NumPy backend marks no inference tensors; the C backend binds its own).",
     "is_pinned": "True when the tensor lives in page-locked memory (``pin_memory()``).",
     "is_same_size": "True if ``other`` has the same shape.",

@@ -29,7 +29,8 @@ from ._tensor_math import _FLOATS
 from ._torch_more import _guarded, _promoted
 
 _RANK = {Dtype.BOOL: 0, Dtype.UINT8: 1, Dtype.INT8: 1, Dtype.INT16: 1, Dtype.INT32: 1, Dtype.INT64: 1,
-         Dtype.FLOAT16: 2, Dtype.BFLOAT16: 2, Dtype.FLOAT32: 2, Dtype.FLOAT64: 2}
+         Dtype.FLOAT16: 2, Dtype.BFLOAT16: 2, Dtype.FLOAT32: 2, Dtype.FLOAT64: 2, Dtype.COMPLEX64: 3,
+         Dtype.COMPLEX128: 3}
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 
 
@@ -91,7 +92,7 @@ def is_floating_point(input):
 
 
 def is_complex(input):
-    """True if ``input``'s dtype is complex; always False here (there are no complex dtypes)."""
+    """True if ``input``'s dtype is complex (complex64, complex128)."""
     return _need(input, "is_complex").is_complex()
 
 
@@ -140,7 +141,8 @@ def set_default_dtype(d):
 
 def promote_types(type1, type2):
     """The smallest dtype both ``type1`` and ``type2`` convert to without losing category (PyTorch's rules:
-    bool < integers < floating point; float16 with bfloat16 gives float32, uint8 with int32 gives int32)."""
+    bool < integers < floating point < complex; float16 with bfloat16 gives float32, uint8 with int32 gives
+    int32, complex64 with float64 gives complex128)."""
     a = _need_dtype(type1, "promote_types", "type1")
     b = _need_dtype(type2, "promote_types", "type2")
     return _promoted(a, b)
@@ -148,7 +150,8 @@ def promote_types(type1, type2):
 
 def can_cast(from_, to):
     """Whether PyTorch's casting rules allow ``from_`` to ``to``: any cast that does not lower the category
-    (bool < integer < floating point), so float64 -> float16 and int64 -> uint8 are allowed, float -> int not."""
+    (bool < integer < floating point < complex), so float64 -> float16 and int64 -> uint8 are allowed, float ->
+    int and complex -> float not."""
     a = _need_dtype(from_, "can_cast", "from_")
     b = _need_dtype(to, "can_cast", "to")
     return _RANK[a] <= _RANK[b]

@@ -32,13 +32,13 @@ from ._shared import bytes_as
 
 # PyTorch's storage classes and dtype names, as its pickles name them (None: bytes, typed later): the legacy
 # tensor types' storages ("CharStorage" for CharTensor's int8) and the names ``dtype=`` takes ("long", "short", ...).
-_STORAGES = {**{t.__name__[:-len("Tensor")] + "Storage": t.dtype for t in _legacy_types.TYPES}, "UntypedStorage": None}
+_STORAGES = {**{t.__name__[:-len("Tensor")] + "Storage": t.dtype for t in _legacy_types.TYPES}, "UntypedStorage": None,
+             "ComplexFloatStorage": Dtype.COMPLEX64, "ComplexDoubleStorage": Dtype.COMPLEX128}
 _DTYPES = {**{name.lower(): d for name, d in Dtype.__members__.items()},
            **{alias: getattr(Dtype, name.upper()) for alias, name in _ALIASES.items()}}
 # Storage classes and dtypes PyTorch has and SneppX does not: named in the error.
-_NO_DTYPE = {"ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128", "QInt8Storage": "qint8",
-             "QUInt8Storage": "quint8", "QInt32Storage": "qint32", "complex64": "complex64", "complex128": "complex128",
-             "cfloat": "complex64", "cdouble": "complex128", "uint16": "uint16", "uint32": "uint32",
+_NO_DTYPE = {"QInt8Storage": "qint8", "QUInt8Storage": "quint8", "QInt32Storage": "qint32", "uint16": "uint16",
+             "uint32": "uint32",
              "uint64": "uint64", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
 
 

@@ -22,7 +22,8 @@ from ._tensor_extra import _need
 
 _NUMPY = {Dtype.BOOL: np.bool_, Dtype.UINT8: np.uint8, Dtype.INT8: np.int8, Dtype.INT16: np.int16,
           Dtype.INT32: np.int32, Dtype.INT64: np.int64,
-          Dtype.FLOAT16: np.float16, Dtype.FLOAT32: np.float32, Dtype.FLOAT64: np.float64}
+          Dtype.FLOAT16: np.float16, Dtype.FLOAT32: np.float32, Dtype.FLOAT64: np.float64,
+          Dtype.COMPLEX64: np.complex64, Dtype.COMPLEX128: np.complex128}
 
 
 def range(start=0, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad=False):  # noqa: A001

@@ -345,7 +345,7 @@ def _check_outputs(outs, api, floating=False):
     for o in outs:
         if not isinstance(o, Tensor):
             raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got unsupported type {type(o)}")
-        if floating and not o.is_floating_point():
+        if floating and not (o.is_floating_point() or o.is_complex()):
             raise RuntimeError(f"vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got Tensor "
                                f"with dtype {o.dtype}")
 

@@ -20,8 +20,8 @@ solves, the 2-norms, nuclear norms and ``cond`` on singular values, negative ``m
 ``tensorinv`` on ``inv``) are first order only as well.
 
 Singular or non-positive-definite inputs raise :class:`LinAlgError` where PyTorch does; the ``*_ex``
-forms return an ``info`` tensor instead. ``eig`` and ``eigvals`` need complex dtypes, which SneppX does
-not have: they raise NotImplementedError. The ``out=`` and ``driver=`` (SVD) keywords are not taken,
+forms return an ``info`` tensor instead. ``eig`` and ``eigvals`` return complex tensors, computed by LAPACK
+through NumPy, and have no gradient (an input that requires grad raises NotImplementedError). The ``out=`` and ``driver=`` (SVD) keywords are not taken,
 except ``lstsq``'s ``driver``, which selects the extra results as PyTorch's does.
 """
 
@@ -40,18 +40,41 @@ from ._linalg_solve import (
 )
 
 
-def _no_complex(name):
-    def fn(A, *args, **kwargs):
-        raise NotImplementedError(f"[linalg.{name}] the eigenvalues of a general matrix are complex, and SneppX has "
-                                  "no complex dtypes; for symmetric matrices use linalg.eigh / linalg.eigvalsh")
+def _eig(A, name, vectors):
+    """LAPACK's geev through NumPy on a CPU copy of A (float32 / complex64 stay single precision)."""
+    import numpy as np
 
-    fn.__name__ = name
-    fn.__doc__ = f"Not available: ``torch.linalg.{name}`` returns complex tensors, which SneppX does not have."
-    return fn
+    from ._C_face import Tensor
+
+    if not isinstance(A, Tensor):
+        raise TypeError(f"[linalg.{name}] expected a Tensor, got {type(A).__name__}")
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise ValueError(f"[linalg.{name}] expected a batch of square matrices, got shape {tuple(A.shape)}")
+    if A.requires_grad and _C.is_grad_enabled():
+        raise NotImplementedError(f"[linalg.{name}] the gradient of a general eigendecomposition is not implemented; "
+                                  "call it on A.detach() or under no_grad (linalg.eigh is differentiable)")
+    a = A.detach().cpu().numpy()
+    if a.dtype.kind not in "fc":
+        raise TypeError(f"[linalg.{name}] expected a floating or complex matrix, got {A.dtype!r}")
+    if not np.isfinite(a).all():
+        raise LinAlgError(f"[linalg.{name}] the input contains infinities or NaN")
+    single = a.dtype in (np.float16, np.float32, np.complex64)
+    w, v = np.linalg.eig(a)
+    ct = np.complex64 if single else np.complex128
+    out = [Tensor.from_numpy(np.ascontiguousarray(t.astype(ct))).to(A.device) for t in ((w, v) if vectors else (w,))]
+    return tuple(out) if vectors else out[0]
 
 
-eig = _no_complex("eig")
-eigvals = _no_complex("eigvals")
+def eig(A):
+    """Eigenvalues and eigenvectors of square matrices (batched): complex tensors ``(L, V)`` with ``A V = V diag(L)``,
+    each eigenvector of norm 1 (LAPACK's ``geev``, through NumPy, on the CPU). Not differentiable: an ``A`` that
+    requires grad raises NotImplementedError (``eigh`` is, for symmetric matrices)."""
+    return _eig(A, "eig", True)
+
+
+def eigvals(A):
+    """The eigenvalues of square matrices (batched), as a complex tensor (see ``eig``)."""
+    return _eig(A, "eigvals", False)
 
 
 def matmul(input, other):

@@ -16,16 +16,22 @@ class _PerParam(Optimizer):
 
     _keys: tuple = ()
     _decay_in_gradient = True  # adds weight_decay * p to g (Adafactor decays the weights apart; Rprop has none)
+    _complex = True  # complex parameters step as their (real, imaginary) pairs (Adafactor refuses them, as PyTorch)
 
     def _validate(self, group: dict) -> None:
         for key in self._keys:
             check_range(type(self).__name__, key, group[key])
 
     def _step_group(self, group: dict, params: list, grads: list) -> None:
-        for p, g in zip(params, grads):
-            st = self.state.get(p)
+        for param, g in zip(params, grads):
+            p = param
+            if p.is_complex():  # as Optimizer._buckets does
+                if not self._complex:
+                    raise RuntimeError(f"[{type(self).__name__}] does not support complex parameters")
+                p, g = sx.view_as_real(p), sx.view_as_real(g)
+            st = self.state.get(param)
             if st is None:
-                st = self.state[p] = self._init_state(p, group)
+                st = self.state[param] = self._init_state(p, group)
             st["step"] += 1
             g = -g if group["maximize"] else g
             if self._decay_in_gradient and group["weight_decay"]:

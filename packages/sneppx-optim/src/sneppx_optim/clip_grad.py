@@ -52,7 +52,10 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
     if not grads:
         return sx.zeros(())
     with sx.no_grad():
-        total = F.total_norm(grads, norm_type=q)
+        # A complex gradient counts |g_i| (its pairs' 2-norm is the same for q = 2) and is scaled as its pairs.
+        pairs = [sx.view_as_real(g) if g.is_complex() else g for g in grads]
+        normed = pairs if q == 2 else [g.abs() if g.is_complex() else g for g in grads]
+        total = F.total_norm(normed, norm_type=q)
         value = total.item()
         if not math.isfinite(value):
             if error_if_nonfinite:
@@ -60,7 +63,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
                                    "so they cannot be clipped; pass error_if_nonfinite=False to scale anyway")
         coef = float(max_norm) / (value + 1e-6)
         if not coef >= 1.0:
-            F.scale_(grads, coef)
+            F.scale_(pairs, coef)
     return total
 
 

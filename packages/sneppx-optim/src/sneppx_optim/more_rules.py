@@ -130,6 +130,7 @@ class Adafactor(_PerParam):
     """
 
     _decay_in_gradient = False  # the weights decay apart from the gradient (in _update)
+    _complex = False
 
     def __init__(self, params, lr: float = 1e-2, beta2_decay: float = -0.8, eps=(None, 1e-3), d: float = 1.0,
                  weight_decay: float = 0.0, *, foreach=None, maximize: bool = False) -> None:

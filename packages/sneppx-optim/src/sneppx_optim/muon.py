@@ -77,6 +77,8 @@ class Muon(Optimizer):
         for p in group["params"]:
             if p.ndim != 2:
                 raise ValueError(f"Muon: only 2-d parameters are supported, got one of shape {tuple(p.shape)}")
+            if p.is_complex():
+                raise RuntimeError("Muon does not support complex parameters")
 
     def _step_group(self, group: dict, params: list, grads: list) -> None:
         lr, momentum = group["lr"], group["momentum"]

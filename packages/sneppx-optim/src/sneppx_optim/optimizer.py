@@ -161,16 +161,20 @@ class Optimizer:
         A kernel call needs one dtype and, for Adam and LAMB, one step count (a parameter that
         missed steps has a smaller count); ``key(state)`` adds such a criterion. A group whose
         parameters share a dtype and trained together gives a single bucket. State is created
-        with ``init(p)`` where missing.
+        with ``init(p)`` where missing. A complex parameter is stepped as its (real, imaginary) pairs
+        (``view_as_real``), as PyTorch steps it, and its state is made of real tensors of the pairs' shape.
 
         Returns:
             A list of ``(key, params, grads, states)``.
         """
         state, out = self.state, {}
-        for p, g in zip(params, grads):
-            st = state.get(p)
+        for param, g in zip(params, grads):
+            p = param
+            if p.is_complex():  # stepped as its (real, imaginary) pairs, as PyTorch does; so is its state
+                p, g = sx.view_as_real(p), sx.view_as_real(g)
+            st = state.get(param)
             if st is None:
-                st = state[p] = init(p)
+                st = state[param] = init(p)
             # the element size tells float32 from float64 (the kernels' dtypes) more cheaply than p.dtype
             k = (p.element_size(), key(st) if key is not None else None)
             bucket = out.get(k)

@@ -47,13 +47,19 @@ class Dtype:
 
     __index__ = __int__
 
+    @property
+    def is_complex(self):
+        """True for complex64 and complex128."""
+        return self.name.startswith("complex")
+
     def __reduce__(self):
         return (getattr, (Dtype, self.name.upper()))
 
 
 _MEMBERS = [("bool", 0, 1, False), ("uint8", 1, 1, False), ("int8", 2, 1, False), ("int16", 3, 2, False),
             ("int32", 4, 4, False), ("int64", 5, 8, False), ("float16", 6, 2, True), ("bfloat16", 7, 2, True),
-            ("float32", 8, 4, True), ("float64", 9, 8, True)]
+            ("float32", 8, 4, True), ("float64", 9, 8, True), ("complex64", 10, 8, False),
+            ("complex128", 11, 16, False)]
 for _m in _MEMBERS:
     setattr(Dtype, _m[0].upper(), Dtype(*_m))
 Dtype.__members__ = {m[0].upper(): getattr(Dtype, m[0].upper()) for m in _MEMBERS}
@@ -63,9 +69,16 @@ FLOAT16, BFLOAT16, FLOAT32, FLOAT64 = Dtype.FLOAT16, Dtype.BFLOAT16, Dtype.FLOAT
 FLOATS = (FLOAT16, BFLOAT16, FLOAT32, FLOAT64)
 INTS = (UINT8, INT8, INT16, INT32, INT64)
 
+class _Storage(dict):
+    """Dtype -> NumPy storage type; complex dtypes have none here (their ops are the compiled backend's)."""
+
+    def __missing__(self, dt):
+        raise TypeError(f"[dtype] {dt!r} tensors need the compiled backend (the NumPy backend has no complex ops)")
+
+
 # Storage: bfloat16 values live in float32 arrays, rounded to bfloat16 after every op.
-STORAGE = {BOOL: np.bool_, UINT8: np.uint8, INT8: np.int8, INT16: np.int16, INT32: np.int32, INT64: np.int64,
-           FLOAT16: np.float16, BFLOAT16: np.float32, FLOAT32: np.float32, FLOAT64: np.float64}
+STORAGE = _Storage({BOOL: np.bool_, UINT8: np.uint8, INT8: np.int8, INT16: np.int16, INT32: np.int32, INT64: np.int64,
+           FLOAT16: np.float16, BFLOAT16: np.float32, FLOAT32: np.float32, FLOAT64: np.float64})
 _FROM_NP = {np.dtype(np.bool_): BOOL, np.dtype(np.uint8): UINT8, np.dtype(np.int8): INT8, np.dtype(np.int16): INT16,
             np.dtype(np.int32): INT32,
             np.dtype(np.int64): INT64, np.dtype(np.float16): FLOAT16, np.dtype(np.float32): FLOAT32,

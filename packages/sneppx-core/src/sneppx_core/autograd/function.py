@@ -157,8 +157,8 @@ def _apply(cls, args, kwargs):
     recording = NAME == "c" and _C.is_grad_enabled() and any(a.requires_grad for _, a in ins)
     if recording:
         nondiff = ctx._non_differentiable
-        diff = [j for j, o in enumerate(outs) if isinstance(o, Tensor) and o.dtype.is_floating_point
-                and not any(o is n for n in nondiff)]
+        diff = [j for j, o in enumerate(outs) if isinstance(o, Tensor)
+                and (o.dtype.is_floating_point or o.dtype.is_complex) and not any(o is n for n in nondiff)]
         for j in diff:
             if dirty[j] and outs[j].requires_grad and outs[j].grad_fn is None:
                 raise RuntimeError(f"[{cls.__name__}] a leaf Variable that requires grad is being used in an "
@@ -288,7 +288,8 @@ def once_differentiable(backward):
         guard = s - s.detach()
         single = not isinstance(res, tuple)
         items = [res] if single else list(res)
-        items = [r + guard.to(r.dtype) if isinstance(r, Tensor) and r.dtype.is_floating_point else r for r in items]
+        items = [r + guard.to(r.dtype) if isinstance(r, Tensor) and (r.dtype.is_floating_point or r.dtype.is_complex)
+                 else r for r in items]
         return items[0] if single else tuple(items)
 
     return wrapper

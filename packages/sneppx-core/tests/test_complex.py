@@ -1,0 +1,260 @@
+"""complex64 and complex128 tensors: NumPy's complex arithmetic is the reference for values, float64 finite
+differences for gradients (a real loss L of z = x + iy has z.grad = dL/dx + i dL/dy), and PyTorch for both in
+the parity tests."""
+import numpy as np
+import pytest
+
+import sneppx_core as sx
+
+RNG = np.random.default_rng(0)
+
+
+def _c(shape, dtype=np.complex128):
+    return (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(dtype)
+
+
+def _np(t):
+    return t.detach().numpy()
+
+
+def test_dtypes_names_and_promotion():
+    assert sx.cfloat == sx.complex64 and sx.cdouble == sx.complex128
+    assert sx.complex64.itemsize == 8 and sx.complex128.itemsize == 16
+    assert sx.complex64.is_complex and not sx.complex64.is_floating_point and not sx.float32.is_complex
+    assert sx.tensor([1 + 2j]).dtype == sx.complex64  # Python complex takes the default complex dtype
+    assert sx.tensor(np.array([1j])).dtype == sx.complex128  # NumPy keeps its dtype
+    f32, f64, i64 = sx.ones(2), sx.ones(2, dtype=sx.float64), sx.ones(2, dtype=sx.int64)
+    z64 = sx.ones(2, dtype=sx.complex64)
+    assert (f32 * 1j).dtype == sx.complex64 and (f64 * 1j).dtype == sx.complex128 and (i64 * 1j).dtype == sx.complex64
+    assert (z64 + f64).dtype == sx.complex128 and (z64 + i64).dtype == sx.complex64
+    assert (sx.tensor(1j) * f64).dtype == sx.complex128  # a complex 0-d with a float64 tensor: complex128
+    assert (z64 * sx.tensor(2.0, dtype=sx.float64)).dtype == sx.complex64  # a float64 0-d does not widen it
+    assert (sx.tensor(1j, dtype=sx.complex128) * i64).dtype == sx.complex128
+    assert sx.promote_types(sx.complex64, sx.float64) == sx.complex128
+    assert sx.is_complex(z64) and z64.is_complex() and not f32.is_complex()
+    assert sx.finfo(sx.complex64).eps == sx.finfo(sx.float32).eps
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_arithmetic_matches_numpy(dtype):
+    a, b = _c((3, 4), dtype), _c((4,), dtype)
+    ta, tb = sx.tensor(a), sx.tensor(b)
+    tol = 1e-6 if dtype == np.complex64 else 1e-13
+    r = RNG.standard_normal(4).astype(np.float32 if dtype == np.complex64 else np.float64)
+    cases = [(ta + tb, a + b), (ta - tb, a - b), (ta * tb, a * b), (ta / tb, a / b), (-ta, -a),
+             (ta.t() * ta.t(), a.T * a.T), (ta * ta[:1], a * a[:1]),
+             (ta * sx.tensor(r), a * r), (sx.tensor(r) * ta, r * a), (ta / sx.tensor(r), a / r),
+             (sx.tensor(r) / tb, r / b), (ta + sx.tensor(r), a + r), (sx.tensor(r) - ta, r - a),
+             (ta * 2.5, a * 2.5), (ta * (1 - 2j), a * (1 - 2j)), (ta.exp(), np.exp(a)), (ta.log(), np.log(a)),
+             (ta.sqrt(), np.sqrt(a)), (ta.reciprocal(), 1 / a), (ta.square(), a * a), (ta.conj(), np.conj(a)),
+             (ta.sum(), a.sum()), (ta.sum(0), a.sum(0)), (ta.mean(1, keepdim=True), a.mean(1, keepdims=True))]
+    for got, want in cases:
+        assert got.dtype == ta.dtype
+        np.testing.assert_allclose(_np(got), want, rtol=tol, atol=tol)
+    for got, want in [(ta.abs(), np.abs(a)), (ta.angle(), np.angle(a)), (ta.real, a.real), (ta.imag, a.imag)]:
+        assert got.dtype == (sx.float32 if dtype == np.complex64 else sx.float64)
+        np.testing.assert_allclose(_np(got), want, rtol=tol, atol=tol)
+    assert (ta == ta).all().item() and not (ta != ta).any().item()
+    assert (ta == sx.tensor(a + 1j)).sum().item() == 0
+
+
+def test_views_share_memory():
+    x = sx.randn(3, 4, 2)
+    z = sx.view_as_complex(x)
+    assert z.shape == (3, 4) and z.dtype == sx.complex64
+    np.testing.assert_array_equal(_np(z), x.numpy()[..., 0] + 1j * x.numpy()[..., 1])
+    z.imag.mul_(0)  # a write through the view of the parts reaches x
+    assert (x[..., 1] == 0).all().item()
+    r = sx.view_as_real(z)
+    assert r.shape == (3, 4, 2) and r.data_ptr() == x.data_ptr()
+    zt = z.t()  # a view of the complex view: its pairs are strided
+    np.testing.assert_array_equal(sx.view_as_real(zt).numpy(), np.swapaxes(x.numpy(), 0, 1))
+    np.testing.assert_array_equal(_np(zt.contiguous()), _np(z).T)
+    z.real = sx.zeros(3, 4)
+    assert (x == 0).all().item()
+
+
+def test_view_as_complex_checks_its_input():
+    with pytest.raises(RuntimeError, match="last dim must have size 2"):
+        sx.view_as_complex(sx.zeros(3, 3))
+    with pytest.raises(RuntimeError, match="stride 1"):
+        sx.view_as_complex(sx.zeros(2, 3).t())
+    with pytest.raises(RuntimeError, match="even"):
+        sx.view_as_complex(sx.zeros(9)[1:].reshape(4, 2))
+    with pytest.raises(TypeError, match="float32 and float64"):
+        sx.view_as_complex(sx.zeros(3, 2, dtype=sx.int64))
+    with pytest.raises(TypeError, match="complex"):
+        sx.view_as_real(sx.zeros(3))
+    with pytest.raises(RuntimeError, match="non-complex"):
+        sx.zeros(3).imag
+
+
+def test_factories_shape_ops_and_conversions():
+    z = sx.zeros(2, 3, dtype=sx.complex128)
+    assert z.dtype == sx.complex128 and (z == 0).all().item()
+    np.testing.assert_array_equal(_np(sx.ones(2, dtype=sx.cfloat)), np.ones(2, np.complex64))
+    np.testing.assert_array_equal(_np(sx.full((2,), 3.0, dtype=sx.cfloat)), np.full(2, 3, np.complex64))
+    a = _c((2, 3))
+    t = sx.tensor(a)
+    np.testing.assert_array_equal(_np(sx.cat([t, t], 1)), np.concatenate([a, a], 1))
+    np.testing.assert_array_equal(_np(sx.stack([t, t])), np.stack([a, a]))
+    np.testing.assert_array_equal(_np(t.permute(1, 0).reshape(6)), a.T.reshape(6))
+    np.testing.assert_array_equal(_np(t[:, 1:]), a[:, 1:])
+    np.testing.assert_array_equal(_np(t[sx.tensor([1, 0])]), a[[1, 0]])
+    np.testing.assert_array_equal(_np(t.to(sx.complex64)), a.astype(np.complex64))
+    np.testing.assert_array_equal(_np(sx.tensor([1.0, 2.0]).to(sx.complex64)), np.array([1, 2], np.complex64))
+    assert t[0, 1].item() == complex(a[0, 1]) and t.tolist() == a.tolist()
+    assert sx.from_numpy(a).data_ptr() == a.ctypes.data  # shared, not copied
+    np.testing.assert_array_equal(sx.from_dlpack(t).numpy(), a)
+    u = sx.empty(2, 3, dtype=sx.complex128)
+    u.copy_(t)
+    u.fill_(2)
+    np.testing.assert_array_equal(_np(u), np.full((2, 3), 2 + 0j))
+    u[0] = t[1]
+    np.testing.assert_array_equal(_np(u)[0], a[1])
+    n = sx.randn(20000, dtype=sx.cfloat)
+    assert abs(float(n.real.var()) - 0.5) < 0.03 and abs(float(n.imag.var()) - 0.5) < 0.03  # variance 1 in all
+    assert repr(sx.tensor([1 + 2j, 0.5 - 1j])) == "tensor([1.0000+2.j, 0.5000-1.j])"
+    assert repr(sx.tensor([1 + 2j], dtype=sx.cdouble)) == "tensor([1.+2.j], dtype=sneppx.complex128)"
+
+
+def test_complex_polar_and_angle():
+    re, im = RNG.standard_normal(5), RNG.standard_normal(5)
+    z = sx.complex(sx.tensor(re, dtype=sx.float64), sx.tensor(im, dtype=sx.float64))
+    np.testing.assert_array_equal(_np(z), re + 1j * im)
+    r, th = np.abs(re), im
+    p = sx.polar(sx.tensor(r, dtype=sx.float64), sx.tensor(th, dtype=sx.float64))
+    np.testing.assert_allclose(_np(p), r * np.exp(1j * th), rtol=1e-14, atol=1e-14)
+    np.testing.assert_array_equal(sx.isreal(sx.tensor([1 + 0j, 1j])).numpy(), [True, False])
+    with pytest.raises(TypeError, match="one dtype"):
+        sx.complex(sx.zeros(2), sx.zeros(2, dtype=sx.float64))
+
+
+def test_ops_without_a_complex_form_raise():
+    z = sx.tensor([1 + 2j, 3 - 1j])
+    for fn in (lambda: z.sin(), lambda: z.max(), lambda: z < z, lambda: z.cumsum(0),
+               lambda: z.float(), lambda: z ** 2, lambda: z.softmax(0), lambda: sx.zeros(2).copy_(z),
+               lambda: z.prod(), lambda: z.index_select(0, sx.tensor([0]))):
+        with pytest.raises(TypeError, match="complex"):
+            fn()
+    with pytest.raises(RuntimeError, match="real outputs"):
+        z.requires_grad_().backward()
+
+
+def _fd_grad(f, z, eps=1e-6):
+    """dL/dx + i dL/dy of the real function f at z (complex128 NumPy), by central differences."""
+    g = np.zeros_like(z)
+    for idx in np.ndindex(z.shape):
+        for step, unit in ((eps, 1.0), (eps * 1j, 1j)):
+            zp, zm = z.copy(), z.copy()
+            zp[idx] += step
+            zm[idx] -= step
+            g[idx] += unit * (f(zp) - f(zm)) / (2 * eps)
+    return g
+
+
+def test_gradients_match_finite_differences():
+    a, b, w = _c((3, 2)), _c((2,)), RNG.standard_normal((3, 2))
+
+    def loss(za, zb, lib):
+        if lib is np:
+            q = za * zb / (zb + 2) - np.exp(za) * np.conj(za)
+            return float((np.abs(q) * w).sum() + np.angle(za.sum(0)).sum() + np.log(za).imag.sum()
+                         + np.sqrt(za).real.sum())
+        q = za * zb / (zb + 2) - za.exp() * za.conj()
+        return ((q.abs() * sx.tensor(w)).sum() + za.sum(0).angle().sum() + za.log().imag.sum()
+                + za.sqrt().real.sum())
+
+    ta, tb = sx.tensor(a, requires_grad=True), sx.tensor(b, requires_grad=True)
+    loss(ta, tb, sx).backward()
+    assert ta.grad.dtype == sx.complex128
+    np.testing.assert_allclose(_np(ta.grad), _fd_grad(lambda z: loss(z, b, np), a), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(_np(tb.grad), _fd_grad(lambda z: loss(a, z, np), b), rtol=1e-6, atol=1e-7)
+
+
+def test_gradient_flows_through_the_views():
+    """Rotary embeddings as written with complex numbers (view_as_complex, a product, view_as_real)."""
+    x = RNG.standard_normal((2, 4, 6))
+    freqs = RNG.standard_normal((4, 3))
+    tx = sx.tensor(x, requires_grad=True)
+    rot = sx.polar(sx.ones(4, 3, dtype=sx.float64), sx.tensor(freqs))
+    out = sx.view_as_real(sx.view_as_complex(tx.reshape(2, 4, 3, 2)) * rot).flatten(2)
+    c = x.reshape(2, 4, 3, 2)
+    want = (c[..., 0] + 1j * c[..., 1]) * np.exp(1j * freqs)
+    np.testing.assert_allclose(out.detach().numpy(), np.stack([want.real, want.imag], -1).reshape(2, 4, 6), atol=1e-14)
+    wt = RNG.standard_normal((2, 4, 6))
+    (out * sx.tensor(wt)).sum().backward()
+    # The rotation is orthogonal: the gradient is the weights rotated back.
+    wc = wt.reshape(2, 4, 3, 2)
+    back = (wc[..., 0] + 1j * wc[..., 1]) * np.exp(-1j * freqs)
+    np.testing.assert_allclose(tx.grad.numpy(), np.stack([back.real, back.imag], -1).reshape(2, 4, 6), atol=1e-14)
+
+
+@pytest.mark.parity
+def test_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    a, b = _c((3, 4), np.complex64), _c((4,), np.complex64)
+    ours = [sx.tensor(a, requires_grad=True), sx.tensor(b, requires_grad=True)]
+    theirs = [torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)]
+    w = RNG.standard_normal((3, 4)).astype(np.float32)
+
+    def run(za, zb, lib):
+        q = za * zb - za / (zb + 1) + za.exp() * 0.5j
+        r = lib.view_as_real(q.sqrt().conj().resolve_conj())
+        return q, (q.abs() * lib.tensor(w)).sum() + r.sum() + q.angle().mean() + za.log().real.sum()
+
+    (qs, ls), (qt, lt) = run(*ours, sx), run(*theirs, torch)
+    np.testing.assert_allclose(_np(qs), qt.detach().numpy(), rtol=2e-5, atol=2e-5)
+    ls.backward()
+    lt.backward()
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(_np(o.grad), t.grad.numpy(), rtol=2e-4, atol=2e-4)
+    p = torch.polar(torch.ones(3), torch.arange(3.0))
+    np.testing.assert_allclose(_np(sx.polar(sx.ones(3), sx.arange(3.0))), p.numpy(), atol=1e-6)
+    for x in ([1 + 2j, 0.5 - 1j], [[1 + 2j, 0.5 - 1j], [100.25 + 0j, -3 - 3.5j]]):
+        assert repr(sx.tensor(x)) == repr(torch.tensor(x))
+
+
+def test_save_and_load(tmp_path):
+    a = _c((2, 3), np.complex64)
+    state = {"z": sx.tensor(a), "w": sx.tensor(_c((4,)))}
+    for fmt in ("sneppx", "torch"):
+        path = tmp_path / f"state_{fmt}.pt"
+        sx.save(state, path, **({"format": "torch"} if fmt == "torch" else {}))
+        back = sx.load(path)
+        assert back["z"].dtype == sx.complex64 and back["w"].dtype == sx.complex128
+        np.testing.assert_array_equal(back["z"].numpy(), a)
+
+
+@pytest.mark.parity
+def test_files_cross_with_pytorch(tmp_path):
+    torch = pytest.importorskip("torch")
+    a = _c((3, 2), np.complex64)
+    torch.save({"z": torch.tensor(a), "d": torch.tensor(a.astype(np.complex128))}, tmp_path / "t.pt")
+    back = sx.load(tmp_path / "t.pt")
+    np.testing.assert_array_equal(back["z"].numpy(), a)
+    assert back["d"].dtype == sx.complex128
+    sx.save({"z": sx.tensor(a)}, tmp_path / "s.pt", format="torch")
+    np.testing.assert_array_equal(torch.load(tmp_path / "s.pt")["z"].numpy(), a)
+
+
+def test_matmul_einsum_and_where():
+    a, b = _c((2, 3, 4)), _c((4, 5))
+    ta, tb = sx.tensor(a), sx.tensor(b)
+    np.testing.assert_allclose(_np(ta @ tb), a @ b, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(_np(sx.einsum("bij,jk->bki", ta, tb)), np.einsum("bij,jk->bki", a, b), rtol=1e-13,
+                               atol=1e-13)
+    v = _c((4,))
+    np.testing.assert_allclose(_np(sx.tensor(v) @ sx.tensor(v)), v @ v, rtol=1e-13)
+    m = RNG.standard_normal((2, 3, 4)) > 0
+    np.testing.assert_array_equal(_np(sx.where(sx.tensor(m), ta, 0.5j * ta)), np.where(m, a, 0.5j * a))
+    np.testing.assert_array_equal(_np(ta.masked_fill(sx.tensor(m), 2.0)), np.where(m, 2.0 + 0j, a))
+    with pytest.raises(TypeError, match="same dtype"):
+        ta @ sx.tensor(b.real)
+    # Gradients of a product written into a slice of a complex zeros tensor (a spectral layer's pattern).
+    w = sx.tensor(_c((4, 5)), requires_grad=True)
+    out = sx.zeros(2, 3, 6, dtype=sx.complex128)
+    out[..., :5] = ta @ w
+    (out.abs() ** 2).sum().backward()
+    w0 = w.detach().numpy()  # dL/dx + i dL/dy of L = sum |a w|^2 at w = x + iy: 2 a^H (a w)
+    np.testing.assert_allclose(w.grad.numpy(), 2 * np.einsum("bij,bik->jk", a.conj(), a @ w0), rtol=1e-12)
