@@ -58,6 +58,25 @@ def test_arithmetic_matches_numpy(dtype):
     assert (ta == sx.tensor(a + 1j)).sum().item() == 0
 
 
+def test_indexing_scans_norms_and_powers():
+    a = _c((3, 4))
+    t = sx.tensor(a)
+    idx = sx.tensor([[2, 0, 1, 1], [0, 0, 2, 1]])
+    np.testing.assert_array_equal(_np(t.index_select(-1, sx.tensor([3, 0]))), a[:, [3, 0]])
+    np.testing.assert_array_equal(_np(t.gather(0, idx)), np.take_along_axis(a, idx.numpy(), 0))
+    np.testing.assert_allclose(_np(t.cumsum(-1)), np.cumsum(a, -1), rtol=1e-13)
+    np.testing.assert_allclose(t.norm().item(), np.linalg.norm(a), rtol=1e-13)
+    np.testing.assert_allclose(_np(sx.linalg.vector_norm(t, 1, dim=0)), np.abs(a).sum(0), rtol=1e-13)
+    for got, want in [(t ** 2, a ** 2), (t ** 0.5, a ** 0.5), (t ** sx.tensor(1 + 1j), a ** (1 + 1j)), (2 ** t, 2 ** a),
+                      (t ** t, a ** a), (sx.zeros(2, dtype=sx.cdouble) ** 2, np.zeros(2))]:
+        np.testing.assert_allclose(_np(got), want, rtol=1e-12, atol=1e-12)
+    w = sx.tensor(a, requires_grad=True)  # d/dz of sum |z_(i)|^2 over a gather and a cumsum
+    (w.gather(0, idx).abs() ** 2).sum().add((w.cumsum(1).abs() ** 2).sum()).backward()
+    fd = _fd_grad(lambda z: float((np.abs(np.take_along_axis(z, idx.numpy(), 0)) ** 2).sum()
+                                  + (np.abs(np.cumsum(z, 1)) ** 2).sum()), a)
+    np.testing.assert_allclose(w.grad.numpy(), fd, rtol=1e-6, atol=1e-6)
+
+
 def test_views_share_memory():
     x = sx.randn(3, 4, 2)
     z = sx.view_as_complex(x)
@@ -132,9 +151,9 @@ def test_complex_polar_and_angle():
 
 def test_ops_without_a_complex_form_raise():
     z = sx.tensor([1 + 2j, 3 - 1j])
-    for fn in (lambda: z.sin(), lambda: z.max(), lambda: z < z, lambda: z.cumsum(0),
-               lambda: z.float(), lambda: z ** 2, lambda: z.softmax(0), lambda: sx.zeros(2).copy_(z),
-               lambda: z.prod(), lambda: z.index_select(0, sx.tensor([0]))):
+    for fn in (lambda: z.sin(), lambda: z.max(), lambda: z < z, lambda: z.float(), lambda: z.softmax(0),
+               lambda: sx.zeros(2).copy_(z), lambda: z.prod(), lambda: z.var(), lambda: z.scatter_add(
+                   0, sx.tensor([0]), z[:1])):
         with pytest.raises(TypeError, match="complex"):
             fn()
     with pytest.raises(RuntimeError, match="real outputs"):
@@ -201,7 +220,8 @@ def test_matches_pytorch():
     def run(za, zb, lib):
         q = za * zb - za / (zb + 1) + za.exp() * 0.5j
         r = lib.view_as_real(q.sqrt().conj().resolve_conj())
-        return q, (q.abs() * lib.tensor(w)).sum() + r.sum() + q.angle().mean() + za.log().real.sum()
+        extra = (za.cumsum(0) ** 2).imag.sum() + za.index_select(1, lib.tensor([2, 0])).norm()
+        return q, (q.abs() * lib.tensor(w)).sum() + r.sum() + q.angle().mean() + za.log().real.sum() + extra
 
     (qs, ls), (qt, lt) = run(*ours, sx), run(*theirs, torch)
     np.testing.assert_allclose(_np(qs), qt.detach().numpy(), rtol=2e-5, atol=2e-5)

@@ -189,6 +189,10 @@ Tensor complex_binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
     Tensor same = both(binary(BinaryOp::Eq, real(a), real(b)), binary(BinaryOp::Eq, imag(a), imag(b)));
     return op == BinaryOp::Eq ? same : unary(UnaryOp::Not, same);
   }
+  if (op == BinaryOp::Pow) {  // a ** b = exp(b log a); a real b stays real, so that 0 ** b is 0 for b > 0
+    Tensor la = log(to_dtype(a_in, ct));
+    return exp(is_complex(b_in->dtype) ? mul(to_dtype(b_in, ct), la) : mul(la, b_in));
+  }
   if (op != BinaryOp::Add && op != BinaryOp::Sub && op != BinaryOp::Mul && op != BinaryOp::Div)
     unsupported(binary_name(op), c);
   // A real operand scales both parts (mul, div) without becoming complex first.
@@ -255,6 +259,22 @@ Tensor complex_matmul(const Tensor& a, const Tensor& b) {
   if (vec_a) z = squeeze(z, IntList{z->dim() - 2});
   if (vec_b) z = squeeze(z, IntList{z->dim() - 1});
   return z;
+}
+
+Tensor complex_index_select(const Tensor& x, int64_t d, const Tensor& index) {
+  return view_as_complex(index_select(view_as_real(x), d, index));
+}
+
+Tensor complex_gather(const Tensor& x, int64_t d, const Tensor& index) {
+  Shape s = index->shape;
+  s.push_back(2);
+  return view_as_complex(gather(view_as_real(x), d, expand(unsqueeze(index, -1), s)));
+}
+
+Tensor complex_cumsum(const Tensor& x, int64_t d) { return view_as_complex(cumsum(view_as_real(x), d)); }
+
+Tensor complex_norm(const Tensor& x, double p, const OptDims& dims, bool keepdim) {
+  return norm(complex_abs(x), p, dims, keepdim);
 }
 
 Tensor complex_sum(const Tensor& x, const IntList& dims, bool keepdim, bool average) {

@@ -316,7 +316,9 @@ Tensor add_scaled(const Tensor& a, const Tensor& b, const Scalar& alpha, bool su
 Tensor pow(const Tensor& a, const Scalar& b) {
   // A floating tensor to a number: one fused pass (x * x * x for 3, ...) with x ** c's own vjp.
   if (is_floating(a->dtype)) return unary(UnaryOp::PowScalar, a, b.to<double>(), 0.0);
-  return pow(a, scalar_tensor(b, scalar_result_type(a, b), a->device()));
+  // A complex tensor to a real number: the number stays real (exp(b log a) is then 0 at a = 0 for b > 0).
+  DType bt = is_complex(a->dtype) ? real_part_dtype(a->dtype) : scalar_result_type(a, b);
+  return pow(a, scalar_tensor(b, bt, a->device()));
 }
 
 Tensor where(const Tensor& cond_in, const Tensor& a_in, const Tensor& b_in) {

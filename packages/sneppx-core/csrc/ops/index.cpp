@@ -7,6 +7,7 @@
 
 #include "ops/kernels.h"
 #include "ops/common.h"
+#include "ops/complex.h"
 
 namespace sx {
 
@@ -93,6 +94,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
     return reshape(gather(reshape(x, {1}), 0, reshape(index, {1})), {});
   }
   int64_t d = wrap_dim(dim, x->dim(), "gather");
+  if (is_complex(x->dtype)) [[unlikely]] return complex_gather(x, d, index);
   Tensor idx = as_index(index, "gather");
   check_gather_shapes(x, d, idx, "gather");
   Tensor out = empty(idx->shape, x->dtype, x->device());
@@ -374,6 +376,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   check_same_device("index_select", x, index);
   if (x->dim() == 0) return reshape(index_select(reshape(x, {1}), dim, index), {});  // as PyTorch: stays 0-d
   int64_t d = wrap_dim(dim, x->dim(), "index_select");
+  if (is_complex(x->dtype)) [[unlikely]] return complex_index_select(x, d, index);
   Tensor idx = reshape(as_index(index, "index_select"), {-1});
   check_range(idx, x->shape[d], "index_select", d);
   Shape os = x->shape;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ops/common.h"
+#include "ops/complex.h"
 #include "core/default_dtype.h"
 #include "ops/kernels.h"
 #include "ops/unary_defs.h"
@@ -297,6 +298,7 @@ Tensor logsumexp(const Tensor& x, const OptDims& dims, bool keepdim) {
 }
 
 Tensor norm(const Tensor& x, double p, const OptDims& dims, bool keepdim) {
+  if (is_complex(x->dtype)) [[unlikely]] return complex_norm(x, p, dims, keepdim);
   SX_CHECK(is_floating(x->dtype), TypeError, "[norm] expected a floating tensor, got ", describe(x));
   if (p == 2 && !needs_grad({&x})) {  // squares summed in one pass, without an x * x temporary
     IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "norm");
@@ -347,6 +349,7 @@ Tensor any(const Tensor& x, const OptDims& dims, bool keepdim) {
 
 Tensor cumsum(const Tensor& x, int64_t dim) {
   int64_t d = wrap_dim(dim, x->dim(), "cumsum");
+  if (is_complex(x->dtype) && x->dim() > 0) [[unlikely]] return complex_cumsum(x, d);
   DType rt = is_floating(x->dtype) ? x->dtype : DType::Int64;
   Tensor xc = contiguous(cast_nograd(x, rt));
   Tensor out = empty(x->shape, rt, x->device());

@@ -25,7 +25,10 @@ def _dims(dim, ndim):
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all dims when None); ord inf / -inf take the largest /
-    smallest ``|x|``, ord 0 counts non-zeros. The gradient at ``x = 0`` is 0, as PyTorch's."""
+    smallest ``|x|``, ord 0 counts non-zeros; a complex ``x`` counts its magnitudes. The gradient at ``x = 0`` is 0,
+    as PyTorch's."""
+    if getattr(x, "is_complex", lambda: False)():
+        x = x.abs()  # its magnitudes (real); the same gradient at 0 as the norm's
     check(x, "linalg.vector_norm", ndim=0, name="x")
     x = x if dtype is None else x.to(dtype)
     if x.ndim == 0:

@@ -21,8 +21,9 @@ solves, the 2-norms, nuclear norms and ``cond`` on singular values, negative ``m
 
 Singular or non-positive-definite inputs raise :class:`LinAlgError` where PyTorch does; the ``*_ex``
 forms return an ``info`` tensor instead. ``eig`` and ``eigvals`` return complex tensors, computed by LAPACK
-through NumPy, and have no gradient (an input that requires grad raises NotImplementedError). The ``out=`` and ``driver=`` (SVD) keywords are not taken,
-except ``lstsq``'s ``driver``, which selects the extra results as PyTorch's does.
+through NumPy, and have no gradient (an input that requires grad raises NotImplementedError). The ``out=`` and
+``driver=`` (SVD) keywords are not taken, except ``lstsq``'s ``driver``, which selects the extra results as
+PyTorch's does.
 """
 
 from __future__ import annotations
