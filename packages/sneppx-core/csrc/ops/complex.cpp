@@ -1,6 +1,6 @@
 // Complex tensors (complex64, complex128): (real, imaginary) pairs of float32 / float64 in one storage.
-// No kernel computes on a complex dtype. The views below show the pairs as a real tensor with a last dim
-// of 2, and each complex op is written with real ops on those views, so that it runs wherever the real
+// The views below show the pairs as a real tensor with a last dim of 2, and each complex op is written with
+// real ops on those views (only the product has a kernel of its own, ops/complex.h), so that it runs wherever the real
 // kernels run and its gradient comes from theirs: for a real loss L of z = x + iy, z.grad is
 // dL/dx + i dL/dy, PyTorch's convention.
 #include <cmath>
@@ -13,7 +13,7 @@
 namespace sx {
 
 namespace {
-// Writes the imaginary parts' zeros (kern::fill on a strided view).
+// t = v through the device's fill kernel (t may be a strided view).
 void fill_view(const Tensor& t, const Scalar& v) { kern::fill(t->device())(t, v); }
 
 // x's pairs as a real (..., 2) tensor sharing x's storage, without autograd.
@@ -35,11 +35,6 @@ Tensor part(const Tensor& x, int64_t k) {
   v->dtype = real_part_dtype(x->dtype);
   return v;
 }
-
-// a * b, or a * conj(b) when conj_b, for a and b of one complex dtype on one device (broadcast): the device's
-// kernel where it has one, else real ops on the parts. Differentiable (PyTorch's convention: the gradient of
-// a * b is g * conj(b) for a, g * conj(a) for b).
-Tensor cmul(const Tensor& a, const Tensor& b, bool conj_b);
 
 // The complex view of a real (..., 2) tensor whose pairs are adjacent, without autograd.
 Tensor as_complex_nograd(const Tensor& x) {
@@ -152,13 +147,14 @@ Tensor conj(const Tensor& x) {
   return from_parts(real(x), neg(imag(x)));
 }
 
-
-
 namespace kern {
 SX_DEFINE_KERNEL(complex_mul);
 }  // namespace kern
 
 namespace {
+// a * b, or a * conj(b) when conj_b, for a and b of one complex dtype on one device (broadcast): the device's
+// kernel where it has one, else real ops on the parts. Differentiable (PyTorch's convention: the gradient of
+// a * b is g * conj(b) for a, g * conj(a) for b).
 Tensor cmul(const Tensor& a, const Tensor& b, bool conj_b) {
   check_same_device("mul", a, b);
   const Device dev = a->device();

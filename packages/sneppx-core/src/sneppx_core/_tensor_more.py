@@ -387,9 +387,10 @@ def conj(input):
 
 
 def conj_physical(input):
-    """The complex conjugate as a new tensor (``input`` itself for real dtypes)."""
+    """The complex conjugate as a new tensor (``input`` itself for real dtypes): ``conj``, which never makes a
+    lazy view here."""
     _check(input, "conj_physical")
-    return _C._conj(input) if input.dtype.is_complex else input
+    return conj(input)
 
 
 def conj_physical_(input):
