@@ -52,8 +52,59 @@ def test_dtypes_and_errors():
         F.fft(sx.ones(4), norm="bogus")
     with pytest.raises(ValueError, match="data points"):
         F.fft(sx.ones(4), n=0)
-    with pytest.raises(NotImplementedError, match="CPU"):
-        F.fft(sx.empty(4, device="meta"))
+    with pytest.raises(IndexError, match="at least 1 dim"):
+        F.fft(sx.tensor(1.0))
+    with pytest.raises(ValueError, match="frequencies"):
+        sx._C._fft_c2r(sx.ones(4, dtype=sx.complex64), 0, 4, 1.0)
+    with pytest.raises(TypeError, match=r"fft\.rfft.*complex64"):
+        sx._C._fft_r2c(sx.ones(4, dtype=sx.complex64), 0, 1.0)
+    m = F.rfft(sx.empty(3, 10, device="meta"), dim=0)  # meta tensors: the result's geometry
+    assert m.device.type == "meta" and tuple(m.shape) == (2, 10) and m.dtype == sx.complex64
+
+
+# Radices 4, 2, 3, 5, 7, 11, 13 and their products, odd and even real lengths, and primes above 13 (Bluestein).
+LENGTHS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 15, 16, 17, 26, 30, 49, 97, 100, 121, 128, 143, 169, 210, 243, 360,
+           1000, 1024, 1031, 2048, 2310, 4099]
+
+
+@pytest.mark.parametrize("n", LENGTHS)
+def test_lengths_batches_and_layouts_match_numpy(n):
+    # Batches of 1 and 3 run one transform at a time, 9 and 17 in vector lanes (with a partial block); the
+    # transformed dim is the last one or the first (then the lanes are neighbours in memory).
+    for batch in (1, 3, 9, 17):
+        for dt, ct, tol in ((np.float64, np.complex128, 1e-12), (np.float32, np.complex64, 2e-6)):
+            x, z = RNG.standard_normal((batch, n)).astype(dt), _c((batch, n)).astype(ct)
+            h = _c((batch, n // 2 + 1)).astype(ct)
+            for dim in (-1, 0):
+                xs, zs, hs = (a if dim == -1 else a.T.copy() for a in (x, z, h))
+                cases = [(F.fft(sx.tensor(zs), dim=dim), np.fft.fft(zs, axis=dim)),
+                         (F.ifft(sx.tensor(zs), dim=dim, norm="forward"), np.fft.ifft(zs, axis=dim, norm="forward")),
+                         (F.rfft(sx.tensor(xs), dim=dim), np.fft.rfft(xs, axis=dim)),
+                         (F.irfft(sx.tensor(hs), n=n, dim=dim), np.fft.irfft(hs, n=n, axis=dim))]
+                for got, want in cases:
+                    assert (got.dtype in (sx.complex64, sx.float32)) == (dt == np.float32)
+                    scale = np.abs(want).max() + 1e-30
+                    np.testing.assert_allclose(got.numpy(), want, rtol=0, atol=tol * scale * max(1, np.log2(n)),
+                                               err_msg=f"n={n} batch={batch} {dt.__name__} dim={dim}")
+
+
+def test_long_and_strided_inputs_match_numpy():
+    # Longer than the lane path takes (one transform at a time), a batch split over the threads, and
+    # non-contiguous inputs (a transposed view, a slice with a step).
+    x = RNG.standard_normal((3, 70001))
+    np.testing.assert_allclose(F.rfft(sx.tensor(x)).numpy(), np.fft.rfft(x), rtol=0, atol=1e-9)
+    z = _c((1 << 17,))
+    np.testing.assert_allclose(F.ifft(sx.tensor(z)).numpy(), np.fft.ifft(z), rtol=0, atol=1e-12)
+    s = RNG.standard_normal((64, 4096)).astype(np.float32)
+    want = np.fft.rfft(s.astype(np.float64))
+    np.testing.assert_allclose(F.rfft(sx.tensor(s)).numpy(), want, rtol=0, atol=2e-6 * np.abs(want).max() * 12)
+    t = sx.tensor(_c((20, 12)))
+    np.testing.assert_allclose(F.fft(t.t(), dim=0).numpy(), np.fft.fft(t.numpy().T, axis=0), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(F.fft(t[::3, 1::2]).numpy(), np.fft.fft(t.numpy()[::3, 1::2]), rtol=0, atol=1e-12)
+    # The imaginary parts of the zero frequency and (even n) of the last one are ignored, as NumPy does.
+    h = _c((4, 9))
+    np.testing.assert_allclose(F.irfft(sx.tensor(h)).numpy(), np.fft.irfft(h), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(F.irfft(sx.tensor(h), n=17).numpy(), np.fft.irfft(h, n=17), rtol=0, atol=1e-12)
 
 
 def _fd(f, z, eps=1e-6):

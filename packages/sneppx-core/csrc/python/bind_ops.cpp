@@ -3,6 +3,7 @@
 #include "core/default_dtype.h"
 
 #include "ops/common.h"
+#include "ops/fft.h"
 #include "ops/unary_defs.h"
 
 namespace sx {
@@ -549,6 +550,10 @@ void bind_ops(py::module_& m, Cls& cls) {
   m.def("_real", &real);
   m.def("_imag", &imag);
   m.def("_conj", &conj);
+  // ---- Fourier transforms along one dim (ops/fft.h); sneppx_core.fft adds the n-d forms and the gradients
+  m.def("_fft_c2c", &fft_c2c, py::arg("input"), py::arg("dim"), py::arg("inverse"), py::arg("scale"));
+  m.def("_fft_r2c", &fft_r2c, py::arg("input"), py::arg("dim"), py::arg("scale"));
+  m.def("_fft_c2r", &fft_c2r, py::arg("input"), py::arg("dim"), py::arg("n"), py::arg("scale"));
   m.def("_complex_angle", &complex_angle);
   m.def("_grad", [](const TensorList& outs, const TensorList& ins, py::handle grad_outs, py::handle retain, bool create, bool allow_unused) {
     TensorList gs;

@@ -6,6 +6,7 @@ from __future__ import annotations
 from . import fft as _fft
 from ._C_face import Tensor
 from ._backend import _C
+from ._tensor_extra import _windows
 
 
 def _window(window, win_length, n_fft, like, op):
@@ -56,7 +57,9 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         if x.shape[-1] < n_fft:
             raise RuntimeError(f"[stft] expected 0 < n_fft <= {x.shape[-1]} (the padded signal's length), got {n_fft}")
         w = _window(window, win_length, n_fft, x.dtype, "stft")
-        frames = x.unfold(-1, n_fft, hop) * w  # (batch, frames, n_fft)
+        # (batch, frames, n_fft); without a gradient to x the windows are read through a strided view of x
+        need_grad = x.requires_grad and _C.is_grad_enabled()
+        frames = (x.unfold(-1, n_fft, hop) if need_grad else _windows(x, x.ndim - 1, n_fft, hop)) * w
         norm = "ortho" if normalized else "backward"
         onesided = (not w.dtype.is_complex) if onesided is None else onesided
         spec = _fft.rfft(frames, dim=-1, norm=norm) if onesided else _fft.fft(frames, dim=-1, norm=norm)

@@ -232,6 +232,14 @@ def masked_scatter(input, mask, source):
     return _C.where(m, picked, input.reshape(-1)).reshape(tuple(input.shape))
 
 
+def _windows(x, d, size, step):
+    """unfold's windows (x at least 1-d, d wrapped, the sizes checked) as a strided view of x's storage that
+    overlaps itself, without autograd: for reading only."""
+    shape, strides = list(x.shape), list(x.stride())
+    shape[d], strides[d] = (shape[d] - size) // step + 1, strides[d] * step
+    return _C._as_strided(x, shape + [size], strides + [x.stride()[d]], x.storage_offset())
+
+
 def unfold(input, dimension, size, step):
     """All windows of length ``size`` taken every ``step`` along ``dimension``: that dim becomes the
     window count and a new last dim of length ``size`` holds each window (a copy, not a view)."""
@@ -243,6 +251,9 @@ def unfold(input, dimension, size, step):
                          f"(shape {tuple(input.shape)}): need 0 <= size <= {n} and step > 0")
     x = input.reshape([1]) if input.ndim == 0 else input
     count = (n - size) // step + 1
+    if not (input.requires_grad and _C.is_grad_enabled()):  # no gradient: one copy of a strided view of the windows
+        y = _windows(x, d, size, step).contiguous()
+        return y.reshape([size]) if input.ndim == 0 else y
     idx = (np.arange(count)[:, None] * step + np.arange(size)[None, :]).reshape(-1)
     y = x.index_select(d, Tensor(idx.astype(np.int64)).to(x.device))
     y = _C.movedim(y.unflatten(d, (count, size)), d + 1, -1)

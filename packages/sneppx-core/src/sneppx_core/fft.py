@@ -1,16 +1,19 @@
 """Discrete Fourier transforms (``torch.fft``): ``fft``, ``ifft``, ``rfft``, ``irfft``, ``hfft``, ``ihfft``,
 their 2-d and n-d forms, ``fftfreq``, ``rfftfreq``, ``fftshift`` and ``ifftshift``.
 
-The transforms run NumPy's pocketfft on CPU tensors (float32 and complex64 stay single precision) and are
-differentiable: each one-dimensional transform is one autograd node whose gradient is the adjoint transform,
-in PyTorch's convention for complex tensors (for a real loss L of z = x + iy, ``z.grad`` is dL/dx + i dL/dy).
-The n-d forms apply the one-dimensional ones dim by dim; ``n`` / ``s`` pad with zeros or trim first, as
-PyTorch does. Tensors on other devices raise NotImplementedError.
+The transforms run the core's kernel (``_C._fft_c2c``, ``_fft_r2c``, ``_fft_c2r``: mixed-radix Stockham passes,
+Bluestein's algorithm for lengths with a prime factor above 13, several transforms at once in the lanes of a
+vector; float32 and complex64 stay single precision) and are differentiable: each one-dimensional transform is one
+autograd node whose gradient is the adjoint transform, in PyTorch's convention for complex tensors (for a real
+loss L of z = x + iy, ``z.grad`` is dL/dx + i dL/dy). The n-d forms apply the one-dimensional ones dim by dim;
+``n`` / ``s`` pad with zeros or trim first, as PyTorch does. CPU and meta tensors; other devices raise
+NotImplementedError.
 """
 
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -29,7 +32,7 @@ _COMPLEX_OF = {Dtype.FLOAT64: Dtype.COMPLEX128, Dtype.COMPLEX128: Dtype.COMPLEX1
 def _check(x, op, norm):
     if not isinstance(x, Tensor):
         raise TypeError(f"[fft.{op}] expected a Tensor, got {type(x).__name__}")
-    if x.device.type != "cpu":
+    if x.device.type not in ("cpu", "meta"):
         raise NotImplementedError(f"[fft.{op}] runs on CPU tensors only, got one on {x.device}")
     if norm is not None and norm not in _NORMS:
         raise ValueError(f"[fft.{op}] norm must be one of {_NORMS} or None, got {norm!r}")
@@ -61,16 +64,11 @@ def _resize(x, dim, n, op):
     return _C.cat([x, _C._zeros(pad, x.dtype, None)], dim)
 
 
-def _numpy(x):
-    return x.detach().contiguous().numpy()
-
-
-def _tensor(a, like):
-    """a (a NumPy result) as a tensor, in single precision where ``like`` is."""
-    single = like.dtype in (Dtype.FLOAT32, Dtype.COMPLEX64)
-    if a.dtype.kind == "c":
-        return Tensor.from_numpy(np.ascontiguousarray(a, np.complex64 if single else np.complex128))
-    return Tensor.from_numpy(np.ascontiguousarray(a, np.float32 if single else np.float64))
+def _scale(norm, n, inverse):
+    """The factor of a transform of n points under ``norm`` (the inverse of "backward" divides by n)."""
+    if norm == "ortho":
+        return 1.0 / math.sqrt(n)
+    return 1.0 / n if (norm == "forward") != inverse else 1.0
 
 
 class _C2C(Function):
@@ -79,8 +77,7 @@ class _C2C(Function):
     @staticmethod
     def forward(ctx, x, dim, norm, inverse):
         ctx.args = (dim, norm, inverse)
-        f = np.fft.ifft if inverse else np.fft.fft
-        return _tensor(f(_numpy(x), axis=dim, norm=norm), x)
+        return _C._fft_c2c(x, dim, inverse, _scale(norm, x.shape[dim], inverse))
 
     @staticmethod
     def backward(ctx, g):
@@ -94,7 +91,7 @@ class _R2C(Function):
     @staticmethod
     def forward(ctx, x, dim, norm):
         ctx.args = (dim, norm, x.shape[dim])
-        return _tensor(np.fft.rfft(_numpy(x), axis=dim, norm=norm), x)
+        return _C._fft_r2c(x, dim, _scale(norm, x.shape[dim], False))
 
     @staticmethod
     def backward(ctx, g):
@@ -110,7 +107,7 @@ class _C2R(Function):
     @staticmethod
     def forward(ctx, x, dim, norm, n):
         ctx.args = (dim, norm, n)
-        return _tensor(np.fft.irfft(_numpy(x), n=n, axis=dim, norm=norm), x)
+        return _C._fft_c2r(x, dim, n, _scale(norm, n, True))
 
     @staticmethod
     def backward(ctx, g):
@@ -127,6 +124,8 @@ class _C2R(Function):
 
 
 def _dim(x, dim, op):
+    if x.ndim == 0:
+        raise IndexError(f"[fft.{op}] expects a tensor of at least 1 dim, got a 0-d tensor")
     if not -builtins.max(x.ndim, 1) <= dim < builtins.max(x.ndim, 1):
         raise IndexError(f"[fft.{op}] dim {dim} is out of range for a tensor of {x.ndim} dims")
     return dim % x.ndim
