@@ -1,6 +1,7 @@
 """Complex tensors and Fourier transforms against PyTorch: one-dimensional transforms of a batch of signals
-(``rfft``, ``fft`` of complex64, ``irfft``), a spectrogram (``stft`` with a Hann window), a complex product, a
-complex matrix product, and rotary embeddings written with ``view_as_complex`` (forward and backward).
+(``rfft``, ``fft`` of complex64, ``irfft``), a 2-d transform of a batch of fields (``rfft2``), a spectrogram
+(``stft`` with a Hann window), a complex product, a complex matrix product, and rotary embeddings written with
+``view_as_complex`` (forward and backward).
 Float32 / complex64, 2 threads, both libraries interleaved in this process; rows report the median
 microseconds per call and ``ratio = sneppx / torch``.
 
@@ -25,7 +26,8 @@ def _data():
     c = lambda *s: (rng.standard_normal(s) + 1j * rng.standard_normal(s)).astype(np.complex64)  # noqa: E731
     return {"signals": rng.standard_normal((64, 4096)).astype(f), "spectra": c(64, 2049), "z": c(64, 4096),
             "audio": rng.standard_normal((8, 16000)).astype(f), "a": c(1 << 20), "b": c(1 << 20),
-            "m1": c(256, 256), "m2": c(256, 256), "q": rng.standard_normal((8, 256, 8, 64)).astype(f),
+            "fields": rng.standard_normal((8, 32, 64, 64)).astype(f), "m1": c(256, 256), "m2": c(256, 256),
+            "q": rng.standard_normal((8, 256, 8, 64)).astype(f),
             "angles": (np.arange(256)[:, None] * 10000.0 ** (-np.arange(32) / 32)).astype(f)}
 
 
@@ -45,6 +47,7 @@ def _cases(T, data):
         "rfft (64, 4096) float32": lambda: T.fft.rfft(t["signals"]),
         "fft (64, 4096) complex64": lambda: T.fft.fft(t["z"]),
         "irfft (64, 2049) -> (64, 4096)": lambda: T.fft.irfft(t["spectra"]),
+        "rfft2 (8, 32, 64, 64) float32": lambda: T.fft.rfft2(t["fields"]),
         "stft (8, 16000) n_fft 512 hop 128 hann": lambda: T.stft(t["audio"], 512, 128, window=window,
                                                                  return_complex=True),
         "a * b complex64 n=1048576": lambda: t["a"] * t["b"],

@@ -9,6 +9,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <type_traits>
+#include <vector>
 
 #include "core/parallel.h"
 #include "cpu/fft_plan.h"

@@ -135,7 +135,7 @@ template <bool Inv, typename T, typename V> Cx<V>* run(const Plan<T>& p, Cx<V>* 
       case 5: pass<Inv, 5>(p, nn, s, x, y); break;
       case 7: pass<Inv, 7>(p, nn, s, x, y); break;
       case 11: pass<Inv, 11>(p, nn, s, x, y); break;
-      default: pass<Inv, 13>(p, nn, s, x, y); break;
+      default: pass<Inv, 13>(p, nn, s, x, y); break;  // 13: the only other radix make_plan gives
     }
     std::swap(x, y);
     nn /= R;

@@ -71,33 +71,46 @@ def _scale(norm, n, inverse):
     return 1.0 / n if (norm == "forward") != inverse else 1.0
 
 
+def _call(fn, x, *args):
+    """``fn.apply(x, *args)`` where a gradient is to be recorded, else the transform alone (``fn.run``)."""
+    return fn.apply(x, *args) if x.requires_grad and _C.is_grad_enabled() else fn.run(x, *args)
+
+
 class _C2C(Function):
     """y = fft(x) (or ifft) along one dim, x complex, no resizing."""
 
     @staticmethod
+    def run(x, dim, norm, inverse):
+        return _C._fft_c2c(x, dim, inverse, _scale(norm, x.shape[dim], inverse))
+
+    @staticmethod
     def forward(ctx, x, dim, norm, inverse):
         ctx.args = (dim, norm, inverse)
-        return _C._fft_c2c(x, dim, inverse, _scale(norm, x.shape[dim], inverse))
+        return _C2C.run(x, dim, norm, inverse)
 
     @staticmethod
     def backward(ctx, g):
         dim, norm, inverse = ctx.args
-        return _C2C.apply(_as_complex(g), dim, _ADJOINT[norm], not inverse), None, None, None
+        return _call(_C2C, _as_complex(g), dim, _ADJOINT[norm], not inverse), None, None, None
 
 
 class _R2C(Function):
     """y = rfft(x) along one dim, x real: the n // 2 + 1 non-negative frequencies."""
 
     @staticmethod
+    def run(x, dim, norm):
+        return _C._fft_r2c(x, dim, _scale(norm, x.shape[dim], False))
+
+    @staticmethod
     def forward(ctx, x, dim, norm):
         ctx.args = (dim, norm, x.shape[dim])
-        return _C._fft_r2c(x, dim, _scale(norm, x.shape[dim], False))
+        return _R2C.run(x, dim, norm)
 
     @staticmethod
     def backward(ctx, g):
         dim, norm, n = ctx.args
         # d/dx of sum_k Re(conj(g_k) y_k): the adjoint c2c transform of g padded with zeros, real part.
-        full = _C2C.apply(_resize(_as_complex(g), dim, n, "rfft"), dim, _ADJOINT[norm], True)
+        full = _call(_C2C, _resize(_as_complex(g), dim, n, "rfft"), dim, _ADJOINT[norm], True)
         return _C._real(full).contiguous(), None, None
 
 
@@ -105,9 +118,13 @@ class _C2R(Function):
     """y = irfft(x, n) along one dim: x holds the n // 2 + 1 non-negative frequencies of a real signal of n."""
 
     @staticmethod
+    def run(x, dim, norm, n):
+        return _C._fft_c2r(x, dim, n, _scale(norm, n, True))
+
+    @staticmethod
     def forward(ctx, x, dim, norm, n):
         ctx.args = (dim, norm, n)
-        return _C._fft_c2r(x, dim, n, _scale(norm, n, True))
+        return _C2R.run(x, dim, norm, n)
 
     @staticmethod
     def backward(ctx, g):
@@ -120,7 +137,7 @@ class _C2R(Function):
         shape = [1] * g.ndim
         shape[dim] = w.size
         w = Tensor.from_numpy(w.reshape(shape).astype(np.float32 if g.dtype == Dtype.FLOAT32 else np.float64))
-        return _R2C.apply(g, dim, _ADJOINT[norm]) * w, None, None, None
+        return _call(_R2C, g, dim, _ADJOINT[norm]) * w, None, None, None
 
 
 def _dim(x, dim, op):
@@ -135,21 +152,21 @@ def fft(input, n=None, dim=-1, norm=None):
     """The discrete Fourier transform along ``dim`` (``n`` points: the input trimmed or zero-padded)."""
     norm = _check(input, "fft", norm)
     d = _dim(input, dim, "fft")
-    return _C2C.apply(_resize(_as_complex(input), d, n, "fft"), d, norm, False)
+    return _call(_C2C, _resize(_as_complex(input), d, n, "fft"), d, norm, False)
 
 
 def ifft(input, n=None, dim=-1, norm=None):
     """The inverse discrete Fourier transform along ``dim``."""
     norm = _check(input, "ifft", norm)
     d = _dim(input, dim, "ifft")
-    return _C2C.apply(_resize(_as_complex(input), d, n, "ifft"), d, norm, True)
+    return _call(_C2C, _resize(_as_complex(input), d, n, "ifft"), d, norm, True)
 
 
 def rfft(input, n=None, dim=-1, norm=None):
     """The transform of a real signal along ``dim``: its ``n // 2 + 1`` non-negative frequencies."""
     norm = _check(input, "rfft", norm)
     d = _dim(input, dim, "rfft")
-    return _R2C.apply(_resize(_as_real(input, "rfft"), d, n, "rfft"), d, norm)
+    return _call(_R2C, _resize(_as_real(input, "rfft"), d, n, "rfft"), d, norm)
 
 
 def irfft(input, n=None, dim=-1, norm=None):
@@ -160,7 +177,7 @@ def irfft(input, n=None, dim=-1, norm=None):
     n = 2 * (input.shape[d] - 1) if n is None else n
     if n < 1:
         raise ValueError(f"[fft.irfft] invalid number of data points ({n}) specified")
-    return _C2R.apply(_resize(_as_complex(input), d, n // 2 + 1, "irfft"), d, norm, n)
+    return _call(_C2R, _resize(_as_complex(input), d, n // 2 + 1, "irfft"), d, norm, n)
 
 
 def hfft(input, n=None, dim=-1, norm=None):
