@@ -278,3 +278,78 @@ def test_matmul_einsum_and_where():
     (out.abs() ** 2).sum().backward()
     w0 = w.detach().numpy()  # dL/dx + i dL/dy of L = sum |a w|^2 at w = x + iy: 2 a^H (a w)
     np.testing.assert_allclose(w.grad.numpy(), 2 * np.einsum("bij,bik->jk", a.conj(), a @ w0), rtol=1e-12)
+
+
+def _layouts(z):
+    """z (2-D NumPy) as SneppX tensors of several layouts: contiguous, a transposed copy's view, a stepped slice."""
+    wide = np.zeros((z.shape[0], 2 * z.shape[1]), z.dtype)
+    wide[:, ::2] = z
+    return {"contiguous": sx.tensor(z), "transposed": sx.tensor(np.ascontiguousarray(z.T)).t(),
+            "stepped": sx.tensor(wide)[:, ::2]}
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("m,k,n", [(1, 7, 5), (6, 7, 1), (5, 1, 3), (33, 40, 37), (130, 96, 140), (24, 4200, 20)])
+def test_matmul_kernel_matches_numpy(dtype, m, k, n):
+    """The complex product (BLAS's cgemm / zgemm): row and column vectors, a depth of 1, products split over the
+    threads by rows and into depth slices (k = 4200), operands transposed or strided."""
+    a, b = _c((m, k), dtype), _c((k, n), dtype)
+    want = a.astype(np.complex128) @ b.astype(np.complex128)
+    tol = (2e-6 if dtype == np.complex64 else 1e-13) * np.sqrt(k) * np.abs(want).max()
+    for la, ta in _layouts(a).items():
+        for lb, tb in _layouts(b).items():
+            got = ta @ tb
+            assert got.dtype == ta.dtype and got.shape == (m, n), (la, lb)
+            np.testing.assert_allclose(_np(got), want, rtol=0, atol=tol, err_msg=f"{la} @ {lb}")
+
+
+def test_matmul_kernel_batches_vectors_and_empty():
+    a, b = _c((4, 1, 3, 5)), _c((2, 5, 6))
+    np.testing.assert_allclose(_np(sx.tensor(a) @ sx.tensor(b)), a @ b, rtol=1e-13, atol=1e-13)  # broadcast batch
+    np.testing.assert_allclose(_np(sx.matmul(sx.tensor(a[0, 0]), sx.tensor(b[1]))), a[0, 0] @ b[1], rtol=1e-13)
+    v, w = _c((5,)), _c((5,))
+    np.testing.assert_allclose(_np(sx.tensor(b[0]).t() @ sx.tensor(v)), b[0].T @ v, rtol=1e-13)  # matrix @ vector
+    np.testing.assert_allclose(_np(sx.tensor(v) @ sx.tensor(b[0])), v @ b[0], rtol=1e-13)  # vector @ matrix
+    np.testing.assert_allclose(_np(sx.dot(sx.tensor(v), sx.tensor(w))), v @ w, rtol=1e-13)
+    np.testing.assert_allclose(_np(sx.mm(sx.tensor(a[1, 0]), sx.tensor(b[0]))), a[1, 0] @ b[0], rtol=1e-13)
+    np.testing.assert_allclose(_np(sx.bmm(sx.tensor(a[:2, 0]), sx.tensor(b))), a[:2, 0] @ b, rtol=1e-13)
+    z = sx.tensor(_c((3, 0))) @ sx.tensor(_c((0, 4)))  # depth 0: zeros
+    assert z.dtype == sx.complex128 and z.shape == (3, 4) and not z.abs().sum().item()
+    assert (sx.ones(0, 3, dtype=sx.complex64) @ sx.ones(3, 2, dtype=sx.complex64)).shape == (0, 2)
+
+
+@pytest.mark.parametrize("sa,sb", [((3, 4), (4, 2)), ((2, 3, 4), (4, 2)), ((2, 3, 4), (2, 4, 2)), ((4,), (4, 2)),
+                                   ((3, 4), (4,)), ((4,), (4,)), ((1, 3, 4), (2, 4, 2))])
+def test_matmul_gradients_match_finite_differences(sa, sb):
+    """z.grad = dL/dx + i dL/dy for a real loss of a @ b: g @ b^H and a^H @ g, summed over broadcast batches."""
+    a, b = _c(sa), _c(sb)
+    wr, wi = RNG.standard_normal((2,) + (a @ b).shape)
+
+    def loss(za, zb, lib):
+        p = za @ zb
+        if lib is np:
+            return float((p.real * wr + p.imag * wi).sum() + (np.abs(p) ** 2).sum())
+        return (p.real * sx.tensor(wr) + p.imag * sx.tensor(wi)).sum() + (p.abs() ** 2).sum()
+
+    ta, tb = sx.tensor(a, requires_grad=True), sx.tensor(b, requires_grad=True)
+    loss(ta, tb, sx).backward()
+    np.testing.assert_allclose(_np(ta.grad), _fd_grad(lambda z: loss(z, b, np), a), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(_np(tb.grad), _fd_grad(lambda z: loss(a, z, np), b), rtol=1e-6, atol=1e-7)
+    tb2 = sx.tensor(b, requires_grad=True)  # only one operand recording
+    loss(sx.tensor(a), tb2, sx).backward()
+    np.testing.assert_allclose(_np(tb2.grad), _np(tb.grad), rtol=1e-13, atol=1e-13)
+
+
+def test_matmul_second_order_gradient():
+    """create_graph through the product: d/da of sum |dL/db|^2 against finite differences of the first gradient."""
+    a, b = _c((3, 4)), _c((4, 2))
+
+    def grad_b_norm(za):  # |a^H g|^2 summed, with g = 2 a b (the gradient of sum |a b|^2), computed in NumPy
+        gb = za.conj().T @ (2 * (za @ b))
+        return float((np.abs(gb) ** 2).sum())
+
+    ta, tb = sx.tensor(a, requires_grad=True), sx.tensor(b, requires_grad=True)
+    (gb,) = sx.autograd.grad(((ta @ tb).abs() ** 2).sum(), [tb], create_graph=True)
+    np.testing.assert_allclose(_np(gb), a.conj().T @ (2 * (a @ b)), rtol=1e-12)
+    (gb.abs() ** 2).sum().backward()
+    np.testing.assert_allclose(_np(ta.grad), _fd_grad(grad_b_norm, a), rtol=1e-6, atol=1e-6)

@@ -588,11 +588,13 @@ struct Run {
 };
 std::vector<Run> map_runs(const Tensor& map) {
   const int64_t* m = map->data<int64_t>();
+  const int64_t n = map->numel();
   std::vector<Run> runs;
-  for (int64_t j = 0; j < map->numel(); ++j) {
-    Run* last = runs.empty() ? nullptr : &runs.back();
-    if (last && last->o + last->len == j && last->s + last->len == m[j]) ++last->len;
-    else runs.push_back({j, m[j], 1});
+  for (int64_t j = 0; j < n;) {  // each run: the longest stretch of consecutive source indices from j
+    int64_t e = j + 1;
+    while (e < n && m[e] == m[e - 1] + 1) ++e;
+    runs.push_back({j, m[j], e - j});
+    j = e;
   }
   return runs;
 }

@@ -413,6 +413,9 @@ void copy(const Tensor& dst, const Tensor& src) {
           constexpr int64_t es = sizeof(D);
           if (s[0] == es && s[1] == es) {
             copy_bytes(p[0], p[1], size_t(n) * sizeof(D));
+          } else if (s[0] == es && s[1] == 0) {  // one value broadcast along the row (a sum's gradient): a fill
+            D* d = reinterpret_cast<D*>(p[0]);
+            std::fill(d, d + n, *reinterpret_cast<const D*>(p[1]));
           } else if (s[0] == es && s[1] == -es) {  // a flipped row: compile-time strides vectorise
             D* d = reinterpret_cast<D*>(p[0]);
             const D* x = reinterpret_cast<const D*>(p[1]);

@@ -1,11 +1,12 @@
-// Matrix products on the CPU: float32/float64 through BLAS (sizes past its 32-bit ints split into
-// blocks), float16/bfloat16 through half_gemm (cpu/gemm_half.cpp), integers with a plain loop. BLAS
-// runs single-threaded; a large product is cut into independent pieces that the thread pool runs
-// (see gemm_split).
+// Matrix products on the CPU: float32/float64 and complex64/complex128 through BLAS (sizes past its
+// 32-bit ints split into blocks), float16/bfloat16 through half_gemm (cpu/gemm_half.cpp), integers with
+// a plain loop. BLAS runs single-threaded; a large product is cut into independent pieces that the
+// thread pool runs (see gemm_split).
 #include <cblas.h>
 
 #include <algorithm>
 #include <atomic>
+#include <complex>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "cpu/blas.h"
 #include "cpu/kernels.h"
 #include "ops/common.h"
+#include "ops/complex.h"
 
 namespace sx {
 
@@ -54,9 +56,14 @@ void gemm_call(bool ta, bool tb, int M, int N, int K, const T* A, int lda, const
     if (gemm_direct_fits(ta, tb, M, N, K)) return gemm_direct(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
     scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, A,
                       lda, B, ldb, beta, C, ldc);
-  } else {
+  } else if constexpr (std::is_same_v<T, double>) {
     scipy_cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0, A,
                       lda, B, ldb, beta, C, ldc);
+  } else {
+    const T one(1);
+    auto gemm_fn = std::is_same_v<T, std::complex<float>> ? scipy_cblas_cgemm : scipy_cblas_zgemm;
+    gemm_fn(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, &one, A, lda, B,
+            ldb, &beta, C, ldc);
   }
 }
 
@@ -89,7 +96,9 @@ void gemm_split(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, i
   // of B fits in L2 (1 MiB) first copies that part to rows 64 bytes longer, on its own thread (256 x 256
   // x 1024: 890 -> 767 us). Larger parts, or fewer rows to amortise the copy over, measured slower
   // with the copy (64 x 1024 x 1024, cut into two column pieces: 1.2 -> 1.7 ms).
-  const bool pad = tb && (ldb * int64_t(sizeof(T))) % 4096 == 0 && K < std::numeric_limits<int>::max() - 64;
+  // (Real products only: complex ones were not measured with the copy.)
+  const bool pad = std::is_floating_point_v<T> && tb && (ldb * int64_t(sizeof(T))) % 4096 == 0 &&
+                   K < std::numeric_limits<int>::max() - 64;
   auto call = [&](int64_t m, int64_t n, int64_t k, const T* a, const T* b, T bt, T* c, int64_t ld) {
     const bool direct = std::is_same_v<T, float> && gemm_direct_fits(ta, tb, m, n, k);  // it packs B itself
     if (!pad || direct || m < 64 || n < 2 || n * k * int64_t(sizeof(T)) > (1 << 20))
@@ -341,17 +350,19 @@ void gemm_small_m(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, cons
 template <typename T>
 void gemm_blocks(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb,
                  T beta, T* C, int64_t ldc) {
-  if (M == 1 && N > 1) {  // one row of A times op(B)
-    gemv<T>(N, K, A, ta ? lda : 1, B, tb ? 1 : ldb, tb ? ldb : 1, beta, C, 1);
-    return;
-  }
-  if (N == 1) {  // op(A) times one column of B: the same product, transposed
-    gemv<T>(M, K, B, tb ? 1 : ldb, A, ta ? lda : 1, ta ? 1 : lda, beta, C, ldc);
-    return;
-  }
-  if (!ta && tb && small_m_wins(M, N, K)) {  // x @ W^T for a few rows x
-    gemm_small_m<T>(M, N, K, A, lda, B, ldb, beta, C, ldc);
-    return;
+  if constexpr (std::is_floating_point_v<T>) {  // (complex products: BLAS for every shape)
+    if (M == 1 && N > 1) {  // one row of A times op(B)
+      gemv<T>(N, K, A, ta ? lda : 1, B, tb ? 1 : ldb, tb ? ldb : 1, beta, C, 1);
+      return;
+    }
+    if (N == 1) {  // op(A) times one column of B: the same product, transposed
+      gemv<T>(M, K, B, tb ? 1 : ldb, A, ta ? lda : 1, ta ? 1 : lda, beta, C, ldc);
+      return;
+    }
+    if (!ta && tb && small_m_wins(M, N, K)) {  // x @ W^T for a few rows x
+      gemm_small_m<T>(M, N, K, A, lda, B, ldb, beta, C, ldc);
+      return;
+    }
   }
   const int64_t lim = blas_int_limit(), imax = std::numeric_limits<int>::max();
   SX_CHECK(lda <= imax && ldb <= imax && ldc <= imax, RuntimeError, "[matmul] a row of ", std::max({lda, ldb, ldc}),
@@ -414,7 +425,7 @@ void batched_mm(const Tensor& a, const Tensor& b, const Tensor& out) {
     }
     return off;
   };
-  if (dt == DType::Float32 || dt == DType::Float64) {
+  if (dt == DType::Float32 || dt == DType::Float64 || is_complex(dt)) {
     bool ta, tb;
     int64_t lda, ldb;
     Shape sa{a->strides[nd - 2], a->strides[nd - 1]}, sb{b->strides[nd - 2], b->strides[nd - 1]};
@@ -423,14 +434,22 @@ void batched_mm(const Tensor& a, const Tensor& b, const Tensor& out) {
     const int64_t imax = std::numeric_limits<int>::max();
     if (!blas_layout(sa, M, K, ta, lda) || lda > imax) { ac = clone_nograd(a); sa = {K, 1}; blas_layout(sa, M, K, ta, lda); }
     if (!blas_layout(sb, K, N, tb, ldb) || ldb > imax) { bc = clone_nograd(b); sb = {N, 1}; blas_layout(sb, K, N, tb, ldb); }
-    if (K == 0) { cpu::fill(out, Scalar(0.0)); return; }
+    if (K == 0) {  // out is contiguous
+      std::memset(out->raw(), 0, size_t(out->numel()) * itemsize(dt));
+      return;
+    }
+    auto typed = [&](auto* type, int64_t b0, int64_t b1) {
+      using T = std::remove_pointer_t<decltype(type)>;
+      for (int64_t bi = b0; bi < b1; ++bi)
+        gemm<T>(ta, tb, M, N, K, ac->data<T>() + offset(ac, bi), lda, bc->data<T>() + offset(bc, bi), ldb,
+                out->data<T>() + bi * M * N, N);
+    };
     auto run = [&](int64_t b0, int64_t b1) {
-      for (int64_t bi = b0; bi < b1; ++bi) {
-        SX_DISPATCH_FLOAT(dt, "matmul", [&] {
-          if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>)
-            gemm<scalar_t>(ta, tb, M, N, K, ac->data<scalar_t>() + offset(ac, bi), lda,
-                           bc->data<scalar_t>() + offset(bc, bi), ldb, out->data<scalar_t>() + bi * M * N, N);
-        });
+      switch (dt) {
+        case DType::Float32: return typed(static_cast<float*>(nullptr), b0, b1);
+        case DType::Float64: return typed(static_cast<double*>(nullptr), b0, b1);
+        case DType::Complex64: return typed(static_cast<std::complex<float>*>(nullptr), b0, b1);
+        default: return typed(static_cast<std::complex<double>*>(nullptr), b0, b1);
       }
     };
     if (by_batch(batch, M, N, K)) parallel_for(batch, batch_grain(M, N, K), run);
@@ -516,6 +535,7 @@ void dot_cpu(const Tensor& out, const Tensor& a, const Tensor& b) {
 namespace cpu {
 SX_REGISTER_KERNEL(kern::dot, CPU, &dot_cpu);
 SX_REGISTER_KERNEL(kern::matmul, CPU, &batched_mm);
+SX_REGISTER_KERNEL(kern::complex_matmul, CPU, &batched_mm);
 }  // namespace cpu
 
 }  // namespace sx
