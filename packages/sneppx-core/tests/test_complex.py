@@ -353,3 +353,20 @@ def test_matmul_second_order_gradient():
     np.testing.assert_allclose(_np(gb), a.conj().T @ (2 * (a @ b)), rtol=1e-12)
     (gb.abs() ** 2).sum().backward()
     np.testing.assert_allclose(_np(ta.grad), _fd_grad(grad_b_norm, a), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("sa,sb", [((5, 6), (6, 4)), ((3, 5, 6), (6,)), ((2, 1, 5, 6), (3, 6, 4)), ((6,), (2, 6, 4))])
+def test_matmul_matches_pytorch(sa, sb):
+    """Values and gradients (PyTorch's convention) of complex64 products of every shape class."""
+    torch = pytest.importorskip("torch")
+    a, b = _c(sa, np.complex64), _c(sb, np.complex64)
+    w = _c((a @ b).shape, np.complex64)
+    ours = [sx.tensor(a, requires_grad=True), sx.tensor(b, requires_grad=True)]
+    theirs = [torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)]
+    ps, pt = ours[0] @ ours[1], theirs[0] @ theirs[1]
+    np.testing.assert_allclose(_np(ps), pt.detach().numpy(), rtol=1e-5, atol=1e-5)
+    ((ps * sx.tensor(w)).real.sum() + ps.abs().sum()).backward()
+    ((pt * torch.tensor(w)).real.sum() + pt.abs().sum()).backward()
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(_np(o.grad), t.grad.resolve_conj().numpy(), rtol=1e-4, atol=1e-4)
