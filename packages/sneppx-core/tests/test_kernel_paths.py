@@ -3,7 +3,8 @@ and means in one pass, vectorised arg-extremes over rows, cumsum over interleave
 copies by tiles (ragged edges included), copies of whole rows under permuted outer dims, matrix
 products split over the thread pool (and with a transposed B whose rows lie 4 KiB apart), and
 one-row / one-column matrix products in every operand layout; copies of short rows, of rows into
-shifted views (roll, cat), of flipped rows and of rows that repeat one source element; the one-pass
+shifted views (roll, cat), of flipped rows, of rows that repeat one source element and of one value
+broadcast over the whole result; the one-pass
 lerp; the reuse order of the block cache; integer powers by squaring; float16 / bfloat16 binary
 ops, which compute on blocks widened to float, on every operand layout; and index_select / index_add of many
 short rows along dim 0."""
@@ -214,6 +215,20 @@ def test_copies_of_a_source_broadcast_along_the_last_dim(threads, dtype, shape, 
     got = x.unsqueeze(-1).expand(*shape, k).contiguous().numpy()  # each element repeated k times in a row
     np.testing.assert_array_equal(got, np.repeat(a[..., None], k, -1))
     np.testing.assert_array_equal(x.repeat_interleave(k, dim=-1).numpy(), np.repeat(a, k, -1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int8, np.float16, np.bool_, np.complex64])
+@pytest.mark.parametrize("shape", [(5,), (37, 1001), (8, 256, 8, 64)])
+def test_copies_of_one_value_broadcast_everywhere(threads, dtype, shape):
+    """expand of a 0-d or all-ones tensor (the gradient of sum) made contiguous: dims of stride 0 only, a fill."""
+    v = np.array(3 - 2j if dtype == np.complex64 else 3, dtype)
+    got = sx.from_numpy(v).expand(*shape).contiguous()
+    assert got.is_contiguous() and got.dtype == sx.from_numpy(v).dtype
+    np.testing.assert_array_equal(got.numpy(), np.full(shape, v))
+    one = sx.from_numpy(v.reshape((1,) * len(shape))).expand(*shape)
+    out = sx.zeros(*shape, dtype=one.dtype)
+    out.copy_(one)  # into an existing tensor too
+    np.testing.assert_array_equal(out.numpy(), np.full(shape, v))
 
 
 @pytest.mark.parametrize("m,k,n", [(7, 20000, 5), (64, 8192, 288), (64, 300, 1000), (1000, 300, 64), (33, 70, 45)])
