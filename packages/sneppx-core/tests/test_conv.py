@@ -189,7 +189,7 @@ def test_conv2d_weight_gradient_few_output_channels(cout, c, k, stride, pad, dil
     past a row's end, which read it for the other taps, are masked off."""
     x = RNG.standard_normal((3, c) + hw)
     w, gy = RNG.standard_normal((cout, c) + k), None
-    gx_ref, gw_ref = None, None
+    gw_ref = None
     for inf in (False, True):
         if inf:
             x[:, :, :, -1] = np.inf
@@ -236,7 +236,7 @@ def test_conv2d_weight_gradient_splits(n, c, cout, kh, kw, groups):
     x = RNG.standard_normal((n, c, 9, 8))
     w = RNG.standard_normal((cout, c // groups, kh, kw))
     gy = RNG.standard_normal((n, cout, 9, 8))
-    gx_ref, gw_ref = np_conv2d_grads(x, w, gy, (1, 1), pad, (1, 1), groups)
+    gw_ref = np_conv2d_grads(x, w, gy, (1, 1), pad, (1, 1), groups)[1]
     for dt, tol in ((np.float64, 1e-10), (np.float32, 2e-5)):
         grads = []
         for threads in (1, 2):
@@ -275,6 +275,11 @@ DIRECT_CASES = [  # float32, groups 1, C kh kw >= 64, C_out >= 16, >= 64 outputs
     ((2, 16, 6, 7), (17, 3, 5), (1, 1), (2, 1), (2, 1)),    # rectangular, dilated rows, partial channel block
     ((2, 32, 8, 8), (64, 3, 3), (1, 1), (1, 1), (1, 1)),    # 8x8 maps (16% of the terms in the border)
     ((2, 32, 1, 12), (20, 1, 5), (1, 1), (0, 2), (1, 1)),   # conv1d shape of 12 outputs
+    # class tiles that read the input itself, where 1/16 to 1/8 of the terms are in the border
+    ((2, 16, 16, 16), (24, 4, 4), (2, 2), (1, 1), (1, 1)),  # a DCGAN layer's 4x4 windows of stride 2 (12%)
+    ((2, 16, 14, 14), (20, 3, 3), (1, 1), (1, 1), (1, 1)),  # 14x14 maps (9%)
+    ((2, 16, 9, 10), (24, 3, 3), (1, 2), (2, 0), (1, 1)),   # border along one dim only, stride along the other
+    ((1, 16, 10, 10), (32, 3, 3), (2, 2), (2, 2), (2, 2)),  # dilated windows that span the border
     # groups of channels that one task packs a chunk at a time (many output channels, few tiles each),
     # a last group not full, input channels not a whole number of chunks
     ((2, 40, 2, 2), (200, 3, 3), (1, 1), (1, 1), (1, 1)),   # 2x2 maps (class tiles)
@@ -313,7 +318,7 @@ def test_conv2d_direct_float32_against_numpy(xs, ws, stride, padding, dilation):
         np.testing.assert_array_equal(a, c)
 
 
-@pytest.mark.parametrize("xs", [(2, 16, 10, 16), (3, 16, 4, 4), (2, 16, 8, 8)])  # row, class (small, 8x8) tiles
+@pytest.mark.parametrize("xs", [(2, 16, 10, 16), (3, 16, 4, 4), (2, 16, 8, 8), (2, 16, 14, 14)])  # row, class tiles
 @pytest.mark.parametrize("cout", [64, 200])  # 200: weights packed as the tiles go, then the run again
 def test_conv2d_direct_float32_non_finite_weights(xs, cout):
     """Row and class tiles skip the border's terms only while every weight is finite: an inf or NaN weight
@@ -370,6 +375,7 @@ TRANSPOSE_CASES = [  # grids that take the convolution kernels: 256 positions or
     ((2, 16, 8, 9), (24, 3, 3), (1, 1), (1, 1), (0, 0), (1, 1), 1),    # stride 1: direct in float32 (only)
     ((2, 16, 16, 17), (24, 3, 3), (1, 1), (1, 1), (0, 0), (1, 1), 1),  # stride 1, image by image in float64
     ((2, 3, 16, 16), (16, 3, 3), (1, 1), (1, 1), (0, 0), (1, 1), 1),   # stride 1, 3 input channels: direct too
+    ((2, 24, 18, 15), (16, 3, 3), (1, 1), (1, 1), (0, 0), (1, 1), 1),  # stride 1, rows of 15: class tiles
     ((3, 24, 16, 16), (16, 4, 4), (2, 2), (1, 1), (0, 0), (1, 1), 1),  # a DCGAN layer: image by image
     ((2, 8, 16, 16), (5, 3, 3), (2, 3), (1, 0), (1, 2), (1, 1), 1),    # output padding, few channels
     ((2, 8, 16, 16), (6, 3, 2), (2, 1), (0, 1), (0, 0), (2, 1), 2),    # groups and dilation
