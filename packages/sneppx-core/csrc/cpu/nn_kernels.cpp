@@ -21,26 +21,31 @@ int64_t rows_grain(int64_t row_len) { return std::max<int64_t>(1, kWork / std::m
 
 template <typename T> T lane_max(const T* x, int64_t n) { return max_reduce(x, n); }
 
-template <typename T> T lane_sum(const T* x, int64_t n) {
-  T acc[kLanes] = {};
+// sum f(j) over j < n: kLanes running sums in T (so float loops vectorise without -ffast-math), restarted
+// every kBlock elements, whose block totals are added in double. One running sum per lane over a long row
+// (65536 values of mean 30 and deviation 0.5 through layer_norm) had 7 times PyTorch's float32 error.
+constexpr int64_t kBlock = 64 * kLanes;
+template <typename T, typename F> T blocked_sum(int64_t n, F f) {
+  double s = 0;
   int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) acc[l] += x[j + l];
-  T s = 0;
-  for (int l = 0; l < kLanes; ++l) s += acc[l];
-  for (; j < n; ++j) s += x[j];
-  return s;
+  while (j + kLanes <= n) {
+    T acc[kLanes] = {};
+    for (const int64_t end = std::min(n, j + kBlock); j + kLanes <= end; j += kLanes)
+      for (int l = 0; l < kLanes; ++l) acc[l] += f(j + l);
+    T b = 0;
+    for (int l = 0; l < kLanes; ++l) b += acc[l];
+    s += double(b);
+  }
+  for (; j < n; ++j) s += double(f(j));
+  return T(s);
+}
+
+template <typename T> T lane_sum(const T* x, int64_t n) {
+  return blocked_sum<T>(n, [x](int64_t j) { return x[j]; });
 }
 
 template <typename T> T lane_dot(const T* x, const T* y, int64_t n) {
-  T acc[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) acc[l] += x[j + l] * y[j + l];
-  T s = 0;
-  for (int l = 0; l < kLanes; ++l) s += acc[l];
-  for (; j < n; ++j) s += x[j] * y[j];
-  return s;
+  return blocked_sum<T>(n, [x, y](int64_t j) { return x[j] * y[j]; });
 }
 
 template <typename T> void softmax_row(const T* x, T* y, int64_t n, bool log) {
@@ -158,14 +163,7 @@ void norm_row(const T* x, const T* w, const T* b, T* y, T& mean_out, T& rstd_out
     ss = lane_dot(x, x, N) / T(N);
   } else {
     mu = lane_sum(x, N) / T(N);
-    T acc[kLanes] = {};
-    int64_t j = 0;
-    for (; j + kLanes <= N; j += kLanes)
-      for (int l = 0; l < kLanes; ++l) acc[l] += (x[j + l] - mu) * (x[j + l] - mu);
-    ss = 0;
-    for (int l = 0; l < kLanes; ++l) ss += acc[l];
-    for (; j < N; ++j) ss += (x[j] - mu) * (x[j] - mu);
-    ss /= T(N);
+    ss = blocked_sum<T>(N, [x, mu](int64_t j) { return (x[j] - mu) * (x[j] - mu); }) / T(N);
   }
   T r = T(1) / std::sqrt(ss + eps);
   mean_out = mu;
