@@ -5,6 +5,7 @@
 // the blocks and rows in double.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/parallel.h"
 #include "ops/conv.h"
@@ -22,11 +23,23 @@ constexpr int64_t kBlock = 64 * kLanes;
 template <typename T, int K, typename F> void blocked_sums(int64_t n, double (&tot)[K], F f) {
   int64_t j = 0;
   while (j + kLanes <= n) {
-    T acc[K][kLanes] = {};
-    for (const int64_t end = std::min(n, j + kBlock); j + kLanes <= end; j += kLanes)
-      for (int l = 0; l < kLanes; ++l) f(j + l, acc, l);
-    for (int k = 0; k < K; ++k)
-      for (int l = 0; l < kLanes; ++l) tot[k] += double(acc[k][l]);
+    // Four sets of lanes, so that four chains of adds run at once (one chain waits on each add's latency).
+    T acc[4][K][kLanes] = {};
+    const int64_t end = std::min(n, j + kBlock);
+    for (; j + 4 * kLanes <= end; j += 4 * kLanes)
+      for (int u = 0; u < 4; ++u)
+        for (int l = 0; l < kLanes; ++l) f(j + u * kLanes + l, acc[u], l);
+    for (; j + kLanes <= end; j += kLanes)
+      for (int l = 0; l < kLanes; ++l) f(j + l, acc[0], l);
+    typedef T vec __attribute__((vector_size(kLanes * sizeof(T))));
+    for (int k = 0; k < K; ++k) {
+      vec v[4];
+      for (int u = 0; u < 4; ++u) std::memcpy(&v[u], acc[u][k], sizeof(vec));
+      const vec t = (v[0] + v[1]) + (v[2] + v[3]);  // the sets added as vectors, then the lanes
+      T b = 0;
+      for (int l = 0; l < kLanes; ++l) b += t[l];
+      tot[k] += double(b);
+    }
   }
   for (; j < n; ++j) {
     T one[K][kLanes] = {};

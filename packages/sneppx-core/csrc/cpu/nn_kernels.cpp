@@ -29,11 +29,20 @@ template <typename T, typename F> T blocked_sum(int64_t n, F f) {
   double s = 0;
   int64_t j = 0;
   while (j + kLanes <= n) {
-    T acc[kLanes] = {};
-    for (const int64_t end = std::min(n, j + kBlock); j + kLanes <= end; j += kLanes)
-      for (int l = 0; l < kLanes; ++l) acc[l] += f(j + l);
+    // Four sets of lanes, so that four chains of adds run at once (one chain waits on each add's latency).
+    T acc[4][kLanes] = {};
+    const int64_t end = std::min(n, j + kBlock);
+    for (; j + 4 * kLanes <= end; j += 4 * kLanes)
+      for (int u = 0; u < 4; ++u)
+        for (int l = 0; l < kLanes; ++l) acc[u][l] += f(j + u * kLanes + l);
+    for (; j + kLanes <= end; j += kLanes)
+      for (int l = 0; l < kLanes; ++l) acc[0][l] += f(j + l);
+    typedef T vec __attribute__((vector_size(kLanes * sizeof(T))));
+    vec v[4];
+    std::memcpy(v, acc, sizeof v);
+    const vec t = (v[0] + v[1]) + (v[2] + v[3]);  // the sets added as vectors, then the lanes
     T b = 0;
-    for (int l = 0; l < kLanes; ++l) b += acc[l];
+    for (int l = 0; l < kLanes; ++l) b += t[l];
     s += double(b);
   }
   for (; j < n; ++j) s += double(f(j));
