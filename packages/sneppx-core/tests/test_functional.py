@@ -108,18 +108,49 @@ def test_layer_norm(affine, shape, k):
         gradcheck(lambda x: F.layer_norm(x, ns), [t64(a)])
 
 
+def rms_rel(got, ref):
+    """RMS error of got against ref, relative to ref's RMS."""
+    return np.sqrt(((np.asarray(got, np.float64) - ref) ** 2).mean()) / np.sqrt((ref ** 2).mean())
+
+
 @pytest.mark.parametrize("rms", [False, True])
-def test_layer_norm_float32_long_rows_stay_accurate(rms):
+@pytest.mark.parametrize("shape", [(8, 65536), (64, 768)])
+def test_layer_norm_float32_rows_stay_accurate(rms, shape):
     """layer_norm and rms_norm sum a row in blocks (float32 lanes restarted every 1024 values, the blocks
-    added in double): on rows of 65536 float32 values of mean 30 and deviation 0.5 their RMS error against
-    float64 on the same values, relative to the output's RMS, stays under 3e-6 (1e-7 for rms_norm). One
-    running sum per lane over the row gave 1.4e-5 and 1.6e-7 (PyTorch: 2.0e-6 and 4.9e-8; these: 1.2e-6 and
-    4.1e-8)."""
+    added in double lanes): on rows of float32 values of mean 30 and deviation 0.5 their RMS error against
+    float64 on the same values, relative to the output's RMS, stays under 2e-6 (1e-7 for rms_norm). One
+    running sum per lane over rows of 65536 gave 1.4e-5 and 1.6e-7, a block's lanes added in float 4.1e-6 on
+    rows of 768 (PyTorch: 2.0e-6 and 4.9e-8 on either length)."""
     rng = np.random.default_rng(5)
-    a = (rng.standard_normal((8, 65536)) * 0.5 + 30.0).astype(np.float32)
+    a = (rng.standard_normal(shape) * 0.5 + 30.0).astype(np.float32)
     ref = np_layer_norm(a.astype(np.float64), 1, rms=rms)
-    got = npy(F.rms_norm(sx.tensor(a), (65536,), eps=1e-5) if rms else F.layer_norm(sx.tensor(a), (65536,)))
-    assert np.sqrt(((got - ref) ** 2).mean()) / np.sqrt((ref ** 2).mean()) < (1e-7 if rms else 3e-6)
+    n = shape[-1]
+    got = npy(F.rms_norm(sx.tensor(a), (n,), eps=1e-5) if rms else F.layer_norm(sx.tensor(a), (n,)))
+    assert rms_rel(got, ref) < (1e-7 if rms else 2e-6)
+
+
+@pytest.mark.parametrize("shape", [(4, 65536), (512, 768)])
+def test_layer_norm_float32_backward_stays_accurate(shape):
+    """layer_norm's backward sums g * w and g * w * xhat over each row in the same blocks: against float64 on
+    the same float32 values (rows of mean 30 and deviation 0.5, an output gradient of mean 1), the input,
+    weight and bias gradients' RMS errors relative to their RMS stay under 4e-6, 3.5e-6 and 1e-6 (2.6e-6,
+    2.3e-6 and 6e-8 on rows of 768; a block's lanes added in float gave 8.1e-6 and 4.3e-6 there through the
+    forward's mean; PyTorch: 1.1e-5, 1.6e-6 and 1.6e-7)."""
+    rng = np.random.default_rng(6)
+    m, n = shape
+    a = (rng.standard_normal(shape) * 0.5 + 30.0).astype(np.float32)
+    g = (rng.standard_normal(shape) * 0.5 + 1.0).astype(np.float32)
+    w = (rng.standard_normal(n) * 0.1 + 1.0).astype(np.float32)
+    a64, g64, w64 = a.astype(np.float64), g.astype(np.float64), w.astype(np.float64)
+    mu = a64.mean(-1, keepdims=True)
+    r = 1 / np.sqrt(((a64 - mu) ** 2).mean(-1, keepdims=True) + 1e-5)
+    xh, gh = (a64 - mu) * r, g64 * w64
+    gx = r * (gh - gh.mean(-1, keepdims=True) - xh * (gh * xh).mean(-1, keepdims=True))
+    x, wt, b = (sx.tensor(v, requires_grad=True) for v in (a, w, np.zeros(n, np.float32)))
+    F.layer_norm(x, (n,), wt, b).backward(sx.tensor(g))
+    assert rms_rel(npy(x.grad), gx) < 4e-6
+    assert rms_rel(npy(wt.grad), (g64 * xh).sum(0)) < 3.5e-6
+    assert rms_rel(npy(b.grad), g64.sum(0)) < 1e-6
 
 
 def test_layer_norm_constant_rows_are_finite():

@@ -1,77 +1,34 @@
 // CPU kernels of batch normalisation (slots declared in ops/conv.h). Each channel is one task: its N
 // rows of S contiguous values are reduced, then written, while they are still in cache, and every sum
-// runs in one fixed order, so results do not depend on the thread count. Row sums keep kLanes partial
-// results in the element type (so float loops vectorise without -ffast-math) over blocks of a row, and add
-// the blocks and rows in double.
+// runs in one fixed order, so results do not depend on the thread count. Row sums are the blocked
+// sums of cpu/reduce_rows.h (partial results in the element type over blocks of a row, the blocks and rows
+// added in double).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "core/parallel.h"
+#include "cpu/reduce_rows.h"
 #include "ops/conv.h"
 #include "ops/nn_util.h"
 
 namespace sx::cpu {
 namespace {
-constexpr int kLanes = 16;
 constexpr int64_t kWork = 32768;  // elements per parallel chunk, roughly
 
-// Adds f(j, l) (l: its lane) over j < n to the totals of the K sums: kLanes partial sums each in T, restarted
-// every kBlock elements, whose block totals are added in double. One partial sum per lane over a whole row
-// (group_norm's rows of C / groups planes: 524288 values of mean 3) had 12 times PyTorch's float32 error.
-constexpr int64_t kBlock = 64 * kLanes;
-template <typename T, int K, typename F> void blocked_sums(int64_t n, double (&tot)[K], F f) {
-  int64_t j = 0;
-  while (j + kLanes <= n) {
-    // Four sets of lanes, so that four chains of adds run at once (one chain waits on each add's latency).
-    T acc[4][K][kLanes] = {};
-    const int64_t end = std::min(n, j + kBlock);
-    for (; j + 4 * kLanes <= end; j += 4 * kLanes)
-      for (int u = 0; u < 4; ++u)
-        for (int l = 0; l < kLanes; ++l) f(j + u * kLanes + l, acc[u], l);
-    for (; j + kLanes <= end; j += kLanes)
-      for (int l = 0; l < kLanes; ++l) f(j + l, acc[0], l);
-    typedef T vec __attribute__((vector_size(kLanes * sizeof(T))));
-    for (int k = 0; k < K; ++k) {
-      vec v[4];
-      for (int u = 0; u < 4; ++u) std::memcpy(&v[u], acc[u][k], sizeof(vec));
-      const vec t = (v[0] + v[1]) + (v[2] + v[3]);  // the sets added as vectors, then the lanes
-      T b = 0;
-      for (int l = 0; l < kLanes; ++l) b += t[l];
-      tot[k] += double(b);
-    }
-  }
-  for (; j < n; ++j) {
-    T one[K][kLanes] = {};
-    f(j, one, 0);
-    for (int k = 0; k < K; ++k) tot[k] += double(one[k][0]);
-  }
-}
-
 template <typename T> double row_sum(const T* x, int64_t n) {
-  double s[1] = {0};
-  blocked_sums<T>(n, s, [x](int64_t j, T (&acc)[1][kLanes], int l) { acc[0][l] += x[j]; });
-  return s[0];
+  return blocked_sum<T>(n, [x](int64_t j) { return x[j]; });
 }
 
 // sum (x - mu)^2
 template <typename T> double row_sq_dev(const T* x, int64_t n, T mu) {
-  double s[1] = {0};
-  blocked_sums<T>(n, s, [x, mu](int64_t j, T (&acc)[1][kLanes], int l) {
-    T d = x[j] - mu;
-    acc[0][l] += d * d;
-  });
-  return s[0];
+  return blocked_sum<T>(n, [x, mu](int64_t j) { return (x[j] - mu) * (x[j] - mu); });
 }
 
 // sg += sum g, sgx += sum g (x - mu)
 template <typename T> void row_grad_sums(const T* g, const T* x, int64_t n, T mu, double& sg, double& sgx) {
-  double s[2] = {0, 0};
-  blocked_sums<T>(n, s, [g, x, mu](int64_t j, T (&acc)[2][kLanes], int l) {
-    acc[0][l] += g[j];
-    acc[1][l] += g[j] * (x[j] - mu);
-  });
-  sg += s[0], sgx += s[1];
+  sg += blocked_sum<T>(n, [g](int64_t j) { return g[j]; });
+  sgx += blocked_sum<T>(n, [g, x, mu](int64_t j) { return g[j] * (x[j] - mu); });
 }
 
 template <typename T>

@@ -8,6 +8,7 @@
 #include "core/parallel.h"
 #include "cpu/nn_kernels.h"
 #include "cpu/nn_math.h"
+#include "cpu/reduce_rows.h"
 #include "ops/kernels.h"
 #include "ops/loss_math.h"
 
@@ -15,7 +16,6 @@ namespace sx::cpu {
 
 namespace {
 constexpr int64_t kWork = 32768;
-constexpr int kLanes = 16;
 
 // exp, log and log1p of the loss formulas (ops/loss_math.h): the vectorisable float versions.
 struct CpuMath {
@@ -79,16 +79,10 @@ template <typename T> void row_lse(const T* x, int64_t n, T& m_out, T& ls_out) {
   ls_out = std::log(exp_sum<T>(x, m, nullptr, n));
 }
 
-// sum_c a[c] * b[c] in double-free lanes (b may be null: sum of a).
+// sum_c a[c] * b[c] (b may be null: sum of a), in blocked sums.
 template <typename T> T row_dot(const T* a, const T* b, int64_t n) {
-  T s[kLanes] = {};
-  int64_t j = 0;
-  if (b) for (; j + kLanes <= n; j += kLanes) for (int l = 0; l < kLanes; ++l) s[l] += a[j + l] * b[j + l];
-  else for (; j + kLanes <= n; j += kLanes) for (int l = 0; l < kLanes; ++l) s[l] += a[j + l];
-  T tot = 0;
-  for (int l = 0; l < kLanes; ++l) tot += s[l];
-  for (; j < n; ++j) tot += b ? a[j] * b[j] : a[j];
-  return tot;
+  if (b) return T(blocked_sum<T>(n, [a, b](int64_t j) { return a[j] * b[j]; }));
+  return T(blocked_sum<T>(n, [a](int64_t j) { return a[j]; }));
 }
 }  // namespace
 

@@ -1,5 +1,6 @@
-// Row kernels shared by the reduction kernels (cpu/reduce.cpp, cpu/reduce_dims.cpp): blocked float
-// sums, wrap-around integer arithmetic and NaN-propagating max/min.
+// Row kernels shared by the reduction kernels (cpu/reduce.cpp, cpu/reduce_dims.cpp) and the row sums of
+// the normalisation kernels (cpu/nn_kernels.cpp, cpu/batch_norm_kernels.cpp): blocked float sums,
+// wrap-around integer arithmetic and NaN-propagating max/min.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -46,6 +47,43 @@ typedef double f64x4 __attribute__((vector_size(32)));
 inline void add_widened(f64x4& lo, f64x4& hi, f32x8 a) {
   lo += __builtin_convertvector(__builtin_shufflevector(a, a, 0, 1, 2, 3), f64x4);
   hi += __builtin_convertvector(__builtin_shufflevector(a, a, 4, 5, 6, 7), f64x4);
+}
+
+// A blocked sum of terms computed from a row: t(j) over j < n (x[j], x[j] - mean, g[j] * y[j];
+// sum_run_f32 is slower on rows shorter than its wide blocks, such as layer_norm's rows of 768). Partial
+// sums in T, kSumLanes of them in each of four sets (four chains of adds: one chain waits on each add's
+// latency; the lanes let float loops vectorise without -ffast-math), restarted every kTermBlock elements;
+// each block's sets are added into 16 double lanes, which are added across at the end. One running sum
+// per lane over a long row (layer_norm over 65536 values of mean 30, group_norm over 524288 of mean 3) had
+// 7 to 12 times PyTorch's float32 error; adding each block's lanes in float, twice it on rows of 768. Two
+// sums of one row are faster as two calls than as two chains in one loop, which did not vectorise.
+constexpr int kSumLanes = 16;
+constexpr int64_t kTermBlock = 64 * kSumLanes;
+static_assert(kSumLanes == 16, "blocked_sum adds its 16 double lanes as two vectors of 8");
+template <typename T, typename F> double blocked_sum(int64_t n, F t) {
+  double d[kSumLanes] = {};
+  int64_t j = 0;
+  while (j + kSumLanes <= n) {
+    T acc[4][kSumLanes] = {};
+    const int64_t end = std::min(n, j + kTermBlock);
+    for (; j + 4 * kSumLanes <= end; j += 4 * kSumLanes)
+      for (int u = 0; u < 4; ++u)
+        for (int l = 0; l < kSumLanes; ++l) acc[u][l] += t(j + u * kSumLanes + l);
+    for (; j + kSumLanes <= end; j += kSumLanes)
+      for (int l = 0; l < kSumLanes; ++l) acc[0][l] += t(j + l);
+    // Lane by lane, which the compiler keeps in registers: copying the partials into vector types went
+    // through memory on the AVX2 build (twice the time of a row of 1024).
+    for (int l = 0; l < kSumLanes; ++l) d[l] += double((acc[0][l] + acc[1][l]) + (acc[2][l] + acc[3][l]));
+  }
+  // The lanes added as a tree (sixteen scalar adds in a chain cost as much as a row of 768).
+  typedef double half __attribute__((vector_size(kSumLanes / 2 * sizeof(double))));
+  half h[2];
+  std::memcpy(h, d, sizeof h);
+  const half u = h[0] + h[1];
+  const f64x4 q = __builtin_shufflevector(u, u, 0, 1, 2, 3) + __builtin_shufflevector(u, u, 4, 5, 6, 7);
+  double s = (q[0] + q[2]) + (q[1] + q[3]);
+  for (; j < n; ++j) s += double(t(j));  // the tail, a term at a time in double
+  return s;
 }
 
 // A float32 run of fewer than 256 elements (a short row, or a long one's remainder): 32 float lanes
