@@ -1,11 +1,10 @@
 // CPU kernels of batch normalisation (slots declared in ops/conv.h). Each channel is one task: its N
 // rows of S contiguous values are reduced, then written, while they are still in cache, and every sum
-// runs in one fixed order, so results do not depend on the thread count. Row sums are the blocked
-// sums of cpu/reduce_rows.h (partial results in the element type over blocks of a row, the blocks and rows
-// added in double).
+// runs in one fixed order, so results do not depend on the thread count. Row sums are
+// cpu/reduce_rows.h's blocked_sum (partial results in the element type over blocks of a row, the blocks and
+// rows added in double).
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "core/parallel.h"
 #include "cpu/reduce_rows.h"

@@ -1,6 +1,6 @@
 // Row kernels shared by the reduction kernels (cpu/reduce.cpp, cpu/reduce_dims.cpp) and the row sums of
-// the normalisation kernels (cpu/nn_kernels.cpp, cpu/batch_norm_kernels.cpp): blocked float sums,
-// wrap-around integer arithmetic and NaN-propagating max/min.
+// the normalisation and loss kernels (cpu/nn_kernels.cpp, cpu/batch_norm_kernels.cpp, cpu/loss_kernels.cpp):
+// blocked float sums, wrap-around integer arithmetic and NaN-propagating max/min.
 #pragma once
 #include <algorithm>
 #include <cmath>
