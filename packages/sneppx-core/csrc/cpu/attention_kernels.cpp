@@ -43,21 +43,15 @@ void gemm_generic(int64_t M, int64_t N, int64_t K, const T* A, int64_t ars, int6
 }
 
 #ifdef SX_ATTN_AVX2
-// R x (8 NV) block of C; accumulators are named variables so that they stay in registers.
+// R x (8 NV) block of C; accumulators are named variables so that they stay in registers. The K terms are
+// summed from zero and then added to C (acc), so that an output accumulated over many key or query blocks
+// is a sum of block sums: loading C into the accumulators continued one chain of adds over all 2048 keys of
+// a long sequence, twice PyTorch's float32 error.
 template <int R, int NV>
 inline void micro(int64_t K, const float* A, int64_t ars, int64_t acs, const float* B, int64_t ldb, float* C,
                   int64_t ldc, bool acc) {
   const __m256 z = _mm256_setzero_ps();
   __m256 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z;
-#define SX_LOAD(r)                                                   \
-  if constexpr (R > r) {                                            \
-    c##r##0 = _mm256_loadu_ps(C + r * ldc);                         \
-    if constexpr (NV > 1) c##r##1 = _mm256_loadu_ps(C + r * ldc + 8); \
-  }
-  if (acc) {
-    SX_LOAD(0) SX_LOAD(1) SX_LOAD(2) SX_LOAD(3) SX_LOAD(4) SX_LOAD(5)
-  }
-#undef SX_LOAD
   for (int64_t k = 0; k < K; ++k) {
     const float* bk = B + k * ldb;
     const __m256 b0 = _mm256_loadu_ps(bk);
@@ -72,6 +66,15 @@ inline void micro(int64_t K, const float* A, int64_t ars, int64_t acs, const flo
     SX_FMA(0) SX_FMA(1) SX_FMA(2) SX_FMA(3) SX_FMA(4) SX_FMA(5)
 #undef SX_FMA
   }
+#define SX_ADD(r)                                                                               \
+  if constexpr (R > r) {                                                                       \
+    c##r##0 = _mm256_add_ps(_mm256_loadu_ps(C + r * ldc), c##r##0);                            \
+    if constexpr (NV > 1) c##r##1 = _mm256_add_ps(_mm256_loadu_ps(C + r * ldc + 8), c##r##1); \
+  }
+  if (acc) {
+    SX_ADD(0) SX_ADD(1) SX_ADD(2) SX_ADD(3) SX_ADD(4) SX_ADD(5)
+  }
+#undef SX_ADD
 #define SX_STORE(r)                                                   \
   if constexpr (R > r) {                                             \
     _mm256_storeu_ps(C + r * ldc, c##r##0);                          \
