@@ -137,39 +137,47 @@ void softmax_bwd(const T* g, const T* y, T* gx, int64_t outer, int64_t n, int64_
 
 // ---- layer norm and RMS norm
 namespace {
+// The mean is kept as mu + c: mu the float mean, c the remainder that float cannot hold (0 for rms_norm). With
+// x - mu exact for x near the mean, ((x - mu) - c) keeps the digits that the rounding of mu would take from
+// every element of a row alike (a row of mean 30 and deviation 0.5 lost about 1e-6 of its spread).
 template <typename T>
 void norm_row(const T* x, const T* w, const T* b, T* y, T& mean_out, T& rstd_out, int64_t N, T eps, bool rms) {
-  T mu = 0, ss;
+  T mu = 0, c = 0, ss;
   if (rms) {
     ss = T(blocked_sum<T>(N, [x](int64_t j) { return x[j] * x[j]; }) / double(N));
   } else {
-    mu = T(blocked_sum<T>(N, [x](int64_t j) { return x[j]; }) / double(N));
-    ss = T(blocked_sum<T>(N, [x, mu](int64_t j) { return (x[j] - mu) * (x[j] - mu); }) / double(N));
+    const double m = blocked_sum<T>(N, [x](int64_t j) { return x[j]; }) / double(N);
+    mu = T(m);
+    c = T(m - double(mu));
+    ss = T(blocked_sum<T>(N, [x, mu, c](int64_t j) { return ((x[j] - mu) - c) * ((x[j] - mu) - c); }) / double(N));
   }
   T r = T(1) / std::sqrt(ss + eps);
   mean_out = mu;
   rstd_out = r;
-  if (w && b) for (int64_t j = 0; j < N; ++j) y[j] = (x[j] - mu) * r * w[j] + b[j];
-  else if (w) for (int64_t j = 0; j < N; ++j) y[j] = (x[j] - mu) * r * w[j];
-  else if (b) for (int64_t j = 0; j < N; ++j) y[j] = (x[j] - mu) * r + b[j];
-  else for (int64_t j = 0; j < N; ++j) y[j] = (x[j] - mu) * r;
+  if (w && b) for (int64_t j = 0; j < N; ++j) y[j] = ((x[j] - mu) - c) * r * w[j] + b[j];
+  else if (w) for (int64_t j = 0; j < N; ++j) y[j] = ((x[j] - mu) - c) * r * w[j];
+  else if (b) for (int64_t j = 0; j < N; ++j) y[j] = ((x[j] - mu) - c) * r + b[j];
+  else for (int64_t j = 0; j < N; ++j) y[j] = ((x[j] - mu) - c) * r;
 }
 
-// Row i of the input gradient (gx may be null), adding g * xhat and g to the column partials pw, pb (COLS).
+// Row i of the input gradient (gx may be null), adding g * xhat and g to the column partials pw, pb (COLS). It
+// takes xhat = (x - mu) r with the saved float mean: finding the mean's remainder again (see norm_row) was one
+// more pass over each row, which cost 14-21% of the forward and backward at 2 threads.
 template <typename T, bool HAS_W, bool COLS>
 void norm_bwd_row(const T* g, const T* x, const T* w, T mu, T r, T* gx, T* pw, T* pb, int64_t N, bool rms) {
+  auto xh = [x, mu, r](int64_t k) { return (x[k] - mu) * r; };
   if constexpr (COLS) {
     for (int64_t k = 0; k < N; ++k) {
-      pw[k] += g[k] * ((x[k] - mu) * r);
+      pw[k] += g[k] * xh(k);
       pb[k] += g[k];
     }
   }
   if (!gx) return;
   auto gh = [g, w](int64_t k) { return HAS_W ? g[k] * w[k] : g[k]; };
   const double sa = rms ? 0.0 : blocked_sum<T>(N, gh);
-  const double sb = blocked_sum<T>(N, [&gh, x, mu, r](int64_t k) { return gh(k) * ((x[k] - mu) * r); });
+  const double sb = blocked_sum<T>(N, [&gh, &xh](int64_t k) { return gh(k) * xh(k); });
   const T ca = T(sa / double(N)), cb = T(sb / double(N));
-  for (int64_t j = 0; j < N; ++j) gx[j] = r * ((HAS_W ? g[j] * w[j] : g[j]) - ca - (x[j] - mu) * r * cb);
+  for (int64_t j = 0; j < N; ++j) gx[j] = r * (gh(j) - ca - xh(j) * cb);
 }
 }  // namespace
 
