@@ -17,6 +17,11 @@ def rng_for(*parts):
     return np.random.default_rng(zlib.crc32("/".join(map(str, parts)).encode()))
 
 
+def rms_rel_err(got, ref):
+    """RMS error of got against the float64 reference ref, relative to ref's RMS."""
+    return np.sqrt(((np.asarray(got, np.float64) - ref) ** 2).mean()) / np.sqrt((ref ** 2).mean())
+
+
 def to_np(t):
     """The stored values of a sneppx tensor as a NumPy array (bfloat16 as float32, exactly)."""
     t = t.detach()

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import sneppx_core as sx
 import sneppx_core.functional as F
+from opcheck import rms_rel_err
 from sneppx_core.testing import gradcheck
 
 RNG = np.random.default_rng(7)
@@ -288,10 +289,6 @@ def test_dropout2d_zeroes_whole_channels():
     assert F.dropout2d(x, 0.5, training=False) is x
 
 
-def _rel_rms_err(got, ref):
-    return np.sqrt(((got - ref) ** 2).mean()) / np.sqrt((ref ** 2).mean())
-
-
 @pytest.mark.parametrize("shape,groups", [((1, 8, 256, 256), 1), ((2, 16, 128, 128), 4)])
 def test_group_norm_float32_long_groups_stay_accurate(shape, groups):
     """The batch-statistics kernels sum each row in blocks (float32 lanes restarted every 1024 values, the
@@ -307,8 +304,8 @@ def test_group_norm_float32_long_groups_stay_accurate(shape, groups):
     y64.backward(t64(g, False))
     xg = x.astype(np.float64).reshape(shape[0], groups, -1)  # the output's reference in NumPy
     ref = ((xg - xg.mean(-1, keepdims=True)) / np.sqrt(xg.var(-1, keepdims=True) + 1e-5)).reshape(shape)
-    assert _rel_rms_err(y32.detach().numpy(), ref) < 2e-7
-    assert _rel_rms_err(x32.grad.numpy(), x64.grad.numpy()) < 2e-7
+    assert rms_rel_err(y32.detach().numpy(), ref) < 2e-7
+    assert rms_rel_err(x32.grad.numpy(), x64.grad.numpy()) < 2e-7
 
 
 def test_batch_norm_float32_long_rows_stay_accurate():
@@ -320,4 +317,4 @@ def test_batch_norm_float32_long_rows_stay_accurate():
     mu, var = x64.mean(axis=(0, 2, 3), keepdims=True), x64.var(axis=(0, 2, 3), keepdims=True)
     ref = (x64 - mu) / np.sqrt(var + 1e-5)
     got = F.batch_norm(sx.tensor(x), None, None, training=True).numpy()
-    assert _rel_rms_err(got, ref) < 3e-6
+    assert rms_rel_err(got, ref) < 3e-6
