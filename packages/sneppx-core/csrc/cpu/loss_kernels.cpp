@@ -79,11 +79,6 @@ template <typename T> void row_lse(const T* x, int64_t n, T& m_out, T& ls_out) {
   ls_out = std::log(exp_sum<T>(x, m, nullptr, n));
 }
 
-// sum_c a[c] * b[c] (b may be null: sum of a), in blocked sums.
-template <typename T> T row_dot(const T* a, const T* b, int64_t n) {
-  if (b) return T(blocked_sum<T>(n, [a, b](int64_t j) { return a[j] * b[j]; }));
-  return T(blocked_sum<T>(n, [a](int64_t j) { return a[j]; }));
-}
 }  // namespace
 
 template <typename T>

@@ -21,14 +21,6 @@ int64_t rows_grain(int64_t row_len) { return std::max<int64_t>(1, kWork / std::m
 
 template <typename T> T lane_max(const T* x, int64_t n) { return max_reduce(x, n); }
 
-template <typename T> T lane_sum(const T* x, int64_t n) {
-  return T(blocked_sum<T>(n, [x](int64_t j) { return x[j]; }));
-}
-
-template <typename T> T lane_dot(const T* x, const T* y, int64_t n) {
-  return T(blocked_sum<T>(n, [x, y](int64_t j) { return x[j] * y[j]; }));
-}
-
 template <typename T> void softmax_row(const T* x, T* y, int64_t n, bool log) {
   T m = lane_max(x, n);
   if (log) {  // (x - m) - log(sum): folding m into one constant would lose digits for large |x|
@@ -67,11 +59,11 @@ template <typename T> void softmax_cols(const T* x, T* y, int64_t n, int64_t inn
 
 template <typename T> void softmax_bwd_row(const T* g, const T* y, T* gx, int64_t n, bool log) {
   if (log) {
-    T s = lane_sum(g, n);
+    T s = row_dot<T>(g, nullptr, n);
     exp_sum<T>(y, T(0), gx, n);  // gx = exp(y) = softmax, then the row stays in L1 for the update
     for (int64_t j = 0; j < n; ++j) gx[j] = g[j] - gx[j] * s;
   } else {
-    T s = lane_dot(g, y, n);
+    T s = row_dot(g, y, n);
     for (int64_t j = 0; j < n; ++j) gx[j] = y[j] * (g[j] - s);
   }
 }

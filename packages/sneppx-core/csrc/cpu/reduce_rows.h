@@ -86,6 +86,12 @@ template <typename T, typename F> double blocked_sum(int64_t n, F t) {
   return s;
 }
 
+// sum_j a[j] * b[j] over j < n, or sum_j a[j] when b is null, as blocked_sum adds it, rounded to T.
+template <typename T> T row_dot(const T* a, const T* b, int64_t n) {
+  if (b) return T(blocked_sum<T>(n, [a, b](int64_t j) { return a[j] * b[j]; }));
+  return T(blocked_sum<T>(n, [a](int64_t j) { return a[j]; }));
+}
+
 // A float32 run of fewer than 256 elements (a short row, or a long one's remainder): 32 float lanes
 // (four AVX vectors), none of which adds more than 8 elements, then into double.
 template <Term M>
