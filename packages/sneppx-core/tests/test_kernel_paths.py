@@ -697,6 +697,36 @@ def test_lerp_scalar_weight_bfloat16_and_end_points():
     np.testing.assert_allclose(x.numpy(), a + 0.25 * (b - a), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("n", [7, 256, 1001])
+def test_float16_clamp_and_lerp_in_widened_blocks(threads, n):
+    # float16 clamp (scalar bounds, tensor bounds broadcast along and across rows, NaN in x and in a
+    # bound) and lerp (scalar and tensor weight, in place) on rows longer and shorter than a block,
+    # against NumPy in float32 rounded to float16
+    rng = np.random.default_rng(n)
+    a, b = (rng.standard_normal((5, n)) * 2).astype(np.float16), rng.standard_normal((5, n)).astype(np.float16)
+    a[1, ::5] = np.nan
+    lo = (-np.abs(rng.standard_normal(n))).astype(np.float16)
+    hi = np.abs(rng.standard_normal((5, 1))).astype(np.float16)
+    lo[3] = np.nan
+    x, f = sx.from_numpy(a), a.astype(np.float32)
+    np.testing.assert_array_equal(x.clamp(-1.5, 0.75).numpy(), np.clip(f, -1.5, 0.75).astype(np.float16))
+    np.testing.assert_array_equal(x.clamp(min=0.25).numpy(), np.maximum(f, 0.25).astype(np.float16))
+    np.testing.assert_array_equal(x.clamp(max=0.25).numpy(), np.minimum(f, 0.25).astype(np.float16))
+    want = np.where((f < lo) | np.isnan(lo), lo, f)
+    want = np.where((want > hi) | np.isnan(hi), hi, want).astype(np.float16)
+    np.testing.assert_array_equal(x.clamp(sx.from_numpy(lo), sx.from_numpy(hi)).numpy(), want)
+    af, bf, w = a.astype(np.float32), b.astype(np.float32), rng.random((5, n)).astype(np.float16)
+    # (a number weight becomes a tensor of the inputs' dtype: 0.3 is float16's 0.2998)
+    for weight, wf in ((0.3, np.float32(np.float16(0.3))), (sx.from_numpy(w), w.astype(np.float32))):
+        d = bf - af
+        ref = np.where(np.abs(wf) < 0.5, af + wf * d, bf - d * (1 - wf)).astype(np.float16)
+        got = sx.lerp(x, sx.from_numpy(b), weight).numpy()
+        np.testing.assert_allclose(got.astype(np.float32), ref.astype(np.float32), rtol=2**-10, atol=2**-14)
+        y = sx.from_numpy(a.copy())
+        y.lerp_(sx.from_numpy(b), weight)
+        np.testing.assert_array_equal(y.numpy(), got)
+
+
 def test_lerp_gradient_with_tensor_weight():
     rng = np.random.default_rng(8)
     a, b, w = rng.standard_normal((4, 5)), rng.standard_normal((4, 5)), rng.uniform(0, 1, (5,))
@@ -744,6 +774,95 @@ def test_where_takes_any_nonzero_mask_byte_as_true():
     a, b = np.arange(72, dtype=np.float32), -np.ones(72, np.float32)
     got = sx.where(sx.from_numpy(cond), sx.from_numpy(a), sx.from_numpy(b))
     np.testing.assert_array_equal(got.numpy(), np.where(raw != 0, a, b))
+
+
+BOOL_TARGETS = [np.float32, np.float64, np.float16, np.int64, np.int32, np.int16, np.int8, np.uint8]
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 1000, 100_003])
+def test_bool_conversions_and_logical_not(threads, n):
+    # bool tensors are read as bytes (the vector loop and its tail, and a strided view): conversions to
+    # every dtype, logical_not, all, a float32 times a mask, each against NumPy
+    m = np.random.default_rng(n).random(n) < 0.5
+    for t, a in ((sx.from_numpy(m), m), (sx.from_numpy(m)[::3], m[::3])):
+        for dt in BOOL_TARGETS:
+            got = t.to(getattr(sx, np.dtype(dt).name))
+            np.testing.assert_array_equal(got.numpy(), a.astype(dt))
+        np.testing.assert_array_equal(sx.logical_not(t).numpy(), ~a)
+        np.testing.assert_array_equal((~t).numpy(), ~a)
+        assert bool(t.all()) == bool(a.all()) and bool((t | ~t).all())
+        x = np.arange(a.size, dtype=np.float32) - 7
+        np.testing.assert_array_equal((sx.from_numpy(x) * t).numpy(), x * a)
+
+
+def test_bool_bytes_other_than_one_read_as_true():
+    # a bool array viewed from bytes other than 0 and 1: every nonzero byte converts to 1 and negates
+    # to False, as in NumPy's comparisons with zero
+    raw = np.array([0, 1, 2, 255, 128, 0, 7, 64] * 9, np.uint8)
+    t, want = sx.from_numpy(raw.view(np.bool_)), raw != 0
+    for dt in BOOL_TARGETS:
+        np.testing.assert_array_equal(t.to(getattr(sx, np.dtype(dt).name)).numpy(), want.astype(dt))
+    np.testing.assert_array_equal(sx.logical_not(t).numpy(), ~want)
+    assert not bool(t.all()) and bool(t[1:5].all())
+
+
+BOOL_BINARY = {"maximum": (sx.maximum, np.maximum), "minimum": (sx.minimum, np.minimum),
+               "add": (lambda a, b: a + b, np.logical_or), "mul": (lambda a, b: a * b, np.logical_and),
+               "eq": (lambda a, b: a == b, np.equal), "ne": (lambda a, b: a != b, np.not_equal),
+               "lt": (lambda a, b: a < b, np.less), "le": (lambda a, b: a <= b, np.less_equal),
+               "gt": (lambda a, b: a > b, np.greater), "ge": (lambda a, b: a >= b, np.greater_equal)}
+
+
+@pytest.mark.parametrize("name", sorted(BOOL_BINARY))
+def test_binary_ops_of_bool_tensors(threads, name):
+    # computed on bools: contiguous, a broadcast row, a scalar and a transposed operand, and masks viewed
+    # from bytes other than 0 and 1 (true), each against NumPy on the truth values
+    ours, ref = BOOL_BINARY[name]
+    rng = np.random.default_rng(3)
+    raw = rng.integers(0, 4, (37, 300)).astype(np.uint8) * rng.integers(0, 2, (37, 300)).astype(np.uint8)
+    a, b, row = raw.view(np.bool_), rng.random((37, 300)) < 0.5, rng.random((1, 300)) < 0.5
+    for x, y in ((a, b), (b, a), (a, row), (a, np.array(True)), (np.array(False), b), (np.ascontiguousarray(b.T).T, a)):
+        got = ours(sx.from_numpy(np.asarray(x)), sx.from_numpy(np.asarray(y)))
+        assert got.dtype == sx.bool
+        np.testing.assert_array_equal(got.numpy(), ref(np.asarray(x) != 0, np.asarray(y) != 0))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int16, np.int32, np.int64, np.bool_])
+def test_integer_and_bool_extremes_and_all_any_over_dims(threads, dtype):
+    # max / min (amax, amin, max(dim)) in the element type, all and any, over every dim and all dims,
+    # against NumPy; values at the type's limits
+    rng = np.random.default_rng(4)
+    if dtype == np.bool_:
+        a = rng.random((9, 70, 130)) < 0.5
+    else:
+        info = np.iinfo(dtype)
+        a = rng.integers(info.min, info.max, (9, 70, 130), endpoint=True).astype(dtype)
+        a[0, 0, :3] = [info.min, info.max, 0]
+    x = sx.from_numpy(a)
+    for dim in (None, 0, 1, 2, (0, 2)):
+        np.testing.assert_array_equal(x.amax(dim=dim).numpy() if dim is not None else x.max().numpy(), a.max(axis=dim))
+        np.testing.assert_array_equal(x.amin(dim=dim).numpy() if dim is not None else x.min().numpy(), a.min(axis=dim))
+        np.testing.assert_array_equal(x.all(dim=dim).numpy() if dim is not None else x.all().numpy(), a.all(axis=dim))
+        np.testing.assert_array_equal(x.any(dim=dim).numpy() if dim is not None else x.any().numpy(), a.any(axis=dim))
+    z = np.zeros((3, 0, 4), dtype)
+    np.testing.assert_array_equal(sx.from_numpy(z).all(dim=1).numpy(), np.ones((3, 4), bool))
+    np.testing.assert_array_equal(sx.from_numpy(z).any(dim=1).numpy(), np.zeros((3, 4), bool))
+
+
+@pytest.mark.parametrize("src", [np.uint8, np.int8, np.int16, np.int32, np.int64])
+@pytest.mark.parametrize("dst", [np.float32, np.float64])
+def test_integer_to_float_conversions(threads, src, dst):
+    # every value of the 8- and 16-bit types, and values around float32's rounding steps for the wider
+    # ones (2**24 + 1 rounds to even, the extremes), contiguous and strided, against NumPy
+    info = np.iinfo(src)
+    if info.bits <= 16:
+        v = np.arange(info.min, info.max + 1, dtype=np.int64)
+    else:
+        edges = [info.min, info.min + 1, info.max - 1, info.max, 2**24 + 1, 2**24 + 3, -(2**24) - 1, 2**31 - 65]
+        v = np.concatenate([np.array(edges, np.int64), np.random.default_rng(1).integers(info.min, info.max, 5000)])
+    v = np.tile(v.astype(src), 3)
+    for t, a in ((sx.from_numpy(v), v), (sx.from_numpy(v)[::5], v[::5])):
+        np.testing.assert_array_equal(t.to(getattr(sx, np.dtype(dst).name)).numpy(), a.astype(dst))
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])

@@ -147,17 +147,35 @@ inline double i32_pymod(double x, double y) {
   return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
 }
 
-template <typename O, typename T, typename F>
+// A contiguous float16 / bfloat16 run of run1 (output of the same dtype): blocks widened to float, f
+// over them, narrowed back (converting element by element, clamp of float16 ran at a twentieth of
+// PyTorch's speed). A block is read before it is written, so in place is safe.
+template <typename T, typename F>
+[[gnu::noinline, gnu::flatten]] void run1_lowp(T* o, const T* x, int64_t n, F f) {
+  constexpr int64_t kB = 256;
+  float v[kB];
+  for (int64_t i = 0; i < n; i += kB) {
+    const int64_t k = std::min(kB, n - i);
+    widen_run(x + i, v, k);
+    for (int64_t j = 0; j < k; ++j) v[j] = float(f(v[j]));
+    narrow_run(v, o + i, k);
+  }
+}
+
+// out = O(f(C(a))) elementwise (C: the type f takes, by default a's compute type).
+template <typename O, typename T, typename C = acc_t<T>, typename F>
 void run1(const Tensor& out, const Tensor& a, F f) {
-  using C = acc_t<T>;
   for_each<2>(out->shape, {out.get(), a.get()}, [&](char** p, const int64_t* s, int64_t n) {
     O* o = reinterpret_cast<O*>(p[0]);
     const T* x = reinterpret_cast<const T*>(p[1]);
+    if constexpr (kLowp<T> && std::is_same_v<O, T> && std::is_same_v<C, float>) {
+      if (s[0] == int64_t(sizeof(O)) && s[1] == int64_t(sizeof(T))) return run1_lowp(o, x, n, f);
+    }
     if (s[0] == int64_t(sizeof(O)) && s[1] == int64_t(sizeof(T))) {
-      for (int64_t i = 0; i < n; ++i) o[i] = O(f(C(x[i])));
+      for (int64_t i = 0; i < n; ++i) o[i] = O(f(load<C>(x, i)));
     } else {
       for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<O*>(p[0] + i * s[0]) = O(f(C(*reinterpret_cast<const T*>(p[1] + i * s[1]))));
+        *reinterpret_cast<O*>(p[0] + i * s[0]) = O(f(load<C>(reinterpret_cast<const T*>(p[1] + i * s[1]), 0)));
     }
   });
 }
@@ -179,9 +197,31 @@ void bitwise_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b)
   }
 }
 
+// Ops of two bool tensors computed on bools: through int64, bool's compute type, maximum of two masks
+// ran at a twentieth of the speed of x | y.
+bool bool_binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
+  auto run = [&](auto f) { run2<bool, bool, bool>(out, a, b, f); };
+  switch (op) {
+    case BinaryOp::Add:
+    case BinaryOp::Max: run([](bool x, bool y) { return x | y; }); return true;
+    case BinaryOp::Mul:
+    case BinaryOp::Min: run([](bool x, bool y) { return x & y; }); return true;
+    case BinaryOp::Eq: run([](bool x, bool y) { return x == y; }); return true;
+    case BinaryOp::Ne: run([](bool x, bool y) { return x != y; }); return true;
+    case BinaryOp::Lt: run([](bool x, bool y) { return !x & y; }); return true;
+    case BinaryOp::Le: run([](bool x, bool y) { return !x | y; }); return true;
+    case BinaryOp::Gt: run([](bool x, bool y) { return x & !y; }); return true;
+    case BinaryOp::Ge: run([](bool x, bool y) { return x | !y; }); return true;
+    default: return false;
+  }
+}
+
 template <typename T>
 void binary_t(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
   using C = acc_t<T>;
+  if constexpr (std::is_same_v<T, bool>) {
+    if (out->dtype == DType::Bool && bool_binary(op, out, a, b)) return;
+  }
   if constexpr (std::is_same_v<T, float>) {
     if (op == BinaryOp::Rem)
       return run2_checked(out, a, b, [](float x, float y) { return rem_fast(x, y); },
@@ -426,9 +466,15 @@ void copy(const Tensor& dst, const Tensor& src) {
           }
         });
       } else if constexpr (std::is_same_v<D, bool>) {
-        run1<D, S>(dst, src, [](acc_t<S> v) { return v != acc_t<S>(0); });
+        using W = std::conditional_t<std::is_integral_v<S>, S, acc_t<S>>;  // integers tested as they are
+        run1<D, S, W>(dst, src, [](W v) { return v != W(0); });
       } else if constexpr ((kLowp<D> && std::is_same_v<S, float>) || (std::is_same_v<D, float> && kLowp<S>)) {
         if (!convert_half<D, S>(dst, src)) run1<D, S>(dst, src, [](acc_t<S> v) { return acc_t<D>(v); });
+      } else if constexpr (std::is_integral_v<S> && std::is_floating_point_v<D>) {
+        // Through int32 for the narrower types (the same value as through int64): loops that widened a
+        // uint8 to int64 first ran at half speed, and bool to float through bool or uint8 at a seventh.
+        using W = std::conditional_t<sizeof(S) < 8, int32_t, S>;
+        run1<D, S, W>(dst, src, [](W v) { return D(v); });
       } else {
         run1<D, S>(dst, src, [](acc_t<S> v) { return acc_t<D>(v); });
       }
@@ -718,6 +764,26 @@ template <typename T, bool L, bool H> T clamp_exact(T xv, T lv, T hv) {
 template <int KL, int KH, bool L, bool H, typename T>
 [[gnu::noinline]] void clamp_row(T* __restrict o, const T* __restrict x, const T* l, const T* h, int64_t n) {
   using C = clamp_t<T>;
+  if constexpr (kLowp<T>) {  // the exact rule on blocks widened to float and narrowed back
+    constexpr int64_t kB = 256;
+    float v[kB], lb[kB], hb[kB];
+    const float l0 = L ? float(*l) : 0.0f, h0 = H ? float(*h) : 0.0f;
+    for (int64_t i = 0; i < n; i += kB) {
+      const int64_t k = std::min(kB, n - i);
+      widen_run(x + i, v, k);
+      if constexpr (L && KL == 1) widen_run(l + i, lb, k);
+      if constexpr (H && KH == 1) widen_run(h + i, hb, k);
+      for (int64_t j = 0; j < k; ++j) {
+        const float lv = L && KL ? lb[j] : l0, hv = H && KH ? hb[j] : h0;
+        float r = v[j];
+        if constexpr (L) r = (r < lv || lv != lv) ? lv : r;
+        if constexpr (H) r = (r > hv || hv != hv) ? hv : r;
+        v[j] = r;
+      }
+      narrow_run(v, o + i, k);
+    }
+    return;
+  }
   int nan_bound = 0;
   for (int64_t i = 0; i < n; ++i) {
     C v = C(x[i]), lv = C(l[i * KL]), hv = C(h[i * KH]);
@@ -759,21 +825,39 @@ void clamp_tensor(const Tensor& out, const Tensor& x, const Tensor& lo, const Te
   });
 }
 
-// One row of lerp with compile-time strides (1: contiguous, 0: broadcast) for the weight.
-template <int KW, typename T, typename F>
+// One row of lerp with compile-time strides (1: contiguous, 0: broadcast) for the weight; float16 and
+// bfloat16 in blocks widened to float and narrowed back (element by element: a twentieth of PyTorch's
+// speed). g is the formula in the compute type.
+template <int KW, typename T, typename G>
 [[gnu::noinline]] void lerp_row(T* __restrict o, const T* __restrict a, const T* __restrict b, const T* w, int64_t n,
-                                F f) {
-  for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], b[i], w[i * KW]);
+                                G g) {
+  using C = acc_t<T>;
+  if constexpr (kLowp<T>) {
+    constexpr int64_t kB = 256;
+    float x[kB], y[kB], t[kB];
+    const float w0 = float(*w);
+    for (int64_t i = 0; i < n; i += kB) {
+      const int64_t k = std::min(kB, n - i);
+      widen_run(a + i, x, k);
+      widen_run(b + i, y, k);
+      if constexpr (KW == 1) widen_run(w + i, t, k);
+      for (int64_t j = 0; j < k; ++j) x[j] = g(x[j], y[j], KW ? t[j] : w0);
+      narrow_run(x, o + i, k);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i] = T(g(C(a[i]), C(b[i]), C(w[i * KW])));
+  }
 }
 
 void lerp(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& w) {
   SX_DISPATCH_FLOAT(out->dtype, "lerp", [&] {
     using T = scalar_t;
     using C = acc_t<T>;
-    auto f = [](T av, T bv, T wv) {
-      C x = C(av), y = C(bv), t = C(wv), d = y - x;
-      return T(std::abs(t) < C(0.5) ? x + t * d : y - d * (C(1) - t));
+    auto g = [](C x, C y, C t) {
+      C d = y - x;
+      return std::abs(t) < C(0.5) ? x + t * d : y - d * (C(1) - t);
     };
+    auto f = [g](T av, T bv, T wv) { return T(g(C(av), C(bv), C(wv))); };
     for_each<4>(out->shape, {out.get(), a.get(), b.get(), w.get()}, [&](char** p, const int64_t* s, int64_t n) {
       constexpr int64_t st = sizeof(T);
       T* o = reinterpret_cast<T*>(p[0]);
@@ -781,8 +865,8 @@ void lerp(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& w) 
       const T* bp = reinterpret_cast<const T*>(p[2]);
       const T* wp = reinterpret_cast<const T*>(p[3]);
       bool fast = s[0] == st && s[1] == st && s[2] == st;
-      if (fast && s[3] == st) lerp_row<1>(o, ap, bp, wp, n, f);
-      else if (fast && s[3] == 0) lerp_row<0>(o, ap, bp, wp, n, f);
+      if (fast && s[3] == st) lerp_row<1>(o, ap, bp, wp, n, g);
+      else if (fast && s[3] == 0) lerp_row<0>(o, ap, bp, wp, n, g);
       else
         for (int64_t i = 0; i < n; ++i)
           *reinterpret_cast<T*>(p[0] + i * s[0]) =

@@ -65,7 +65,7 @@ template <typename O, typename T, typename F, typename B, typename E>
   using C = acc_t<T>;
   for (int64_t r = 0; r < m; ++r, o += oo, a += oa) {
     if constexpr (std::is_same_v<B, Never>) {
-      for (int64_t i = 0; i < n; ++i) o[i] = O(f(C(a[i])));
+      for (int64_t i = 0; i < n; ++i) o[i] = O(f(load<C>(a, i)));
       continue;
     }
     for (int64_t i0 = 0; i0 < n; i0 += kBlk) {
@@ -74,7 +74,7 @@ template <typename O, typename T, typename F, typename B, typename E>
       const T* __restrict ab = a + i0;
       int any = 0;
       for (int64_t i = 0; i < k; ++i) {
-        C v = C(ab[i]);
+        C v = load<C>(ab, i);
         ob[i] = O(f(v));
         any |= int(bad(v));
       }
@@ -93,9 +93,9 @@ template <typename T, typename F, typename B, typename E>
     int64_t m = std::min(kBlk, n - i0);
     T* p = o + i0;
     int any = 0;
-    for (int64_t i = 0; i < m; ++i) any |= int(bad(C(p[i])));
+    for (int64_t i = 0; i < m; ++i) any |= int(bad(load<C>(p, i)));
     if (!any) {
-      for (int64_t i = 0; i < m; ++i) p[i] = T(f(C(p[i])));
+      for (int64_t i = 0; i < m; ++i) p[i] = T(f(load<C>(p, i)));
     } else {
       for (int64_t i = 0; i < m; ++i) p[i] = bad(C(p[i])) ? T(exact(C(p[i]))) : T(f(C(p[i])));
     }

@@ -333,9 +333,7 @@ static bool reduces_nothing(const Tensor& x, const IntList& d) {
 Tensor all(const Tensor& x, const OptDims& dims, bool keepdim) {
   IntList d = normalize_dims(dims && dims->empty() ? std::nullopt : dims, x->dim(), "all");
   if (reduces_nothing(x, d)) return empty_logical(x, d, keepdim, true);
-  Tensor nz = unary(UnaryOp::Not, x);  // true where x is zero
-  Tensor bad = reduce_impl(ReduceOp::Max, nz, d, keepdim, DType::Bool, "all");
-  Tensor r = unary(UnaryOp::Not, bad);
+  Tensor r = reduce_impl(ReduceOp::Min, cast_nograd(x, DType::Bool), d, keepdim, DType::Bool, "all");
   return x->dtype == DType::UInt8 ? cast_nograd(r, DType::UInt8) : r;  // PyTorch keeps uint8 here
 }
 
