@@ -81,6 +81,27 @@ def bench_dtypes(torch):
     return rows
 
 
+def bench_masks(torch):
+    """Boolean masks and integer data at 1e6 elements: conversions to other dtypes (a mask to float for
+    a mean or a product, uint8 pixels to float32), logical_not, all, and a float tensor times a mask."""
+    rows = []
+    n = 1_000_000
+    x = sx.randn(n)
+    m = x > 0
+    pix = (x.abs() * 60).to(sx.uint8)
+    tx, tm, tpix = ((torch.from_numpy(x.numpy().copy()), torch.from_numpy(m.numpy().copy()),
+                     torch.from_numpy(pix.numpy().copy())) if torch else (None, None, None))
+    cases = {"mask.float()": (lambda: m.float(), lambda: tm.float()),
+             "mask.long()": (lambda: m.long(), lambda: tm.long()),
+             "~mask": (lambda: ~m, lambda: ~tm),
+             "mask.all()": (lambda: m.all(), lambda: tm.all()),
+             "x * mask": (lambda: x * m, lambda: tx * tm),
+             "uint8 pixels .float()": (lambda: pix.float(), lambda: tpix.float())}
+    for name, (fs, ft) in cases.items():
+        rows.append(compare(f"{name} n=1e+06", fs, ft if torch else None, unit="us"))
+    return rows
+
+
 def _chain(x):
     y = x
     for _ in range(25):
@@ -153,6 +174,7 @@ def run(quick: bool = False) -> list[dict]:
     rows += bench_elementwise(torch, [1_000_000] if quick else [1_000_000, 10_000_000])
     rows += bench_broadcast(torch)
     rows += bench_dtypes(torch)
+    rows += bench_masks(torch)
     rows += bench_overhead(torch)
     rows += bench_reduce(torch)
     rows += bench_inplace(torch)

@@ -12,7 +12,8 @@ as skipped.
 
 Rows are sorted by SneppX's speed relative to PyTorch, slowest first, so the ops behind PyTorch
 come at the top. Run: ``python benchmarks/bench_ops.py [--filter NAME[,NAME]] [--sizes small,large]
-[--quick]`` (``--filter`` keeps ops whose name contains one of the strings).
+[--dtype DTYPE] [--quick]`` (``--filter`` keeps ops whose name contains one of the strings; ``--dtype``
+sweeps the ops that the op table runs in another dtype, such as int64 or bool, in that dtype).
 """
 
 from __future__ import annotations
@@ -112,9 +113,10 @@ def _shapes(case) -> str:
     return " ".join(str(tuple(arg.shape)).replace(",)", ")") for arg in case)
 
 
-def bench_op(spec, size: str, torch, cfg) -> dict:
-    """The row of one op at one size (raises when the scaled case is invalid)."""
-    dtype = "float32" if "float32" in spec.dtypes else spec.dtypes[0]
+def bench_op(spec, size: str, torch, cfg, dtype: str | None = None) -> dict:
+    """The row of one op at one size (raises when the scaled case is invalid), in ``dtype`` or by
+    default float32 (the op's first dtype where it has no float32)."""
+    dtype = dtype or ("float32" if "float32" in spec.dtypes else spec.dtypes[0])
     case = _scaled(spec.cases[0], scale_factor(spec, spec.cases[0], dtype, SIZES[size]))
     ours, theirs = _inputs(_arrays(case, dtype), dtype, torch)
     tfn = spec.torch_fn or spec.fn
@@ -128,9 +130,10 @@ def bench_op(spec, size: str, torch, cfg) -> dict:
     return r
 
 
-def run(quick: bool = False, names=None, sizes=None) -> list:
+def run(quick: bool = False, names=None, sizes=None, dtype: str | None = None) -> list:
     """Rows of every op (whose name contains one of ``names``, if given) at every size of ``sizes``,
-    slowest relative to PyTorch first; ops whose scaled case fails come last with ``skipped``."""
+    slowest relative to PyTorch first; ops whose scaled case fails come last with ``skipped``. With
+    ``dtype``, only the ops that the op table runs in that dtype, in it."""
     set_threads()
     torch = try_torch()
     cfg = QUICK if quick else FULL
@@ -138,9 +141,11 @@ def run(quick: bool = False, names=None, sizes=None) -> list:
     for spec in op_table():
         if names and not any(n in spec.name for n in names):
             continue
+        if dtype and dtype not in spec.dtypes:
+            continue
         for size in sizes or SIZES:
             try:
-                rows.append(bench_op(spec, size, torch, cfg))
+                rows.append(bench_op(spec, size, torch, cfg, dtype))
             except Exception as exc:  # a fixed-shape op cannot grow; listed, not fatal
                 skipped.append({"name": f"{spec.name} {size}", "sneppx": None, "torch": None, "ratio": None,
                                 "unit": "us", "op": spec.name, "size": size,
@@ -154,11 +159,13 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--filter", default="", help="comma-separated substrings of op names")
     p.add_argument("--sizes", default="", help="comma-separated subset of small,medium,large")
+    p.add_argument("--dtype", default="", help="the ops the op table runs in this dtype (float64, int64, "
+                   "bool, ...), in it; by default float32")
     p.add_argument("--quick", action="store_true")
     args = p.parse_args(argv)
     names = [n for n in args.filter.split(",") if n]
     sizes = [s for s in args.sizes.split(",") if s] or None
-    rows = run(args.quick, names, sizes)
+    rows = run(args.quick, names, sizes, args.dtype or None)
     print(f"{'op, size, input shapes':64s} {'sneppx us':>10s} {'torch us':>10s} {'speed':>7s} {'cpu':>6s}")
     for r in rows:
         if "skipped" in r:
