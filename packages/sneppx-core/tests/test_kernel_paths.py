@@ -821,10 +821,12 @@ def test_binary_ops_of_bool_tensors(threads, name):
     rng = np.random.default_rng(3)
     raw = rng.integers(0, 4, (37, 300)).astype(np.uint8) * rng.integers(0, 2, (37, 300)).astype(np.uint8)
     a, b, row = raw.view(np.bool_), rng.random((37, 300)) < 0.5, rng.random((1, 300)) < 0.5
-    for x, y in ((a, b), (b, a), (a, row), (a, np.array(True)), (np.array(False), b), (np.ascontiguousarray(b.T).T, a)):
+    two = np.array(2, np.uint8).view(np.bool_)  # a scalar true held as the byte 2
+    for x, y in ((a, b), (b, a), (a, row), (a, np.array(True)), (np.array(False), b), (np.ascontiguousarray(b.T).T, a),
+                 (two, b), (b, two), (two, row)):
         got = ours(sx.from_numpy(np.asarray(x)), sx.from_numpy(np.asarray(y)))
         assert got.dtype == sx.bool
-        np.testing.assert_array_equal(got.numpy(), ref(np.asarray(x) != 0, np.asarray(y) != 0))
+        np.testing.assert_array_equal(got.numpy().view(np.uint8), ref(np.asarray(x) != 0, np.asarray(y) != 0))
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int16, np.int32, np.int64, np.bool_])

@@ -108,10 +108,10 @@ template <typename O, typename T, typename C, typename F>
     if (sx == 1 && sy == 1) {
       for (int64_t i = 0; i < n; ++i) o[i] = O(f(load<C>(x, i), load<C>(y, i)));
     } else if (sx == 1) {
-      const C yv = C(*y);
+      const C yv = load<C>(y, 0);
       for (int64_t i = 0; i < n; ++i) o[i] = O(f(load<C>(x, i), yv));
     } else {
-      const C xv = C(*x);
+      const C xv = load<C>(x, 0);
       for (int64_t i = 0; i < n; ++i) o[i] = O(f(xv, load<C>(y, i)));
     }
   }
@@ -128,7 +128,7 @@ template <int SX, int SY, typename O, typename T, typename C, typename F>
   using R = decltype(f(C(), C()));
   constexpr int64_t kW = 64 / sizeof(R);  // 64 bytes of results: two AVX2 vectors, one AVX-512 vector
   for (int64_t r = 0; r < m; ++r, o += oo, x += ox, y += oy) {
-    const C xs = C(*x), ys = C(*y);
+    const C xs = load<C>(x, 0), ys = load<C>(y, 0);
     int64_t i = 0;
     for (; i + kW <= n; i += kW) {
       R t[kW];
